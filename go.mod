@@ -1,0 +1,3 @@
+module github.com/headroom-llm/headroom
+
+go 1.24
