@@ -59,10 +59,10 @@ func TestReportOnBrokenRuns(t *testing.T) {
 	part, _ := os.ReadFile(parts[0])
 
 	cases := []struct {
-		name  string
-		break_ func(dir string)
-		file  string // the file the message must name, relative to the run
-		want  string
+		name     string
+		breakRun func(dir string)
+		file     string // the file the message must name, relative to the run
+		want     string
 	}{
 		{"truncated manifest", func(d string) {
 			os.WriteFile(filepath.Join(d, rundir.ManifestFile), manifest[:len(manifest)/3], 0o644)
@@ -92,7 +92,7 @@ func TestReportOnBrokenRuns(t *testing.T) {
 			if _, err := examples.Extract("h200-probe", dir); err != nil {
 				t.Fatal(err)
 			}
-			c.break_(dir)
+			c.breakRun(dir)
 			code, _, errs := headroom(t, "report", dir)
 			if code == 0 {
 				t.Fatal("exit 0 on a broken run")
