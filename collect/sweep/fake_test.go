@@ -137,10 +137,20 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 		send(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)
 	}
 	var stamps []int64
-	time.Sleep(f.firstDelay)
+	sleep := func(d time.Duration) bool {
+		select {
+		case <-r.Context().Done():
+			return false
+		case <-time.After(d):
+			return true
+		}
+	}
+	if !sleep(f.firstDelay) {
+		return
+	}
 	for i := range maxTokens {
-		if i > 0 {
-			time.Sleep(f.tokenDelay)
+		if i > 0 && !sleep(f.tokenDelay) {
+			return
 		}
 		if f.disconnect > 0 && i == f.disconnect {
 			hj, _ := w.(http.Hijacker)

@@ -126,4 +126,3 @@ func (s *Sweep) Notes() []string {
 	}
 	return notes
 }
-

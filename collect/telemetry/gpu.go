@@ -25,9 +25,9 @@ type GPUSource interface {
 // NoGPU is the GPUSource of a host without GPUs: no devices, no samples.
 type NoGPU struct{}
 
-func (NoGPU) Devices() []rundir.GPU                           { return nil }
+func (NoGPU) Devices() []rundir.GPU                          { return nil }
 func (NoGPU) Sample(int64) ([]rundir.GPUTelemetryRow, error) { return nil, nil }
-func (NoGPU) Close() error                                    { return nil }
+func (NoGPU) Close() error                                   { return nil }
 
 // OpenGPU returns the host's GPU source. Until the NVML bindings (branch
 // cuda, package cuda/nvml) are merged it returns NoGPU and an error that
