@@ -25,6 +25,9 @@ type LogCapture struct {
 	rows *rundir.TableWriter[rundir.ServerLogLineRow]
 	head []string // the first lines, for engine detection
 	err  error
+	// secrets are replaced in every line: servers log their arguments,
+	// API keys included.
+	secrets []string
 }
 
 // headLines is how many first lines are kept for engine detection.
@@ -45,9 +48,25 @@ func NewLogCapture(dir string, now func(time.Time) int64) (*LogCapture, error) {
 	return &LogCapture{now: now, f: f, rows: rows}, nil
 }
 
+// Redact makes every later line have these strings replaced by <redacted>.
+func (c *LogCapture) Redact(secrets ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range secrets {
+		if s != "" {
+			c.secrets = append(c.secrets, s)
+		}
+	}
+}
+
 // Line stores one line (without its newline) received at t.
 func (c *LogCapture) Line(text []byte, t time.Time) {
 	text = bytes.TrimRight(text, "\r\n")
+	c.mu.Lock()
+	for _, s := range c.secrets {
+		text = bytes.ReplaceAll(text, []byte(s), []byte(Redacted))
+	}
+	c.mu.Unlock()
 	if len(text) > maxLineBytes {
 		text = append(text[:maxLineBytes:maxLineBytes], " [line cut by headroom]"...)
 	}

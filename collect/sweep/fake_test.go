@@ -76,6 +76,14 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 		json.NewDecoder(r.Body).Decode(&body)
 		fmt.Fprintf(w, `{"count":%d}`, len(body.Prompt)+1)
 		return
+	case "/metrics":
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"fake-model\"} %d\n", f.inFlight.Load())
+		fmt.Fprint(w, "# TYPE vllm:e2e_request_latency_seconds histogram\n"+
+			"vllm:e2e_request_latency_seconds_bucket{le=\"0.5\",model_name=\"fake-model\"} 1\n"+
+			"vllm:e2e_request_latency_seconds_bucket{le=\"+Inf\",model_name=\"fake-model\"} 2\n"+
+			"vllm:e2e_request_latency_seconds_sum{model_name=\"fake-model\"} 1.5\n"+
+			"vllm:e2e_request_latency_seconds_count{model_name=\"fake-model\"} 2\n")
+		return
 	case "/v1/completions", "/v1/chat/completions":
 	default:
 		http.NotFound(w, r)

@@ -265,7 +265,7 @@ func TestCancelStopsQuickly(t *testing.T) {
 		WithOutputTokens(Fixed(200)), WithChunkObserver(observe))
 	rec := newMemRecorder()
 	res, err := s.Run(ctx, rec)
-	if took := time.Duration(time.Now().UnixNano() - canceledAt.Load()); took > time.Second {
+	if took := time.Duration(time.Now().UnixNano() - canceledAt.Load()); took > time.Second && !raceEnabled || took > 10*time.Second {
 		t.Errorf("took %v to stop", took)
 	}
 	if !errors.Is(err, context.Canceled) || res.Stopped == nil || res.Stopped.Reason != "interrupted" {

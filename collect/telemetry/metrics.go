@@ -140,6 +140,8 @@ type Scraper struct {
 	Now func() int64
 	// Sink receives each scrape's rows.
 	Sink func([]rundir.ServerMetricRow)
+	// Header is sent with every scrape (e.g. Authorization).
+	Header http.Header
 
 	mu       sync.Mutex
 	scrapes  int
@@ -154,6 +156,9 @@ func (s *Scraper) Scrape(ctx context.Context) ([]rundir.ServerMetricRow, error) 
 		return nil, err
 	}
 	// The text format: vLLM, SGLang, TGI and llama.cpp all serve it.
+	for k, v := range s.Header {
+		req.Header[k] = v
+	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
 	client := s.Client
 	if client == nil {
