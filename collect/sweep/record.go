@@ -39,9 +39,18 @@ func newRunRecorder(dir string) (*runRecorder, error) {
 			err = f()
 		}
 	}
-	open(func() (e error) { r.requests, e = rundir.NewTableWriter[rundir.RequestRow](dir, rundir.TableRequests, 0); return })
-	open(func() (e error) { r.tokens, e = rundir.NewTableWriter[rundir.TokenRow](dir, rundir.TableTokens, 0); return })
-	open(func() (e error) { r.levels, e = rundir.NewTableWriter[rundir.LevelRow](dir, rundir.TableLevels, 0); return })
+	open(func() (e error) {
+		r.requests, e = rundir.NewTableWriter[rundir.RequestRow](dir, rundir.TableRequests, 0)
+		return
+	})
+	open(func() (e error) {
+		r.tokens, e = rundir.NewTableWriter[rundir.TokenRow](dir, rundir.TableTokens, 0)
+		return
+	})
+	open(func() (e error) {
+		r.levels, e = rundir.NewTableWriter[rundir.LevelRow](dir, rundir.TableLevels, 0)
+		return
+	})
 	open(func() (e error) {
 		r.samples, e = rundir.NewTableWriter[rundir.ClientSampleRow](dir, rundir.TableClientSamples, 0)
 		return
