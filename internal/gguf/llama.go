@@ -166,6 +166,9 @@ func WriteLlamaFile(path string, c LlamaConfig) (err error) {
 			err = errors.Join(err, os.Remove(tmp.Name()))
 		}
 	}()
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it private
+		return errors.Join(fmt.Errorf("gguf: write %s: %w", path, err), tmp.Close())
+	}
 	if _, err := f.WriteTo(tmp); err != nil {
 		return errors.Join(fmt.Errorf("gguf: write %s: %w", path, err), tmp.Close())
 	}
