@@ -32,7 +32,9 @@ func TestLlamaRoundTrip(t *testing.T) {
 	f16 := TinyLlama()
 	f16.TensorType = TensorF16
 	f16.HeadCountKV = 4
-	for name, c := range map[string]LlamaConfig{"tiny F32 GQA": TinyLlama(), "tiny F16": f16, "small": SmallLlama()} {
+	wide := TinyLlama()
+	wide.EmbeddingLength, wide.HeadCount, wide.HeadCountKV, wide.FeedForwardLength, wide.BlockCount = 128, 8, 1, 320, 3
+	for name, c := range map[string]LlamaConfig{"tiny F32 GQA": TinyLlama(), "tiny F16": f16, "wider, one KV head": wide} {
 		t.Run(name, func(t *testing.T) {
 			f, err := BuildLlama(c)
 			if err != nil {
