@@ -201,7 +201,11 @@ func start(t testing.TB, opts Options) (*Engine, error) {
 		e.err = cmd.Wait()
 		close(e.done)
 	}()
-	t.Cleanup(e.stop)
+	t.Cleanup(func() {
+		if err := e.stop(); err != nil {
+			t.Errorf("testengine: %v; log:\n%s", err, e.logTail())
+		}
+	})
 
 	timer := time.NewTimer(opts.StartTimeout)
 	defer timer.Stop()
@@ -279,14 +283,18 @@ func (e *Engine) waitHealthy(ctx context.Context) error {
 	}
 }
 
-// stop ends the engine: SIGTERM to its process group, SIGKILL if it lingers.
-func (e *Engine) stop() {
-	e.stdin.Close()
+// stop ends the engine: SIGTERM to its process group, SIGKILL if it lingers. It reports an
+// engine that had already failed by itself (a crash, or its maximum lifetime) during the test.
+func (e *Engine) stop() error {
 	select {
 	case <-e.done:
-		return
+		if !e.cmd.ProcessState.Success() {
+			return fmt.Errorf("the engine exited during the test: %v", e.err)
+		}
+		return nil
 	default:
 	}
+	e.stdin.Close()
 	signalGroup(e.cmd, false)
 	select {
 	case <-e.done:
@@ -294,6 +302,7 @@ func (e *Engine) stop() {
 		signalGroup(e.cmd, true)
 		<-e.done
 	}
+	return nil
 }
 
 // Log returns the engine's log so far.
