@@ -263,6 +263,17 @@ func TestEngineAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("body over 16 MiB is 413", func(t *testing.T) {
+		resp, err := postJSON(ctx, e.BaseURL+"/v1/completions", map[string]any{"prompt": strings.Repeat("x", 17<<20)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("status %s, want 413", resp.Status)
+		}
+	})
+
 	t.Run("unknown model is 404", func(t *testing.T) {
 		resp, err := postJSON(ctx, e.BaseURL+"/v1/completions", map[string]any{"model": "gpt-none", "prompt": "x", "max_tokens": 1})
 		if err != nil {
@@ -331,7 +342,8 @@ func TestEngineAPI(t *testing.T) {
 		for _, m := range ev[errorLine] {
 			rejected = append(rejected, m[2]+" "+m[3])
 		}
-		want := []string{`400 "prompt+max_tokens 267 exceeds per-sequence context 256"`, `404 "The model ` + "`gpt-none`" + ` does not exist."`}
+		want := []string{`400 "prompt+max_tokens 267 exceeds per-sequence context 256"`, `413 "body larger than 16777216 bytes"`,
+			`404 "The model ` + "`gpt-none`" + ` does not exist."`}
 		if strings.Join(rejected, "\n") != strings.Join(want, "\n") {
 			t.Errorf("request error lines %q, want %q", rejected, want)
 		}

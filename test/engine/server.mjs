@@ -20,7 +20,7 @@ import {parseArgs} from "node:util";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 import {Logger} from "./lib/log.mjs";
 import {Metrics} from "./lib/metrics.mjs";
-import {Request, Scheduler, usageOf} from "./lib/scheduler.mjs";
+import {Request, Scheduler} from "./lib/scheduler.mjs";
 
 const HOST = "127.0.0.1";
 const ENGINE = "node-llama-cpp";
@@ -343,8 +343,9 @@ function readBody(req) {
     req.on("data", (p) => {
       size += p.length;
       if (size > MAX_BODY_BYTES) {
+        // Keep reading (and dropping) the rest so that the 413 reaches the client.
+        parts.length = 0;
         reject(new HTTPError(413, `body larger than ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
         return;
       }
       parts.push(p);

@@ -310,7 +310,7 @@ export class Scheduler {
 }
 
 /** usageOf is the OpenAI usage object of a request. */
-export function usageOf(r) {
+function usageOf(r) {
   return {
     prompt_tokens: r.promptTokens.length,
     completion_tokens: r.generated.length,
