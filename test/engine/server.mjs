@@ -171,7 +171,7 @@ class Engine {
   }
 
   checkModel(body) {
-    if (body.model !== undefined && body.model !== this.cfg.modelName)
+    if (body.model != null && body.model !== this.cfg.modelName)
       throw new HTTPError(404, `The model \`${body.model}\` does not exist.`, "NotFoundError");
   }
 
