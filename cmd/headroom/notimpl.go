@@ -26,10 +26,6 @@ func newProbeCmd() *cobra.Command {
 	return placeholder("probe", "Measure the GPU's roofline: HBM bandwidth and a bf16 GEMM sweep", "issue 3")
 }
 
-func newSweepCmd() *cobra.Command {
-	return placeholder("sweep", "Sweep concurrency against an OpenAI-compatible server", "issue 4")
-}
-
 func newCompareCmd() *cobra.Command {
 	return placeholder("compare", "Compare archived runs", "issue 8")
 }
