@@ -54,6 +54,9 @@ func parseDataset(r io.Reader) ([]datasetRecord, error) {
 		if err := json.Unmarshal(b, &v); err != nil {
 			return nil, fmt.Errorf("line %d: expected a JSON object with \"prompt\" or \"messages\": %v", line, err)
 		}
+		if v.OutputTokens < 0 || v.MaxTokens < 0 || v.PromptTokens < 0 {
+			return nil, fmt.Errorf("line %d: token counts must not be negative", line)
+		}
 		rec := datasetRecord{outputTokens: max(v.OutputTokens, v.MaxTokens), promptTokens: v.PromptTokens}
 		switch {
 		case v.Prompt != nil:
@@ -74,9 +77,6 @@ func parseDataset(r io.Reader) ([]datasetRecord, error) {
 			}
 		default:
 			return nil, fmt.Errorf("line %d: expected \"prompt\", \"text\" or \"messages\"", line)
-		}
-		if rec.outputTokens < 0 || rec.promptTokens < 0 {
-			return nil, fmt.Errorf("line %d: token counts must not be negative", line)
 		}
 		recs = append(recs, rec)
 	}
