@@ -10,27 +10,27 @@ type Quantity string
 // (turned into per-interval rates); histograms give per-interval
 // quantiles.
 const (
-	Running          Quantity = "running"           // gauge: requests in the running batch
-	Waiting          Quantity = "waiting"           // gauge: requests queued
-	Swapped          Quantity = "swapped"           // gauge: requests swapped to CPU (vLLM V0)
-	KVUsage          Quantity = "kv_usage"          // gauge: GPU KV cache in use, fraction 0..1
-	CPUKVUsage       Quantity = "cpu_kv_usage"      // gauge: CPU (swap) KV cache in use, fraction 0..1
-	KVUsedTokens     Quantity = "kv_used_tokens"    // gauge: tokens held in the KV cache
+	Running          Quantity = "running"            // gauge: requests in the running batch
+	Waiting          Quantity = "waiting"            // gauge: requests queued
+	Swapped          Quantity = "swapped"            // gauge: requests swapped to CPU (vLLM V0)
+	KVUsage          Quantity = "kv_usage"           // gauge: GPU KV cache in use, fraction 0..1
+	CPUKVUsage       Quantity = "cpu_kv_usage"       // gauge: CPU (swap) KV cache in use, fraction 0..1
+	KVUsedTokens     Quantity = "kv_used_tokens"     // gauge: tokens held in the KV cache
 	KVCapacityTokens Quantity = "kv_capacity_tokens" // gauge: tokens the KV cache can hold
-	PrefixHitRate    Quantity = "prefix_hit_rate"   // gauge: prefix cache hit rate, fraction 0..1
-	GenThroughput    Quantity = "gen_throughput"    // gauge: the engine's own generation tokens/s
-	Preemptions      Quantity = "preemptions"       // counter: requests preempted / retracted
-	PromptTokens     Quantity = "prompt_tokens"     // counter: prompt (prefill) tokens processed
-	GenerationTokens Quantity = "generation_tokens" // counter: tokens generated
-	RequestsDone     Quantity = "requests_done"     // counter: finished requests
-	PrefixQueries    Quantity = "prefix_queries"    // counter: tokens looked up in the prefix cache
-	PrefixHits       Quantity = "prefix_hits"       // counter: tokens found in the prefix cache
-	PromptSeconds    Quantity = "prompt_seconds"    // counter: seconds spent on prompts (llama.cpp)
-	GenerateSeconds  Quantity = "generate_seconds"  // counter: seconds spent generating (llama.cpp)
-	TTFT             Quantity = "ttft_seconds"      // histogram: time to first token
-	TPOT             Quantity = "tpot_seconds"      // histogram: time per output token (inter-token latency)
-	E2E              Quantity = "e2e_seconds"       // histogram: request latency
-	QueueTime        Quantity = "queue_seconds"     // histogram: time waiting before scheduling
+	PrefixHitRate    Quantity = "prefix_hit_rate"    // gauge: prefix cache hit rate, fraction 0..1
+	GenThroughput    Quantity = "gen_throughput"     // gauge: the engine's own generation tokens/s
+	Preemptions      Quantity = "preemptions"        // counter: requests preempted / retracted
+	PromptTokens     Quantity = "prompt_tokens"      // counter: prompt (prefill) tokens processed
+	GenerationTokens Quantity = "generation_tokens"  // counter: tokens generated
+	RequestsDone     Quantity = "requests_done"      // counter: finished requests
+	PrefixQueries    Quantity = "prefix_queries"     // counter: tokens looked up in the prefix cache
+	PrefixHits       Quantity = "prefix_hits"        // counter: tokens found in the prefix cache
+	PromptSeconds    Quantity = "prompt_seconds"     // counter: seconds spent on prompts (llama.cpp)
+	GenerateSeconds  Quantity = "generate_seconds"   // counter: seconds spent generating (llama.cpp)
+	TTFT             Quantity = "ttft_seconds"       // histogram: time to first token
+	TPOT             Quantity = "tpot_seconds"       // histogram: time per output token (inter-token latency)
+	E2E              Quantity = "e2e_seconds"        // histogram: request latency
+	QueueTime        Quantity = "queue_seconds"      // histogram: time waiting before scheduling
 )
 
 // Kind is the Prometheus type of a metric as headroom uses it.
