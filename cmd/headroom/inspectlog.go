@@ -315,4 +315,3 @@ func clipLine(s string) string {
 	}
 	return s
 }
-
