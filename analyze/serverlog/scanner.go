@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unsafe"
 )
 
 // Defaults for Options fields left at zero.
@@ -106,6 +107,7 @@ type Scanner struct {
 	ev        Event
 	lineStamp stamp
 	u         unwrapper
+	raws      rawArena
 
 	// year inference for stamps without a year
 	lastMon   int
@@ -363,7 +365,7 @@ func (s *Scanner) finishEvent(raw []byte) {
 	if len(raw) > maxRawBytes {
 		raw = raw[:maxRawBytes]
 	}
-	ev.Raw = string(raw)
+	ev.Raw = s.raws.str(raw)
 	if ev.Engine == EngineUnknown {
 		ev.Engine = s.engine
 	}
@@ -415,4 +417,27 @@ func (s *Scanner) inferYear(mon int) int {
 		return 0
 	}
 	return base + s.yearShift
+}
+
+// rawArena copies Event.Raw strings into shared chunks: one allocation per
+// 256 KiB of events instead of one per event, which matters when most
+// lines are events. Bytes handed out are never written again, so the
+// strings stay valid; a chunk lives as long as any string into it.
+type rawArena struct{ buf []byte }
+
+const rawChunk = 256 << 10
+
+func (a *rawArena) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > rawChunk/16 {
+		return string(b)
+	}
+	if cap(a.buf)-len(a.buf) < len(b) {
+		a.buf = make([]byte, 0, rawChunk)
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return unsafe.String(&a.buf[start], len(b))
 }
