@@ -397,6 +397,14 @@ func (s *Scanner) resolve(st stamp) (time.Time, TimeQuality, time.Duration) {
 	return time.Time{}, TimeNone, 0
 }
 
+// newYear reports whether a stamp in month next following one in month prev
+// crossed a new year. Only November/December to January/February counts:
+// other backward jumps (a log concatenated from several runs, clock resets)
+// keep the year rather than inventing years.
+func newYear(prev, next int) bool {
+	return prev >= 11 && next <= 2
+}
+
 // inferYear gives the year of a month-day stamp: Options.Year, else the
 // year of Options.Reference, moved on by one each time the log runs from
 // December into January.
@@ -404,12 +412,12 @@ func (s *Scanner) inferYear(mon int) int {
 	base := s.opts.Year
 	if base == 0 && !s.opts.Reference.IsZero() {
 		base = s.opts.Reference.Year()
-		if s.lastMon == 0 && int(s.opts.Reference.Month())-mon > 6 {
+		if s.lastMon == 0 && newYear(int(s.opts.Reference.Month()), mon) {
 			// The run started in December and the first line is January.
 			s.yearShift = 1
 		}
 	}
-	if s.lastMon != 0 && mon < s.lastMon && s.lastMon-mon > 6 {
+	if s.lastMon != 0 && newYear(s.lastMon, mon) {
 		s.yearShift++
 	}
 	s.lastMon = mon
