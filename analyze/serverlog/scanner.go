@@ -26,8 +26,10 @@ type Options struct {
 	// Engine selects the parser; EngineUnknown detects it from the first
 	// lines.
 	Engine Engine
-	// Year is the year of stamps that do not print one (vLLM, journald
-	// short). Zero takes the year from Reference.
+	// Year is the year of the first stamps that do not print one (vLLM,
+	// journald short). Zero takes the year from Reference. Either way the
+	// year moves on by one where the stamps run from November or December
+	// into January or February; other backward jumps keep the year.
 	Year int
 	// Location is the zone of stamps that do not print one (vLLM, SGLang).
 	// Nil means UTC.

@@ -486,3 +486,28 @@ func FuzzParseFloat(f *testing.F) {
 		}
 	})
 }
+
+func TestFindMarkerMatchesContains(t *testing.T) {
+	lines := []string{
+		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+		"Engine loop has died",
+		"RuntimeError: Engine core initialization failed. See root cause above. Timeout",
+		"Aborted request chatcmpl-1.",
+		"ValueError: No available memory for the cache blocks. out of memory",
+		"nothing here) die",
+		"",
+		"x",
+	}
+	for _, l := range lines {
+		want := -1
+		for i, m := range problemMarkers {
+			if strings.Contains(l, m.marker) {
+				want = i
+				break
+			}
+		}
+		if got := findMarker([]byte(l)); got != want {
+			t.Errorf("%q: findMarker %d, want %d", l, got, want)
+		}
+	}
+}
