@@ -161,7 +161,7 @@ class TransformersCBEngine:
             "max_memory_percent": args.max_memory_percent,
             "seed": args.seed,
         }
-        if args.block_size is not None:  # 5.17 renamed block_size to page_size (block_size still accepted)
+        if args.block_size is not None:  # 5.17 calls it block_size; later releases page_size
             wanted["page_size" if "page_size" in fields else "block_size"] = args.block_size
         kwargs = {k: v for k, v in wanted.items() if k in fields and v is not None}
         ignored = sorted(k for k, v in wanted.items() if k not in fields and v is not None)
@@ -237,7 +237,9 @@ class TransformersCBEngine:
             self.mgr.register_result_handler(req_id, deliver)  # before add_request: no output can be missed
         else:
             self._routes[req_id] = deliver
-        rid = self.mgr.add_request(list(prompt_ids), request_id=req_id, max_new_tokens=max_new_tokens,
+        vocab = self.shape["vocab_size"]  # o200k ids can exceed the model's vocabulary: fold them (same compute)
+        ids = [t if t < vocab else t % vocab for t in prompt_ids]
+        rid = self.mgr.add_request(ids, request_id=req_id, max_new_tokens=max_new_tokens,
                                    streaming=True, eos_token_id=None if use_eos else -1)
         if rid is None:  # newer managers refuse requests while stopping
             self._forget(req_id)
@@ -299,48 +301,46 @@ class TransformersCBEngine:
                 self._routes.pop(out.request_id, None)
 
     def _install_hooks(self, bp):
-        """Wrap the offloading manager's evict call (runs on the engine's thread) to report each preemption."""
+        """Wrap the offloading manager's evict call so that each preemption is reported.
+
+        transformers 5.17 evicts with `offloading_manager.offload_requests()` (several at once; earlier releases had
+        `offload_one_request()`). Either way an evicted request leaves `scheduler.active_requests` and is put back in
+        `scheduler.waiting_requests`, either with its KV copied to the CPU pool (`is_cpu_offloaded`) or as an
+        equivalent fresh request that recomputes prompt and generated tokens. The wrapper compares the two dicts
+        before and after the call, so it needs no knowledge of how the victims are chosen. Runs on the engine's
+        thread, which is the only one that mutates those dicts.
+        """
         self._hooked_bp = bp
         om = getattr(bp, "offloading_manager", None)
-        if om is None or not hasattr(om, "offload_one_request"):
+        sched = getattr(bp, "scheduler", None)
+        names = [n for n in ("offload_requests", "offload_one_request") if om is not None and hasattr(om, n)]
+        if not names or sched is None:
             self.preempt_hook = "none"
             return
-        sched = bp.scheduler
-        last = {}
-        if hasattr(sched, "pop_request_to_evict"):
-            pop = sched.pop_request_to_evict
+        for name in names:
+            setattr(om, name, self._reporting(getattr(om, name), sched))
+        self.preempt_hook = "offloading_manager." + "+".join(names)
 
-            def pop_and_note(*a, **k):
-                request_id, state = pop(*a, **k)
-                initial = len(getattr(state, "initial_tokens", []) or [])
-                true_initial = getattr(state, "_true_initial_tokens", 0) or initial
-                last["req"] = request_id
-                last["prompt"] = true_initial
-                last["generated"] = initial - true_initial + len(getattr(state, "generated_tokens", []) or [])
-                return request_id, state
-
-            sched.pop_request_to_evict = pop_and_note
-        if hasattr(om, "_offload_to_cpu"):
-            to_cpu = om._offload_to_cpu
-
-            def to_cpu_and_note(*a, **k):
-                ok = to_cpu(*a, **k)
-                last["mode"] = "cpu_offload" if ok else "recompute"
-                return ok
-
-            om._offload_to_cpu = to_cpu_and_note
-        offload = om.offload_one_request
-
-        def offload_and_report(*a, **k):
-            last.clear()
-            result = offload(*a, **k)
+    def _reporting(self, evict, sched):
+        def evict_and_report(*a, **k):
+            before = dict(sched.active_requests)
+            result = evict(*a, **k)
             cb = self._preempt_cb
-            if cb is not None:
-                cb(last.get("req"), last.get("mode", "unknown"), last.get("prompt"), last.get("generated"))
+            if cb is None:
+                return result
+            active, waiting = sched.active_requests, sched.waiting_requests
+            for request_id, old in before.items():
+                if request_id in active or request_id not in waiting:
+                    continue  # still running, or finished/cancelled rather than evicted
+                new = waiting[request_id]
+                mode = "cpu_offload" if getattr(new, "is_cpu_offloaded", False) else "recompute"
+                initial = len(getattr(old, "initial_tokens", None) or [])
+                true_initial = getattr(old, "_true_initial_tokens", 0) or initial
+                generated = initial - true_initial + len(getattr(old, "generated_tokens", None) or [])
+                cb(request_id, mode, true_initial, generated)
             return result
 
-        om.offload_one_request = offload_and_report
-        self.preempt_hook = "offloading_manager.offload_one_request"
+        return evict_and_report
 
 
 def _output_converter(on_output):

@@ -475,6 +475,66 @@ class TestEventLog(unittest.TestCase):
         self.assertRegex(buf.getvalue().rstrip("\n"), LOG_LINE)
 
 
+class _State:
+    def __init__(self, prompt, generated, true_initial=0):
+        self.initial_tokens = list(range(prompt))
+        self.generated_tokens = list(range(generated))
+        self._true_initial_tokens = true_initial
+        self.is_cpu_offloaded = False
+
+
+class _FakeOffloadingManager:
+    """Evicts like transformers 5.17: victims leave active_requests and come back in waiting_requests."""
+
+    def __init__(self, sched, victims):
+        self.sched = sched
+        self.victims = victims  # [(request_id, "cpu" | "reset")]
+
+    def offload_requests(self):
+        for rid, how in self.victims:
+            old = self.sched.active_requests.pop(rid)
+            if how == "cpu":
+                old.is_cpu_offloaded = True
+                self.sched.waiting_requests[rid] = old
+            else:  # soft reset: generated tokens become part of an equivalent prompt
+                new = _State(len(old.initial_tokens) + len(old.generated_tokens), 0, len(old.initial_tokens))
+                self.sched.waiting_requests[rid] = new
+        return len(self.victims)
+
+
+class TestPreemptHook(unittest.TestCase):
+    def test_evictions_are_reported_with_mode_and_lengths(self):
+        import engine_cb  # torch is imported lazily there: this part runs without it
+
+        sched = type("Sched", (), {})()
+        sched.active_requests = {"a": _State(300, 40), "b": _State(300, 7), "c": _State(120, 3, true_initial=100),
+                                 "d": _State(50, 1)}
+        sched.waiting_requests = {}
+        om = _FakeOffloadingManager(sched, [("a", "reset"), ("b", "cpu"), ("c", "reset")])
+        bp = type("BP", (), {})()
+        bp.scheduler, bp.offloading_manager = sched, om
+        eng = object.__new__(engine_cb.TransformersCBEngine)
+        seen = []
+        eng._preempt_cb = lambda *a: seen.append(a)
+        eng._install_hooks(bp)
+        self.assertEqual(eng.preempt_hook, "offloading_manager.offload_requests")
+        self.assertEqual(om.offload_requests(), 3)
+        # c was already soft-reset once: 100 prompt tokens, 20 + 3 generated
+        self.assertEqual(sorted(seen), [("a", "recompute", 300, 40), ("b", "cpu_offload", 300, 7),
+                                        ("c", "recompute", 100, 23)])
+        self.assertEqual(set(sched.active_requests), {"d"})
+
+    def test_no_offloading_manager(self):
+        import engine_cb
+
+        bp = type("BP", (), {})()
+        bp.scheduler = type("Sched", (), {"active_requests": {}, "waiting_requests": {}})()
+        bp.offloading_manager = None
+        eng = object.__new__(engine_cb.TransformersCBEngine)
+        eng._install_hooks(bp)
+        self.assertEqual(eng.preempt_hook, "none")
+
+
 class TestShapes(unittest.TestCase):
     def test_parameter_counts_match_the_published_models(self):
         # Llama-3.1-8B and Llama-3.2-1B as published: 8,030,261,248 and 1,235,814,400 parameters.
