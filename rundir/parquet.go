@@ -1,0 +1,241 @@
+package rundir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// A rowCodec maps a row struct type to an Arrow schema and back. Columns
+// come from `parquet:"name"` tags; supported field types are int32, int64,
+// float64, string and bool, and pointers to those for nullable columns.
+type rowCodec struct {
+	schema *arrow.Schema
+	fields []codecField
+}
+
+type codecField struct {
+	index    int // struct field index
+	name     string
+	kind     reflect.Kind
+	nullable bool
+}
+
+var codecs sync.Map // reflect.Type -> *rowCodec
+
+func codecFor[T any]() (*rowCodec, error) {
+	t := reflect.TypeFor[T]()
+	if c, ok := codecs.Load(t); ok {
+		return c.(*rowCodec), nil
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("rundir: row type %v is not a struct", t)
+	}
+	c := &rowCodec{}
+	var afields []arrow.Field
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name := f.Tag.Get("parquet")
+		if name == "" || name == "-" {
+			continue
+		}
+		ft, nullable := f.Type, false
+		if ft.Kind() == reflect.Pointer {
+			ft, nullable = ft.Elem(), true
+		}
+		var dt arrow.DataType
+		switch ft.Kind() {
+		case reflect.Int32:
+			dt = arrow.PrimitiveTypes.Int32
+		case reflect.Int64:
+			dt = arrow.PrimitiveTypes.Int64
+		case reflect.Float64:
+			dt = arrow.PrimitiveTypes.Float64
+		case reflect.String:
+			dt = arrow.BinaryTypes.String
+		case reflect.Bool:
+			dt = arrow.FixedWidthTypes.Boolean
+		default:
+			return nil, fmt.Errorf("rundir: %v.%s: unsupported column type %v", t, f.Name, f.Type)
+		}
+		c.fields = append(c.fields, codecField{index: i, name: name, kind: ft.Kind(), nullable: nullable})
+		afields = append(afields, arrow.Field{Name: name, Type: dt, Nullable: nullable})
+	}
+	c.schema = arrow.NewSchema(afields, nil)
+	codecs.Store(t, c)
+	return c, nil
+}
+
+// writerProps are the Parquet settings of every table: zstd, statistics on.
+func writerProps() *parquet.WriterProperties {
+	return parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCreatedBy("headroom"),
+		parquet.WithStats(true),
+	)
+}
+
+// encodeParquet writes rows as one Parquet file (one row group) to w.
+func encodeParquet[T any](w io.Writer, rows []T) error {
+	c, err := codecFor[T]()
+	if err != nil {
+		return err
+	}
+	mem := memory.DefaultAllocator
+	b := array.NewRecordBuilder(mem, c.schema)
+	defer b.Release()
+	for i, f := range c.fields {
+		fb := b.Field(i)
+		fb.Reserve(len(rows))
+		for r := range rows {
+			v := reflect.ValueOf(&rows[r]).Elem().Field(f.index)
+			if f.nullable {
+				if v.IsNil() {
+					fb.AppendNull()
+					continue
+				}
+				v = v.Elem()
+			}
+			switch f.kind {
+			case reflect.Int32:
+				fb.(*array.Int32Builder).Append(int32(v.Int()))
+			case reflect.Int64:
+				fb.(*array.Int64Builder).Append(v.Int())
+			case reflect.Float64:
+				fb.(*array.Float64Builder).Append(v.Float())
+			case reflect.String:
+				fb.(*array.StringBuilder).Append(v.String())
+			case reflect.Bool:
+				fb.(*array.BooleanBuilder).Append(v.Bool())
+			}
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	fw, err := pqarrow.NewFileWriter(c.schema, w, writerProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return err
+	}
+	werr := fw.Write(rec)
+	return errors.Join(werr, fw.Close())
+}
+
+// decodeParquetFile reads every row of one Parquet file into T, matching
+// columns by name. Columns the file has and T lacks are ignored; a column T
+// needs that the file lacks is an error.
+func decodeParquetFile[T any](path string) (rows []T, err error) {
+	c, err := codecFor[T]()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The Parquet reader can panic on some corrupt inputs; a damaged
+		// file must become an error naming it, never a crash.
+		if r := recover(); r != nil {
+			rows, err = nil, fmt.Errorf("corrupt Parquet: %v", r)
+		}
+	}()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
+	}
+	defer pf.Close()
+	mem := memory.DefaultAllocator
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, mem)
+	if err != nil {
+		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("corrupt Parquet data: %w", err)
+	}
+	defer tbl.Release()
+
+	n := int(tbl.NumRows())
+	rows = make([]T, n)
+	schema := tbl.Schema()
+	for _, f := range c.fields {
+		idx := schema.FieldIndices(f.name)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("missing column %q", f.name)
+		}
+		col := tbl.Column(idx[0])
+		r := 0
+		for _, chunk := range col.Data().Chunks() {
+			if err := fillColumn(rows, r, f, chunk); err != nil {
+				return nil, fmt.Errorf("column %q: %w", f.name, err)
+			}
+			r += chunk.Len()
+		}
+	}
+	return rows, nil
+}
+
+func fillColumn[T any](rows []T, start int, f codecField, chunk arrow.Array) error {
+	for i := 0; i < chunk.Len(); i++ {
+		dst := reflect.ValueOf(&rows[start+i]).Elem().Field(f.index)
+		if chunk.IsNull(i) {
+			if !f.nullable {
+				return fmt.Errorf("null in non-nullable column at row %d", start+i)
+			}
+			continue
+		}
+		if f.nullable {
+			p := reflect.New(dst.Type().Elem())
+			dst.Set(p)
+			dst = p.Elem()
+		}
+		switch a := chunk.(type) {
+		case *array.Int32:
+			if f.kind != reflect.Int32 && f.kind != reflect.Int64 {
+				return fmt.Errorf("type int32 does not fit %v", f.kind)
+			}
+			dst.SetInt(int64(a.Value(i)))
+		case *array.Int64:
+			if f.kind != reflect.Int64 {
+				return fmt.Errorf("type int64 does not fit %v", f.kind)
+			}
+			dst.SetInt(a.Value(i))
+		case *array.Float64:
+			if f.kind != reflect.Float64 {
+				return fmt.Errorf("type float64 does not fit %v", f.kind)
+			}
+			dst.SetFloat(a.Value(i))
+		case *array.String:
+			if f.kind != reflect.String {
+				return fmt.Errorf("type string does not fit %v", f.kind)
+			}
+			dst.SetString(a.Value(i))
+		case *array.LargeString:
+			if f.kind != reflect.String {
+				return fmt.Errorf("type string does not fit %v", f.kind)
+			}
+			dst.SetString(a.Value(i))
+		case *array.Boolean:
+			if f.kind != reflect.Bool {
+				return fmt.Errorf("type bool does not fit %v", f.kind)
+			}
+			dst.SetBool(a.Value(i))
+		default:
+			return fmt.Errorf("unsupported Arrow type %v", chunk.DataType())
+		}
+	}
+	return nil
+}

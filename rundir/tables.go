@@ -1,0 +1,175 @@
+package rundir
+
+// Table names. Each is a folder of Parquet part files in the run directory.
+// The row type of each table is the struct below with the same name; its
+// `parquet` tags are the column names. Times are Unix nanoseconds (`_ns`),
+// durations seconds (`_s`); other units are in the column name.
+const (
+	TableProbeGEMM      = "probe_gemm"
+	TableProbeBandwidth = "probe_bandwidth"
+	TableLevels         = "levels"
+	TableRequests       = "requests"
+	TableTokens         = "tokens"
+	TableServerMetrics  = "server_metrics"
+	TableGPUTelemetry   = "gpu_telemetry"
+	TableClientSamples  = "client_samples"
+	TableServerLogLines = "server_log_lines"
+	TableLevelStats     = "level_stats"
+)
+
+// ProbeGEMMRow is one GEMM shape of the probe: (batch, k) @ (k, n), timed
+// over Repeats repetitions of CallsPerRepeat back-to-back calls.
+type ProbeGEMMRow struct {
+	Device         int32   `parquet:"device"`
+	Batch          int64   `parquet:"batch"`
+	K              int64   `parquet:"k"`
+	N              int64   `parquet:"n"`
+	DType          string  `parquet:"dtype"`
+	FLOP           float64 `parquet:"flop"`  // 2*B*K*N per call
+	Bytes          float64 `parquet:"bytes"` // element size * (B*K + K*N + B*N) per call
+	Intensity      float64 `parquet:"intensity_flop_per_byte"`
+	Repeats        int64   `parquet:"repeats"`
+	CallsPerRepeat int64   `parquet:"calls_per_repeat"`
+	TimeMedianS    float64 `parquet:"time_per_call_median_s"`
+	TimeMinS       float64 `parquet:"time_per_call_min_s"`
+	TimeMaxS       float64 `parquet:"time_per_call_max_s"`
+	FLOPPerS       float64 `parquet:"flop_per_s"` // from the median time
+	// MaxRelErr is the largest relative error of the sampled output elements
+	// against the CPU reference; negative when the result was not checked.
+	MaxRelErr float64 `parquet:"max_rel_err"`
+}
+
+// ProbeBandwidthRow is one device-memory bandwidth measurement.
+type ProbeBandwidthRow struct {
+	Device         int32   `parquet:"device"`
+	Method         string  `parquet:"method"` // "copy_kernel", "memcpy_dtod", "read_kernel", ...
+	BufferBytes    int64   `parquet:"buffer_bytes"`
+	BytesPerCall   float64 `parquet:"bytes_per_call"` // bytes read plus bytes written
+	Repeats        int64   `parquet:"repeats"`
+	CallsPerRepeat int64   `parquet:"calls_per_repeat"`
+	TimeMedianS    float64 `parquet:"time_per_call_median_s"`
+	TimeMinS       float64 `parquet:"time_per_call_min_s"`
+	TimeMaxS       float64 `parquet:"time_per_call_max_s"`
+	BytesPerS      float64 `parquet:"bytes_per_s"` // from the median time
+}
+
+// LevelRow is one load level of a sweep: a concurrency (closed loop) or an
+// arrival rate (open loop). The measured window runs from WarmupEndNS to
+// EndNS; the analyzer cuts the server log and metrics by these times.
+type LevelRow struct {
+	LevelIndex  int32   `parquet:"level_index"`
+	Concurrency int64   `parquet:"concurrency"` // closed loop, or the cap in open loop
+	RateRPS     float64 `parquet:"rate_rps"`    // open loop; 0 for closed loop
+	StartNS     int64   `parquet:"start_ns"`
+	WarmupEndNS int64   `parquet:"warmup_end_ns"`
+	EndNS       int64   `parquet:"end_ns"`
+	Requests    int64   `parquet:"requests"` // measured requests, warmup excluded
+	Errors      int64   `parquet:"errors"`
+	Complete    bool    `parquet:"complete"`
+}
+
+// RequestRow is one request of a sweep. FirstTokenNS is the arrival of the
+// first chunk that carried non-empty text.
+type RequestRow struct {
+	RequestID      string `parquet:"request_id"`
+	LevelIndex     int32  `parquet:"level_index"`
+	Concurrency    int64  `parquet:"concurrency"`
+	Seq            int64  `parquet:"seq"` // order of sending within the level
+	Warmup         bool   `parquet:"warmup"`
+	Endpoint       string `parquet:"endpoint"`
+	IntendedSendNS int64  `parquet:"intended_send_ns"` // open loop schedule; equals send_ns in closed loop
+	SendNS         int64  `parquet:"send_ns"`
+	FirstTokenNS   *int64 `parquet:"first_token_ns"`
+	EndNS          int64  `parquet:"end_ns"`
+	// Prompt and output token targets the client asked for.
+	PromptTokensTarget int64 `parquet:"prompt_tokens_target"`
+	OutputTokensTarget int64 `parquet:"output_tokens_target"`
+	// ClientChunks counts streamed chunks with non-empty text.
+	ClientChunks int64 `parquet:"client_chunks"`
+	// Server-reported usage (stream_options.include_usage); null when absent.
+	ServerPromptTokens     *int64 `parquet:"server_prompt_tokens"`
+	ServerCompletionTokens *int64 `parquet:"server_completion_tokens"`
+	FinishReason           string `parquet:"finish_reason"`
+	Status                 string `parquet:"status"` // "ok" or an error class
+	HTTPStatus             int32  `parquet:"http_status"`
+	Error                  string `parquet:"error"`
+}
+
+// Request statuses. Anything but StatusOK is an error class.
+const (
+	StatusOK          = "ok"
+	StatusHTTPError   = "http_error"
+	StatusConnect     = "connect_error"
+	StatusTimeout     = "timeout"
+	StatusStreamError = "stream_error"
+	StatusServerError = "server_error" // an error object inside a 200 stream
+	StatusNoTokens    = "no_tokens"
+	StatusCanceled    = "canceled"
+)
+
+// TokenRow is one streamed chunk that carried text.
+type TokenRow struct {
+	RequestID string `parquet:"request_id"`
+	Index     int32  `parquet:"index"` // 0-based among the request's text chunks
+	RecvNS    int64  `parquet:"recv_ns"`
+	Tokens    int32  `parquet:"tokens"` // tokens in the chunk as far as the client can tell
+	Bytes     int32  `parquet:"bytes"`  // UTF-8 bytes of text in the chunk
+}
+
+// ServerMetricRow is one Prometheus sample scraped from the server, in long
+// format. Labels are canonical: `k="v"` pairs sorted by key, comma-separated.
+type ServerMetricRow struct {
+	TimeNS int64   `parquet:"time_ns"`
+	Name   string  `parquet:"name"`
+	Labels string  `parquet:"labels"`
+	Value  float64 `parquet:"value"`
+}
+
+// GPUTelemetryRow is one NVML sample of one GPU.
+type GPUTelemetryRow struct {
+	TimeNS          int64   `parquet:"time_ns"`
+	Device          int32   `parquet:"device"`
+	SMClockMHz      float64 `parquet:"sm_clock_mhz"`
+	MemClockMHz     float64 `parquet:"mem_clock_mhz"`
+	PowerW          float64 `parquet:"power_w"`
+	TemperatureC    float64 `parquet:"temperature_c"`
+	GPUUtilPct      float64 `parquet:"gpu_util_pct"`
+	MemUtilPct      float64 `parquet:"mem_util_pct"`
+	MemUsedBytes    int64   `parquet:"mem_used_bytes"`
+	ThrottleReasons int64   `parquet:"throttle_reasons"` // NVML clocks-event reason bitmask
+	Throttle        string  `parquet:"throttle"`         // names of the active reasons, comma-separated
+	Processes       int32   `parquet:"processes"`        // compute processes on the GPU; -1 unknown
+}
+
+// ClientSampleRow is one sample of the load generator's own state, so the
+// analyzer can tell when the client, not the server, was the bottleneck.
+type ClientSampleRow struct {
+	TimeNS      int64   `parquet:"time_ns"`
+	CPUUserS    float64 `parquet:"cpu_user_s"`   // cumulative process CPU time
+	CPUSystemS  float64 `parquet:"cpu_system_s"` // cumulative process CPU time
+	CPUs        int32   `parquet:"cpus"`         // GOMAXPROCS
+	OpenStreams int64   `parquet:"open_streams"`
+	SendLagMaxS float64 `parquet:"send_lag_max_s"` // largest actual-minus-intended send since the last sample
+}
+
+// ServerLogLineRow maps a line of server.log (1-based) to the time the
+// collector received it, so the analyzer can cut the log per level.
+type ServerLogLineRow struct {
+	Line   int64 `parquet:"line"`
+	RecvNS int64 `parquet:"recv_ns"`
+}
+
+// LevelStatsRow holds per-level statistics imported from tools that keep no
+// per-request data (e.g. the seed's serving_sweep.json). Zero means absent.
+type LevelStatsRow struct {
+	Concurrency      int64   `parquet:"concurrency"`
+	RequestsOK       int64   `parquet:"requests_ok"`
+	Errors           int64   `parquet:"errors"`
+	OutputTokPerS    float64 `parquet:"output_tok_per_s"`
+	TTFTP50S         float64 `parquet:"ttft_p50_s"`
+	TTFTP99S         float64 `parquet:"ttft_p99_s"`
+	TPOTP50S         float64 `parquet:"tpot_p50_s"`
+	TPOTP99S         float64 `parquet:"tpot_p99_s"`
+	E2EP50S          float64 `parquet:"e2e_p50_s"`
+	PercentileMethod string  `parquet:"percentile_method"`
+}
