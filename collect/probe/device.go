@@ -67,6 +67,7 @@ func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 	var samp *sampler
 	if r.nvmlDev != nil {
 		r.res.GPU.PowerLimitW = r.nvmlDev.PowerLimitW
+		r.res.GPU.UUID = r.nvmlDev.UUID
 		if r.nvmlDev.MaxSMClockMHz > 0 {
 			r.res.GPU.MaxSMClockMHz = r.nvmlDev.MaxSMClockMHz
 			r.res.GPU.MaxMemClockMHz = r.nvmlDev.MaxMemClockMHz

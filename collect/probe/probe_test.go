@@ -11,6 +11,7 @@ import (
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/cuda/nvml"
 	"github.com/headroom-llm/headroom/internal/fakecuda"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // The fake GPU's roofline: 0.01 TFLOP/s and 1 GB/s for the GEMM, so that
@@ -121,10 +122,10 @@ func TestProbeOnFakeGPU(t *testing.T) {
 			t.Errorf("%s: %d bytes per call, want %d", bp.Method, bp.BytesPerCall, wantBytes)
 		}
 	}
-	if len(d.Telemetry) < 2 || d.Throttled || d.GEMM[0].Telemetry.Samples == 0 && d.GEMM[len(d.GEMM)-1].Telemetry.Samples == 0 {
+	if len(d.Telemetry) < 2 || d.Throttled {
 		t.Errorf("%d telemetry samples, throttled %v", len(d.Telemetry), d.Throttled)
 	}
-	if d.Telemetry[0].SMClockMHz != 1980 || d.Telemetry[0].PowerW != 500 {
+	if s := d.Telemetry[0]; s.SMClockMHz != 1980 || s.PowerW != 500 || s.MemUsedBytes != 1<<30 || d.GPU.UUID != "GPU-fake-0118" {
 		t.Errorf("sample %+v", d.Telemetry[0])
 	}
 	// Progress: one call per point, bandwidth first, with the current B.
@@ -312,5 +313,90 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	if _, err := New(); err != nil {
 		t.Errorf("defaults rejected: %v", err)
+	}
+}
+
+func TestSummarizeTelemetry(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	samples := []TelemetrySample{
+		{Time: at(0), SMClockMHz: 1980, MemClockMHz: 3201, PowerW: 120, TemperatureC: 40},
+		{Time: at(10), SMClockMHz: 1755, MemClockMHz: 3201, PowerW: 690, TemperatureC: 60, ClockEventReasons: nvml.ReasonSWPowerCap},
+		{Time: at(20), SMClockMHz: 1650, MemClockMHz: 3201, PowerW: 700, TemperatureC: 62, ClockEventReasons: nvml.ReasonSWPowerCap},
+		{Time: at(30), SMClockMHz: 1200, MemClockMHz: 3201, PowerW: 500, TemperatureC: 88, ClockEventReasons: nvml.ReasonSWThermalSlowdown},
+	}
+	got := summarizeTelemetry(samples, at(10), at(20))
+	want := PointTelemetry{Samples: 2, SMClockMHzMedian: 1702.5, MemClockMHzMedian: 3201, PowerWMax: 700, TemperatureCMax: 62, ClockEventReasons: nvml.ReasonSWPowerCap}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := summarizeTelemetry(samples, at(25), at(40)); !got.Throttled || got.Samples != 1 {
+		t.Errorf("thermal slowdown not flagged: %+v", got)
+	}
+	d := DeviceResult{Telemetry: samples[:3]}
+	flagThrottling(&d)
+	if d.Throttled || !d.PowerCapped || strings.Join(d.ThrottleReasons, ",") != "sw_power_cap" {
+		t.Errorf("power cap alone: %+v", d)
+	}
+}
+
+func TestResultToRunDir(t *testing.T) {
+	f := fakecuda.Build(t)
+	f.SetDevices(2)
+	res, err := fakeProber(t, f, WithBatches(1, 16, 64)).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := rundir.Create(t.TempDir()+"/run", &rundir.Manifest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteTo(run); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Finish(nil); err != nil {
+		t.Fatal(err)
+	}
+	back, err := rundir.Open(run.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Check(); err != nil {
+		t.Fatal(err)
+	}
+	gemm, err := rundir.ReadTable[rundir.ProbeGEMMRow](run.Dir, rundir.TableProbeGEMM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gemm) != 2*2*3 { // 2 GPUs × (solo, concurrent) × 3 batch sizes
+		t.Fatalf("%d GEMM rows", len(gemm))
+	}
+	g := gemm[1] // GPU 0, solo, B=16
+	if g.Device != 0 || g.Mode != "solo" || g.Batch != 16 || g.DType != "bf16" || g.K != 128 ||
+		!near(g.FLOPPerS, fakePeakTFLOPS*1e12, 1e-5) || !near(g.FLOP/g.TimeMedianS, g.FLOPPerS, 1e-9) || g.MaxRelErr > 1.0/128 {
+		t.Errorf("row %+v", g)
+	}
+	if gemm[len(gemm)-1].Mode != "concurrent" || gemm[len(gemm)-1].Device != 1 {
+		t.Errorf("last row %+v", gemm[len(gemm)-1])
+	}
+	bw, err := rundir.ReadTable[rundir.ProbeBandwidthRow](run.Dir, rundir.TableProbeBandwidth)
+	if err != nil || len(bw) != 2*2*6 {
+		t.Fatalf("%d bandwidth rows, %v", len(bw), err)
+	}
+	if b := bw[0]; b.Method != MethodCopyKernel || b.BufferBytes != 256<<10 || b.BytesPerCall != 512<<10 || !near(b.BytesPerS, fakeCopyKernGBps*1e9, 1e-5) {
+		t.Errorf("bandwidth row %+v", b)
+	}
+	tel, err := rundir.ReadTable[rundir.GPUTelemetryRow](run.Dir, rundir.TableGPUTelemetry)
+	if err != nil || len(tel) < 8 || tel[0].PowerW != 500 || tel[0].Processes != -1 {
+		t.Fatalf("%d telemetry rows (%v): %+v", len(tel), err, tel)
+	}
+	m := back.Manifest
+	if !m.Complete || !m.HasKind(rundir.KindProbe) || len(m.GPUs) != 2 || m.GPUs[1].BusID != "0000:19:00.0" || m.GPUs[0].CUDAVersion != "13.0" || m.GPUs[0].Driver != "580.0.fake" {
+		t.Errorf("manifest %+v, GPUs %+v", m, m.GPUs)
+	}
+	p := m.Probe
+	if p == nil || p.KneeBatch != 16 || p.BandwidthMethod != MethodCopyKernel || !p.Validated || p.Throttled ||
+		!near(p.RidgeFLOPPerByte, 4, 1e-5) || !near(p.BandwidthBytesPerS, 2.5e9, 1e-5) || len(p.Devices) != 2 || p.DType != "bf16" {
+		t.Errorf("manifest probe %+v", p)
 	}
 }

@@ -42,6 +42,7 @@ const (
 type GPU struct {
 	Ordinal           int // CUDA ordinal in this process
 	Name              string
+	UUID              string // from NVML, "" without it
 	PCIBusID          string
 	TotalMemoryBytes  uint64
 	Multiprocessors   int
@@ -111,12 +112,17 @@ type GEMMPoint struct {
 // Validation is the check of one GEMM's output against a float64 reference
 // on the CPU from the same bf16 inputs.
 type Validation struct {
-	Samples        int     // output elements compared
-	MaxAbsError    float64 // largest |GPU − reference|
-	MaxRelError    float64 // largest |GPU − reference| / tolerance, ≤ 1 to pass
-	RelFrobenius   float64 // ‖GPU − reference‖ / ‖reference‖ over the samples
-	UnwrittenCount int     // output elements still holding the poison value
-	Passed         bool
+	Samples     int     // output elements compared
+	MaxAbsError float64 // largest |GPU − reference|
+	// MaxRelError is the largest |GPU − reference| / |reference|; bf16
+	// rounding of the output alone gives up to 2⁻⁸ ≈ 0.0039.
+	MaxRelError float64
+	// MaxToleranceRatio is the largest |GPU − reference| / tolerance (see
+	// validate.go); at most 1 to pass.
+	MaxToleranceRatio float64
+	RelFrobenius      float64 // ‖GPU − reference‖ / ‖reference‖ over the samples
+	UnwrittenCount    int     // output elements still holding the poison value
+	Passed            bool
 }
 
 // BandwidthPoint is one (method, buffer size) of the bandwidth measurement.
@@ -142,9 +148,9 @@ type BandwidthPoint struct {
 
 // Bandwidth methods.
 const (
-	MethodCopyKernel = "ptx_copy16"   // the embedded 16-byte vector copy kernel
-	MethodMemcpy     = "cuMemcpyDtoD" // the driver's device-to-device copy
-	MethodSumKernel  = "ptx_sum16"    // the embedded read-only sum kernel
+	MethodCopyKernel = "copy_kernel" // the embedded PTX kernel copy16: 16-byte vector loads and stores
+	MethodMemcpy     = "memcpy_dtod" // the driver's cuMemcpyDtoD_v2
+	MethodSumKernel  = "read_kernel" // the embedded PTX kernel sum16: reads only (a checksum)
 )
 
 // PointTelemetry summarises the NVML samples taken during one point.
@@ -168,6 +174,8 @@ type TelemetrySample struct {
 	PowerW            float64
 	TemperatureC      int
 	UtilGPUPct        int
+	UtilMemPct        int
+	MemUsedBytes      uint64
 	ClockEventReasons uint64
 }
 

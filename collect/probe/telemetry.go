@@ -32,7 +32,8 @@ func startSampler(dev *nvml.Device, ordinal int, interval time.Duration, now fun
 		}
 		s.samples = append(s.samples, TelemetrySample{
 			Time: now(), Ordinal: ordinal, SMClockMHz: r.SMClockMHz, MemClockMHz: r.MemClockMHz,
-			PowerW: r.PowerW, TemperatureC: r.TemperatureC, UtilGPUPct: r.UtilGPUPct,
+			PowerW: r.PowerW, TemperatureC: r.TemperatureC, UtilGPUPct: r.UtilGPUPct, UtilMemPct: r.UtilMemPct,
+			MemUsedBytes:      r.MemUsedBytes,
 			ClockEventReasons: r.ClockEventReasons,
 		})
 	}

@@ -138,6 +138,8 @@ type api struct {
 	nvmlDeviceGetTemperature         func(dev uintptr, sensor uint32, celsius *uint32) int32
 	nvmlDeviceGetCurrentClocksEvents func(dev uintptr, reasons *uint64) int32
 	nvmlDeviceGetUtilizationRates    func(dev uintptr, util *[2]uint32) int32
+	nvmlDeviceGetUUID                func(dev uintptr, uuid *byte, length uint32) int32
+	nvmlDeviceGetMemoryInfo          func(dev uintptr, mem *[3]uint64) int32
 }
 
 // Library is an initialised NVML.
@@ -188,6 +190,8 @@ func Open(path string) (*Library, error) {
 		// Renamed in NVML 12.2; the old name stays exported by older drivers.
 		{&a.nvmlDeviceGetCurrentClocksEvents, []string{"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}},
 		{&a.nvmlDeviceGetUtilizationRates, []string{"nvmlDeviceGetUtilizationRates"}},
+		{&a.nvmlDeviceGetUUID, []string{"nvmlDeviceGetUUID"}},
+		{&a.nvmlDeviceGetMemoryInfo, []string{"nvmlDeviceGetMemoryInfo"}},
 	} {
 		if err := bind(b.fptr, b.names...); err != nil {
 			return nil, err
@@ -219,6 +223,7 @@ type Device struct {
 	l      *Library
 	handle uintptr
 	Name   string
+	UUID   string // e.g. "GPU-8f6c…"
 	// PowerLimitW is the enforced power limit; 0 if NVML does not report it.
 	PowerLimitW float64
 	// MaxSMClockMHz and MaxMemClockMHz are the highest clocks the GPU supports; 0 if unknown.
@@ -238,6 +243,9 @@ func (l *Library) DeviceByPCIBusID(busID string) (*Device, error) {
 		return nil, err
 	}
 	d.Name = cString(buf)
+	if l.api.nvmlDeviceGetUUID(d.handle, &buf[0], uint32(len(buf))) == 0 {
+		d.UUID = cString(buf)
+	}
 	var mw, mhz uint32
 	if l.api.nvmlDeviceGetEnforcedPowerLimit(d.handle, &mw) == 0 {
 		d.PowerLimitW = float64(mw) / 1000
@@ -258,12 +266,14 @@ type Sample struct {
 	PowerW       float64
 	TemperatureC int
 	UtilGPUPct   int
+	UtilMemPct   int    // percent of time device memory was read or written
+	MemUsedBytes uint64 // device memory in use
 	// ClockEventReasons is the nvmlClocksEventReason bit mask.
 	ClockEventReasons uint64
 }
 
-// Sample reads the device's clocks, power, temperature, utilisation and
-// clock-event reasons. It fails only if one of them cannot be read.
+// Sample reads the device's clocks, power, temperature, utilisation,
+// memory use and clock-event reasons. It fails only if one of them cannot be read.
 func (d *Device) Sample() (Sample, error) {
 	var s Sample
 	var v uint32
@@ -288,7 +298,12 @@ func (d *Device) Sample() (Sample, error) {
 	if err := check("nvmlDeviceGetUtilizationRates", a.nvmlDeviceGetUtilizationRates(d.handle, &util)); err != nil {
 		return s, err
 	}
-	s.UtilGPUPct = int(util[0])
+	s.UtilGPUPct, s.UtilMemPct = int(util[0]), int(util[1])
+	var mem [3]uint64 // nvmlMemory_t: total, free, used
+	if err := check("nvmlDeviceGetMemoryInfo", a.nvmlDeviceGetMemoryInfo(d.handle, &mem)); err != nil {
+		return s, err
+	}
+	s.MemUsedBytes = mem[2]
 	if err := check("nvmlDeviceGetCurrentClocksEventReasons", a.nvmlDeviceGetCurrentClocksEvents(d.handle, &s.ClockEventReasons)); err != nil {
 		return s, err
 	}
