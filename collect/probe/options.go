@@ -16,10 +16,13 @@ const (
 	// DefaultRepeats timed windows per point; the median is reported.
 	DefaultRepeats = 5
 	// DefaultWindow is the device time aimed at per timed window: enough
-	// back-to-back calls that the two events' overhead vanishes (per-call
-	// synchronisation inflates small-B times), short enough that the whole
-	// probe stays well under a minute on an H200.
-	DefaultWindow = 25 * time.Millisecond
+	// back-to-back calls that the events' overhead vanishes (per-call
+	// synchronisation inflates small-B times: B=1 gets ~140 calls), short
+	// enough to measure bursts as the seed's script does (10 calls). On an
+	// H200, 25 ms windows of large-B GEMMs ran into the 700 W power cap and
+	// lost ~10% with a 12% spread between repeats; 5 ms windows did not
+	// (docs/probe-validation.md). Per-point telemetry records the power cap.
+	DefaultWindow = 5 * time.Millisecond
 	// DefaultWarmupCalls run untimed before calibrating each point.
 	DefaultWarmupCalls = 3
 	// DefaultMaxCallsPerRepeat bounds the calls in one window.
