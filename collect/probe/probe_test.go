@@ -191,7 +191,7 @@ func TestProbeAllDevices(t *testing.T) {
 	f.SetDevices(3)
 	var mu = make(chan struct{}, 1)
 	seen := map[Mode]map[int]bool{ModeSolo: {}, ModeConcurrent: {}}
-	p := fakeProber(t, f, WithBatches(1, 16), WithProgress(func(pr Progress) {
+	p := fakeProber(t, f, WithBatches(1, 16), WithBufferSizes(64<<10), WithProgress(func(pr Progress) {
 		mu <- struct{}{}
 		seen[pr.Mode][pr.Ordinal] = true
 		<-mu
@@ -212,7 +212,7 @@ func TestProbeAllDevices(t *testing.T) {
 	if len(res.Disagreements) != 0 {
 		t.Errorf("disagreements %+v", res.Disagreements)
 	}
-	_, err = fakeProber(t, f, WithDevices(3)).Run(context.Background())
+	_, err = fakeProber(t, f, WithDevices(3), WithBatches(1)).Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "GPU 3 does not exist: the CUDA driver sees 3 GPU(s), 0 to 2") {
 		t.Errorf("probing a missing GPU: %v", err)
 	}
