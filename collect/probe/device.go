@@ -329,11 +329,11 @@ func (r *deviceRun) gemm(ctx context.Context) (err error) {
 		p.Validation = validateGEMM(out[:2*b*n], r.in.x, r.in.w, b, k, n, cfg.validSamples, cfg.seed)
 		if !p.Validation.Passed {
 			r.res.GEMM = append(r.res.GEMM, p)
-			return fmt.Errorf("B=%d: wrong answer: %s; the GPU, driver or cuBLAS is broken, so no result is reported", b, p.Validation.failure())
+			return fmt.Errorf("batch %d: wrong answer: %s; the GPU, driver or cuBLAS is broken, so no result is reported", b, p.Validation.failure())
 		}
 		t, err := timeCalls(ctx, r.c, r.timer, cfg, call)
 		if err != nil {
-			return fmt.Errorf("B=%d: %w", b, err)
+			return fmt.Errorf("batch %d: %w", b, err)
 		}
 		p.Finished = cfg.now()
 		fillRepeats(&p.CallsPerRepeat, &p.RepeatTimesMS, &p.TimeMS, t)

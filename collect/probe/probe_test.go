@@ -142,7 +142,7 @@ func TestProbeWrongAnswerFails(t *testing.T) {
 	f := fakecuda.Build(t)
 	f.CorruptGEMM(true)
 	res, err := fakeProber(t, f).Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "B=1: wrong answer") {
+	if err == nil || !strings.Contains(err.Error(), "GEMM: batch 1: wrong answer") {
 		t.Fatalf("error %v, want a wrong answer at B=1", err)
 	}
 	if res.Complete {
