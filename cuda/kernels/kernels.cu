@@ -1,4 +1,5 @@
-// Kernels for the bandwidth probe, compiled to PTX by gen.sh (see README.md).
+// Kernels for the bandwidth probe, compiled to PTX by gen.sh (the command is
+// also in the first lines of kernels.ptx).
 // Written for clang without CUDA headers: the __nvvm_* builtins stand for
 // threadIdx/blockDim/blockIdx/gridDim, __shfl_down_sync and atomicAdd.
 
@@ -12,6 +13,9 @@ typedef u32 u32x4 __attribute__((ext_vector_type(4)));
 #define CTAID ((u32)__nvvm_read_ptx_sreg_ctaid_x())
 #define NCTAID ((u32)__nvvm_read_ptx_sreg_nctaid_x())
 
+// copy16 copies n 16-byte vectors from src to dst. Each thread walks the
+// buffer with a stride of the whole grid and keeps four 16-byte loads in
+// flight before storing them; adjacent threads touch adjacent vectors.
 GLOBAL void copy16(u32x4 *__restrict__ dst, const u32x4 *__restrict__ src, u64 n) {
   u64 stride = (u64)NCTAID * NTID;
   u64 i = (u64)CTAID * NTID + TID;
@@ -28,6 +32,9 @@ GLOBAL void copy16(u32x4 *__restrict__ dst, const u32x4 *__restrict__ src, u64 n
   for (; i < n; i += stride) dst[i] = src[i];
 }
 
+// sum16 reads n 16-byte vectors and adds all their 32-bit words, as unsigned
+// integers, into *out (wrapping at 2^64): a read-only pass whose result is an
+// exact checksum. Needs a block size that is a multiple of 32 (warp shuffle).
 GLOBAL void sum16(u64 *__restrict__ out, const u32x4 *__restrict__ src, u64 n) {
   u64 stride = (u64)NCTAID * NTID;
   u64 i = (u64)CTAID * NTID + TID;
