@@ -85,26 +85,32 @@ func describeJSONError(data []byte, err error) error {
 	return fmt.Errorf("line %d, column %d: %w", line, col, err)
 }
 
-// EncodeManifest renders a manifest as indented JSON, merging back any
-// fields from m.Extra that the Manifest type does not know.
+// EncodeManifest renders a manifest as indented JSON in field order,
+// followed by any fields from m.Extra that the Manifest type does not know.
 func EncodeManifest(m *Manifest) ([]byte, error) {
-	known, err := toGeneric(m)
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	known, err := decodeOrdered(data)
 	if err != nil {
 		return nil, err
 	}
 	if len(m.Extra) > 0 {
-		var orig any
-		dec := json.NewDecoder(bytes.NewReader(m.Extra))
-		dec.UseNumber()
-		if err := dec.Decode(&orig); err == nil {
+		if orig, err := decodeOrdered(m.Extra); err == nil {
 			known = mergeUnknown(known, orig, reflect.TypeOf(*m))
 		}
 	}
-	out, err := json.MarshalIndent(known, "", "  ")
+	compact, err := json.Marshal(known)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, '\n'), nil
+	var out bytes.Buffer
+	if err := json.Indent(&out, compact, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
 }
 
 // WriteManifest writes dir/manifest.json atomically (temporary file, then
@@ -117,48 +123,109 @@ func WriteManifest(dir string, m *Manifest) error {
 	return writeFileAtomic(filepath.Join(dir, ManifestFile), data)
 }
 
-func toGeneric(v any) (any, error) {
-	data, err := json.Marshal(v)
+// object is a JSON object that keeps its keys in order.
+type object []member
+
+type member struct {
+	key string
+	val any // object, []any, or json.RawMessage for scalars
+}
+
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := json.Marshal(m.val)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// decodeOrdered parses JSON keeping object key order and numbers verbatim.
+func decodeOrdered(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return decodeValue(dec)
+}
+
+func decodeValue(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var out any
-	err = dec.Decode(&out)
-	return out, err
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			var o object
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := decodeValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				o = append(o, member{kt.(string), v})
+			}
+			_, err := dec.Token() // '}'
+			return o, err
+		case '[':
+			a := []any{}
+			for dec.More() {
+				v, err := decodeValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			_, err := dec.Token() // ']'
+			return a, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		raw, err := json.Marshal(t)
+		return json.RawMessage(raw), err
+	}
 }
 
-// mergeUnknown copies into known every key of orig that the Go type t does
+// mergeUnknown appends to known every key of orig that the Go type t does
 // not declare, recursing into nested structs. Keys t declares are taken from
 // known only, so clearing a known field really clears it.
 func mergeUnknown(known, orig any, t reflect.Type) any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct {
-		return known
-	}
-	origObj, ok := orig.(map[string]any)
-	if !ok {
-		return known
-	}
-	knownObj, ok := known.(map[string]any)
-	if !ok {
+	ko, ok1 := known.(object)
+	oo, ok2 := orig.(object)
+	if t.Kind() != reflect.Struct || !ok1 || !ok2 {
 		return known
 	}
 	fields := jsonFields(t)
-	for k, ov := range origObj {
-		ft, isKnown := fields[k]
+	for _, om := range oo {
+		ft, isKnown := fields[om.key]
 		if !isKnown {
-			knownObj[k] = ov
+			ko = append(ko, om)
 			continue
 		}
-		if kv, present := knownObj[k]; present {
-			knownObj[k] = mergeUnknown(kv, ov, ft)
+		for i := range ko {
+			if ko[i].key == om.key {
+				ko[i].val = mergeUnknown(ko[i].val, om.val, ft)
+			}
 		}
 	}
-	return knownObj
+	return ko
 }
 
 // jsonFields maps the JSON names of a struct's exported fields to their types.

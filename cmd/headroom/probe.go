@@ -16,6 +16,7 @@ import (
 
 	"github.com/headroom-llm/headroom/collect/probe"
 	"github.com/headroom-llm/headroom/cuda"
+	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -49,7 +50,7 @@ It needs an NVIDIA GPU with its driver (libcuda.so.1) and cuBLAS
 (libcublas.so.13, .12 or .11; HEADROOM_CUBLAS=/path overrides the search).
 Results go to a run directory (manifest.json + Parquet) for headroom report.
 See docs/probe.md.`,
-		Args: cobra.NoArgs,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -89,7 +90,7 @@ func parseDevices(s string) ([]int, error) {
 	for _, part := range strings.Split(s, ",") {
 		d, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("--devices %q: want \"all\" or CUDA ordinals like 0,1", s)
+			return nil, usageError{fmt.Errorf("--devices %q: want \"all\" or CUDA ordinals like 0,1", s)}
 		}
 		out = append(out, d)
 	}
@@ -104,7 +105,7 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	sizes := make([]uint64, len(f.buffersMi))
 	for i, mi := range f.buffersMi {
 		if mi <= 0 {
-			return fmt.Errorf("--buffers: %d MiB must be positive", mi)
+			return usageError{fmt.Errorf("--buffers: %d MiB must be positive", mi)}
 		}
 		sizes[i] = uint64(mi) << 20
 	}
@@ -122,7 +123,7 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	}
 	p, err := probe.New(opts...)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	res, runErr := p.Run(ctx)
 	bar.done()
@@ -137,7 +138,7 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	if dir == "" {
 		dir = "headroom-probe-" + res.Started.UTC().Format("20060102-150405")
 	}
-	run, err := rundir.Create(dir, &rundir.Manifest{HeadroomVersion: headroomVersion(), StartTime: res.Started.UTC(), Host: hostInfo()})
+	run, err := rundir.Create(dir, &rundir.Manifest{HeadroomVersion: buildinfo.Version(), StartTime: res.Started.UTC(), Host: hostInfo()})
 	if err != nil {
 		return errors.Join(runErr, err)
 	}
@@ -162,9 +163,6 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	}
 	return nil
 }
-
-// headroomVersion is the module version when built from a tagged module, else "devel".
-var headroomVersion = func() string { return "devel" }
 
 func hostInfo() rundir.Host {
 	h := rundir.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,32 +53,40 @@ func TestProbeCommandOnFakeGPU(t *testing.T) {
 	t.Setenv(cuda.EnvCUBLAS, f.CUBLASPath)
 	t.Setenv("HEADROOM_LIBNVML", f.NVMLPath)
 	out := filepath.Join(t.TempDir(), "run")
-	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), &stdout, &stderr, []string{"probe", "--out", out, "--k", "128", "--n", "128",
-		"--batches", "1,8,16,64", "--buffers", "1", "--window", "200us", "--repeats", "3"})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
+	code, stdout, stderr := headroom(t, "probe", "--out", out, "--k", "128", "--n", "128",
+		"--batches", "1,8,16,64", "--buffers", "1", "--window", "200us", "--repeats", "3")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	for _, want := range []string{"bandwidth        5 GB/s  (copy_kernel, 1 MiB buffer", "read-only        7 GB/s", "peak observed    0.5 TFLOP/s",
 		"empirical ridge  100 FLOP/byte",
 		"90% of peak at   batch 16", "wrote " + out} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
 	// Not a terminal: one progress line per point, with the current B.
-	if !strings.Contains(stderr.String(), "probe GPU 0 solo       [####################....]  6/7 GEMM B=16\n") {
-		t.Errorf("progress:\n%s", stderr.String())
+	if !strings.Contains(stderr, "probe GPU 0 solo       [####################....]  6/7 GEMM B=16\n") {
+		t.Errorf("progress:\n%s", stderr)
 	}
 	r, err := rundir.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Manifest.Complete || r.Manifest.Probe == nil || r.Manifest.Probe.KneeBatch != 16 || r.Manifest.Host.OS == "" {
+	if !r.Manifest.Complete || r.Manifest.Probe == nil || r.Manifest.Probe.KneeBatch != 16 || r.Manifest.Host.OS == "" || r.Manifest.HeadroomVersion == "" {
 		t.Errorf("manifest %+v", r.Manifest)
 	}
 	if err := r.Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestProbeUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"probe", "--devices", "gpu0"}, {"probe", "--buffers", "0"}, {"probe", "--repeats", "0"}, {"probe", "extra"}} {
+		code, _, errs := headroom(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, code, errs)
+		}
 	}
 }
 
