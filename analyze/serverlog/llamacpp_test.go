@@ -205,3 +205,40 @@ func TestNodeLlamaContract(t *testing.T) {
 		t.Errorf("error %+v", p)
 	}
 }
+
+// TestNodeLlamaCaptured reads a log captured from the real test engine
+// (test/engine at node-llama-cpp 3.21.1, see SOURCES.md).
+func TestNodeLlamaCaptured(t *testing.T) {
+	evs, s := scanFile(t, "node-llama-cpp-3.21.1-preemptions.log", Options{})
+	if s.Engine() != EngineNodeLlamaCpp {
+		t.Fatalf("engine %q", s.Engine())
+	}
+	checkCounts(t, s, Counts{Lines: 53, Events: 53})
+	f := map[string]string{}
+	for _, x := range wantEvent(t, evs, 1, KindConfig).Facts {
+		f[x.Key] = x.Value
+	}
+	if f[FactVersion] != "3.21.1" || f["llama_cpp"] != "v0.4.0" || f[FactSlotContext] != "256" || f[FactMaxModelLen] != "256" || f[FactSlots] != "4" || f[FactKVCacheTokens] != "320" {
+		t.Errorf("engine start facts %v", f)
+	}
+	checkTime(t, evs[1], utc(2026, time.November, 30, 1, 41, 16, 28e6), TimeComplete)
+	checkStats(t, evs, 16, Stats{Set: FieldRunning | FieldWaiting | FieldBatchTokens | FieldNewTokens | FieldKVUsedTokens | FieldKVBudgetTokens | FieldKVUsage,
+		Phase: "step", Running: 3, Waiting: 7, BatchTokens: 91, NewTokens: 89, KVUsedTokens: 303, KVBudgetTokens: 320, KVUsage: 0.947})
+	if p := wantEvent(t, evs, 45, KindPreemption).Preemption; p != (Preemption{Mode: ModeRecompute, RequestID: "cmpl-10", Count: 1, Cumulative: 7, CumulativeKnown: true, KVUsedTokens: 321, KVBudgetTokens: 320, Generated: 9}) {
+		t.Errorf("preempt %+v", p)
+	}
+	if r := wantEvent(t, evs, 38, KindRequest).Request; r.Action != RequestFinished || r.ID != "cmpl-11" || r.PromptTokens != 11 || r.CompletionTokens != 0 || r.Reason != "abort" || r.TTFTMS != 314.1 || r.E2EMS != 314.1 {
+		t.Errorf("finish (abort) %+v", r)
+	}
+	if p := wantEvent(t, evs, 13, KindError).Problem; p.Class != ProblemContextExceeded || p.Message != "prompt+max_tokens 317 exceeds per-sequence context 256" {
+		t.Errorf("error %+v", p)
+	}
+	var all []Event
+	for i := int64(1); i <= 53; i++ {
+		all = append(all, evs[i])
+	}
+	sum := Summarize(all)
+	if sum.Preemptions != 7 || sum.PreemptionLines != 7 || sum.KVUsageMax != 0.966 || sum.WaitingMax != 7 || sum.RunningMax != 4 || sum.Errors[ProblemContextExceeded] != 1 {
+		t.Errorf("summary: preemptions %d/%d kv %v waiting %d running %d errors %v", sum.Preemptions, sum.PreemptionLines, sum.KVUsageMax, sum.WaitingMax, sum.RunningMax, sum.Errors)
+	}
+}

@@ -61,7 +61,9 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 			case "model":
 				s.addFact(FactModel, p.val)
 			case "n_ctx_per_seq":
+				// each sequence's context is the engine's max_model_len
 				s.addFact(FactSlotContext, p.val)
+				s.addFact(FactMaxModelLen, p.val)
 			case "sequences":
 				s.addFact(FactSlots, p.val)
 			case "kv_budget_tokens":
