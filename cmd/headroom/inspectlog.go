@@ -216,7 +216,12 @@ func writeLogSummary(w io.Writer, file string, opts serverlog.Options, s serverl
 		row("generation tok/s max", fmt.Sprintf("%.1f", s.GenerationTokensPerSMax))
 	}
 	if s.PreemptionLines == 0 {
-		row("preemptions", "none logged")
+		if s.Engine == serverlog.EngineVLLM && s.Generation == "V1" {
+			// V1's scheduler preempts silently: only the metric counts it
+			row("preemptions", "none logged (vLLM V1 does not log them: see vllm:num_preemptions_total)")
+		} else {
+			row("preemptions", "none logged")
+		}
 	} else {
 		lines := 0
 		for _, n := range s.PreemptionsByMode {
@@ -244,7 +249,7 @@ func writeLogSummary(w io.Writer, file string, opts serverlog.Options, s serverl
 
 	p("\nerrors\n")
 	if len(s.Errors) == 0 {
-		row("none", "")
+		p("  none\n")
 	} else {
 		for _, k := range sortedKeys(s.Errors) {
 			row(k, s.Errors[k])
