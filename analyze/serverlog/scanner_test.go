@@ -511,3 +511,38 @@ func TestFindMarkerMatchesContains(t *testing.T) {
 		}
 	}
 }
+
+// TestNoAllocPerQuietLine checks the hot-path promise of docs/performance.md:
+// lines that produce no event (ignored and unknown lines, wrapped or not)
+// allocate nothing, so the cost of scanning them does not grow the heap.
+func TestNoAllocPerQuietLine(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	quiet := []string{
+		"INFO 10-28 11:16:34 launcher.py:27] Route: /v1/chat/completions, Methods: POST", // ignored vLLM line
+		"  File \"/usr/local/lib/python3.12/dist-packages/vllm/engine/llm_engine.py\", line 1, in step", // traceback frame
+		"Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.31s/it]",           // progress bar
+		`{"log":"INFO 10-28 11:16:34 launcher.py:27] Route: /v1/models, Methods: GET\n","stream":"stderr","time":"2024-10-28T18:16:34.123Z"}`,
+		"2024-10-28T18:16:34.123456789Z INFO 10-28 11:16:34 launcher.py:27] Route: /v1/models, Methods: GET",
+		"\x1b[32mINFO\x1b[0m 10-28 11:16:34 launcher.py:27] Route: /v1/models, Methods: GET",
+	}
+	scan := func(n int) func() {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			b.WriteString(quiet[i%len(quiet)])
+			b.WriteByte('\n')
+		}
+		text := b.String()
+		return func() {
+			s := NewScanner(strings.NewReader(text), Options{Engine: EngineVLLM, Year: 2024})
+			for s.Scan() {
+			}
+		}
+	}
+	few := testing.AllocsPerRun(5, scan(len(quiet)))
+	many := testing.AllocsPerRun(5, scan(100*len(quiet)))
+	if many > few {
+		t.Errorf("%v allocations for %d quiet lines, %v for %d: lines without events allocate", many, 100*len(quiet), few, len(quiet))
+	}
+}
