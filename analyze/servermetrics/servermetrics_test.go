@@ -319,7 +319,7 @@ func TestExtractIntervals(t *testing.T) {
 }
 
 func TestExtractEngineTableRows(t *testing.T) {
-	for _, name := range []string{"vllm", "sglang", "llamacpp", "node-llama-cpp"} {
+	for _, name := range []string{"vllm", "sglang", "llamacpp", "node-llama-cpp", "transformers-cb"} {
 		row, ok := Lookup(name)
 		if !ok {
 			t.Fatalf("no row for %s", name)
