@@ -112,6 +112,8 @@ func TestDetectEveryFixture(t *testing.T) {
 			want = EngineLlamaCpp
 		case strings.HasPrefix(name, "node-llama-cpp-"):
 			want = EngineNodeLlamaCpp
+		case strings.HasPrefix(name, "transformers-cb-"):
+			want = EngineTransformersCB
 		default:
 			t.Fatalf("fixture %s: name does not say the engine", name)
 		}
@@ -437,6 +439,10 @@ func FuzzScannerSGLang(f *testing.F)   { fuzzScanner(f, EngineSGLang) }
 func FuzzScannerLlamaCpp(f *testing.F) { fuzzScanner(f, EngineLlamaCpp) }
 func FuzzScannerNodeLlama(f *testing.F) {
 	fuzzScanner(f, EngineNodeLlamaCpp)
+}
+
+func FuzzScannerTransformersCB(f *testing.F) {
+	fuzzScanner(f, EngineTransformersCB)
 }
 
 func FuzzUnwrap(f *testing.F) {

@@ -61,6 +61,11 @@ func TestParseTextRealDumps(t *testing.T) {
 			{Name: "nodellama:request_success_total", Labels: `finished_reason="abort"`, Value: 1},
 			{Name: "nodellama:time_to_first_token_seconds_sum", Value: 1.6526043120000014},
 		}},
+		{"transformers-cb-0.1.0-fakeengine.txt", "transformers-cb", 110, []Sample{
+			{Name: "tfcb:num_preemptions_total", Value: 2},
+			{Name: "tfcb:request_success_total", Labels: `finished_reason="length"`, Value: 4},
+			{Name: "tfcb:time_to_first_token_seconds_bucket", Labels: `le="0.25"`, Value: 4},
+		}},
 		{"vllm-0.10.0-v1-excerpt.txt", "vllm", 5, []Sample{
 			{Name: "vllm:kv_cache_usage_perc", Labels: `engine="0",model_name="zai-org/GLM-4.5"`, Value: 9.75010481363281e-06},
 			{Name: "vllm:prefix_cache_queries_total", Labels: `engine="0",model_name="zai-org/GLM-4.5"`, Value: 32},
@@ -382,7 +387,7 @@ func TestExtractRealDumps(t *testing.T) {
 }
 
 func FuzzParseText(f *testing.F) {
-	for _, name := range []string{"sglang-docs-llama31-8b.txt", "llamacpp-b10380.txt", "node-llama-cpp-3.21.1.txt", "vllm-v0-ibm-excerpt.txt", "vllm-docs-iteration-tokens.txt"} {
+	for _, name := range []string{"sglang-docs-llama31-8b.txt", "llamacpp-b10380.txt", "node-llama-cpp-3.21.1.txt", "transformers-cb-0.1.0-fakeengine.txt", "vllm-v0-ibm-excerpt.txt", "vllm-docs-iteration-tokens.txt"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "metrics", name))
 		if err != nil {
 			f.Fatal(err)

@@ -24,7 +24,7 @@ func newInspectLogCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect-log FILE|RUN",
 		Short: "Summarise an inference server's log: engine, config, KV usage, preemptions, errors",
-		Long: `inspect-log reads a vLLM, SGLang, llama.cpp (llama-server) or test-engine
+		Long: `inspect-log reads a vLLM, SGLang, llama.cpp (llama-server), test-engine or GPU-engine
 log and prints what it found: the engine and its version, start-up facts
 (model, dtype, KV cache size, maximum concurrency, non-default arguments),
 a timeline summary (KV cache usage, running and waiting requests,
@@ -54,7 +54,7 @@ See docs/serverlogs.md for what is read from each engine.`,
 			return inspectLog(cmd.OutOrStdout(), args[0], opts, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&engine, "engine", "auto", "auto, vllm, sglang, llamacpp or node-llama-cpp")
+	cmd.Flags().StringVar(&engine, "engine", "auto", "auto, vllm, sglang, llamacpp, node-llama-cpp or transformers-cb")
 	cmd.Flags().IntVar(&year, "year", 0, "year of stamps that print none (vLLM, journald)")
 	cmd.Flags().StringVar(&tz, "tz", "", "time zone of stamps that print none (default UTC)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
@@ -102,7 +102,7 @@ func inspectLog(w io.Writer, path string, opts serverlog.Options, asJSON bool) e
 		return fmt.Errorf("inspect-log: %w", err)
 	}
 	if sum.Engine == serverlog.EngineUnknown && sum.Counts.Events == 0 {
-		return fmt.Errorf("inspect-log: %s: no vLLM, SGLang, llama.cpp or test-engine lines among %d lines; if the engine is one of these, name it with --engine", file, sum.Counts.Lines)
+		return fmt.Errorf("inspect-log: %s: no vLLM, SGLang, llama.cpp, test-engine or transformers-cb lines among %d lines; if the engine is one of these, name it with --engine", file, sum.Counts.Lines)
 	}
 	if asJSON {
 		enc := json.NewEncoder(w)
