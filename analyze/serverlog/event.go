@@ -201,9 +201,9 @@ func (s *Stats) Has(f StatField) bool { return s.Set&f != 0 }
 
 // Preemption modes.
 const (
-	ModeRecompute = "recompute" // vLLM RECOMPUTE, the test engine's recompute
-	ModeSwap      = "swap"      // vLLM V0 SWAP (KV blocks moved to CPU)
-	ModeRetract   = "retract"   // SGLang retraction
+	ModeRecompute = "recompute"   // vLLM RECOMPUTE, the test engine's recompute
+	ModeSwap      = "swap"        // vLLM V0 SWAP (KV blocks moved to CPU)
+	ModeRetract   = "retract"     // SGLang retraction
 	ModeOffload   = "cpu_offload" // transformers-cb: KV moved to the CPU swap pool
 )
 

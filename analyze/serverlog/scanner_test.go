@@ -526,9 +526,9 @@ func TestNoAllocPerQuietLine(t *testing.T) {
 		t.Skip("allocation counts differ under the race detector")
 	}
 	quiet := []string{
-		"INFO 10-28 11:16:34 launcher.py:27] Route: /v1/chat/completions, Methods: POST", // ignored vLLM line
+		"INFO 10-28 11:16:34 launcher.py:27] Route: /v1/chat/completions, Methods: POST",                // ignored vLLM line
 		"  File \"/usr/local/lib/python3.12/dist-packages/vllm/engine/llm_engine.py\", line 1, in step", // traceback frame
-		"Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.31s/it]",           // progress bar
+		"Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.31s/it]",          // progress bar
 		`{"log":"INFO 10-28 11:16:34 launcher.py:27] Route: /v1/models, Methods: GET\n","stream":"stderr","time":"2024-10-28T18:16:34.123Z"}`,
 		"2024-10-28T18:16:34.123456789Z INFO 10-28 11:16:34 launcher.py:27] Route: /v1/models, Methods: GET",
 		"\x1b[32mINFO\x1b[0m 10-28 11:16:34 launcher.py:27] Route: /v1/models, Methods: GET",
