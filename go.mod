@@ -5,8 +5,8 @@ go 1.25.0
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
+	github.com/go-echarts/go-echarts/v2 v2.6.7
 	github.com/spf13/cobra v1.10.2
-	github.com/yuin/goldmark v1.8.7
 )
 
 require (
