@@ -43,10 +43,10 @@ func HTML(w io.Writer, rep *analyze.Report) error {
 	if err != nil {
 		return err
 	}
-	return html(w, p)
+	return writeHTML(w, p)
 }
 
-func html(w io.Writer, p *page) error {
+func writeHTML(w io.Writer, p *page) error {
 	return htmlTemplate.Execute(w, htmlPage{
 		page:      p,
 		CSS:       template.CSS(pageCSS),

@@ -191,7 +191,7 @@ func Files(dir string, rep *analyze.Report, format string) ([]string, error) {
 	}
 	if format == "html" || format == "both" {
 		var h bytes.Buffer
-		if err := html(&h, p); err != nil {
+		if err := writeHTML(&h, p); err != nil {
 			return nil, fmt.Errorf("render html: %w", err)
 		}
 		path := filepath.Join(dir, "report.html")
