@@ -160,9 +160,29 @@ func (s *Scanner) classify(lvl Level, msg []byte) status {
 	case lvl >= LevelError && !frame:
 		return s.problem(KindError, ProblemOther, string(trimSpace(body)))
 	case lvl == LevelUnknown:
+		if !frame && isExceptionLine(body) {
+			return s.problem(KindError, ProblemOther, string(trimSpace(body)))
+		}
 		return stUnknown
 	}
 	return stIgnored
+}
+
+// isExceptionLine matches the last line of a Python traceback
+// ("RuntimeError: ...", "torch.OutOfMemoryError: ...") and "LLVM ERROR: ...".
+func isExceptionLine(b []byte) bool {
+	colon := index(b, ": ")
+	if colon <= 0 || colon > 96 {
+		return false
+	}
+	name := b[:colon]
+	if bstr(name) == "LLVM ERROR" {
+		return true
+	}
+	if bytes.IndexByte(name, ' ') >= 0 {
+		return false
+	}
+	return bytes.HasSuffix(name, []byte("Error")) || bytes.HasSuffix(name, []byte("Exception"))
 }
 
 // isTracebackFrame reports lines of a Python traceback other than the

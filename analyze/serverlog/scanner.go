@@ -311,9 +311,11 @@ func (s *Scanner) parse(raw []byte) status {
 	default:
 		st = s.parseAny(msg, wrapperStamp)
 	}
-	if st == stEvent && wrapperStamp.better(s.lineStamp) {
-		// A wrapper time (zoned, sub-second) beats the engine's own stamp
-		// when the engine's lacks the year or the zone.
+	if st == stEvent && wrapperStamp.q != TimeNone && !s.lineStamp.better(wrapperStamp) {
+		// A wrapper time beats the engine's own stamp unless the engine's
+		// is more complete: the wrapper's is the capture time, usually
+		// zoned and sub-second, where vLLM prints whole seconds without a
+		// year or zone.
 		s.lineStamp = wrapperStamp
 	}
 	return st
