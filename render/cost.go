@@ -47,29 +47,34 @@ func costSection(id string, r *analyze.RunAnalysis) section {
 		Right:   []bool{false, true, true, true, true, true, true, true},
 	}
 	cmp := table{
-		Caption: "Against hosted API prices, on the same basis (blended for this workload's prompt/output mix when known). Prices are dated; check them before quoting.",
-		Head:    []string{"Operating point", "API model", "Provider", "Same model", "API $/Mtok", "Self-hosted $/Mtok", "Self-hosting is", "Price date", "Source"},
+		Head:    []string{"API model", "Provider", "Same model", "Basis", "API $/Mtok", "Self-hosted $/Mtok", "Self-hosting is", "Price date", "Source"},
 		Right:   []bool{false, false, false, false, true, true, false, false, false},
 	}
+	// The comparison is made at one point: the SLO operating point (the
+	// honest one) when there is one, else the peak.
+	at := c.Points[0]
 	for _, p := range c.Points {
-		power := sig(p.PowerW)
-		if p.PowerFrom != "" {
-			power += " (" + p.PowerFrom + ")"
-		}
 		t.Rows = append(t.Rows, []string{
-			p.Name, integer(p.Concurrency), sig(p.OutputTokPerS), power, usd(p.USDPerHour),
+			p.Name, integer(p.Concurrency), sig(p.OutputTokPerS), sig(p.PowerW), usd(p.USDPerHour),
 			usd(p.USDPerMTokOutput), orDash(p.USDPerMTokBlended, usd), percent(p.PromptShare),
 		})
-		for _, pc := range p.Comparisons {
-			same := "no"
-			if pc.SameModel {
-				same = "yes"
-			}
-			cmp.Rows = append(cmp.Rows, []string{
-				p.Name, pc.API.Model, pc.API.Provider, same, usd(pc.APIUSDPerMTokBlended), usd(pc.SelfUSDPerMTok),
-				cheaper(pc.CheaperFactor), pc.API.Date, pc.API.SourceURL,
-			})
+		if p.PowerFrom != "" {
+			s.Notes = append(s.Notes, fmt.Sprintf("Power at the %s: %s W, %s.", p.Name, sig(p.PowerW), p.PowerFrom))
 		}
+		if p.Name == analyze.CostSLO {
+			at = p
+		}
+	}
+	cmp.Caption = "At the " + at.Name + fmt.Sprintf(" (concurrency %d), against hosted API prices on the same basis: blended for this workload's prompt/output mix when known. Prices are dated; check them before quoting.", at.Concurrency)
+	for _, pc := range at.Comparisons {
+		same := "no"
+		if pc.SameModel {
+			same = "yes"
+		}
+		cmp.Rows = append(cmp.Rows, []string{
+			pc.API.Model, pc.API.Provider, same, pc.Basis, usd(pc.APIUSDPerMTokBlended), usd(pc.SelfUSDPerMTok),
+			cheaper(pc.CheaperFactor), pc.API.Date, pc.API.SourceURL,
+		})
 	}
 	s.Tables = append(s.Tables, t)
 	if len(cmp.Rows) > 0 {

@@ -66,7 +66,7 @@ func diagnosisSection(id string, r *analyze.RunAnalysis) section {
 		s.Sentences = append(s.Sentences, sentence(d.Summary))
 	}
 	for _, f := range d.Findings {
-		v := verdict{Check: nameOr(checkNames, f.Check), Result: nameOr(statusNames, f.Status), Fixes: f.Fixes}
+		v := verdict{Check: nameOr(checkNames, f.Check), Result: nameOr(statusNames, f.Status), Status: f.Status, Fixes: f.Fixes}
 		if f.Summary != d.Summary {
 			// The wall's own finding is already said above.
 			v.Summary = sentence(f.Summary)
@@ -98,7 +98,7 @@ func evidenceView(e analyze.Evidence) evidence {
 	switch {
 	case e.Line > 0:
 		ev.Log = []logLine{{N: e.Line, Text: e.Text}}
-		ev.File = "server.log line " + strconv.FormatInt(e.Line, 10)
+		ev.What += " (server.log, line " + strconv.FormatInt(e.Line, 10) + ")"
 	case e.Name != "":
 		val := sig(e.Value)
 		if e.Unit != "" {

@@ -175,8 +175,11 @@ func sentence(s string) string {
 	if s == "" {
 		return s
 	}
+	// Capitalise a leading word, but not a symbol such as p99 or c=32.
 	r, n := utf8.DecodeRuneInString(s)
-	s = string(unicode.ToUpper(r)) + s[n:]
+	if next, _ := utf8.DecodeRuneInString(s[n:]); unicode.IsLower(r) && unicode.IsLower(next) {
+		s = string(unicode.ToUpper(r)) + s[n:]
+	}
 	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "!") && !strings.HasSuffix(s, "?") {
 		s += "."
 	}

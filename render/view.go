@@ -78,6 +78,7 @@ type table struct {
 type verdict struct {
 	Check    string
 	Result   string
+	Status   string // the analyzer's status, for the page's colours
 	Summary  string
 	Fixes    []string
 	Evidence []evidence
@@ -88,7 +89,6 @@ type evidence struct {
 	What  string
 	Level string
 	Log   []logLine
-	File  string
 }
 
 // logLine is one line of a server log, with its 1-based line number.
