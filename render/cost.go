@@ -47,8 +47,8 @@ func costSection(id string, r *analyze.RunAnalysis) section {
 		Right:   []bool{false, true, true, true, true, true, true, true},
 	}
 	cmp := table{
-		Head:    []string{"API model", "Provider", "Same model", "Basis", "API $/Mtok", "Self-hosted $/Mtok", "Self-hosting is", "Price date", "Source"},
-		Right:   []bool{false, false, false, false, true, true, false, false, false},
+		Head:  []string{"API model", "Provider", "Same model", "Basis", "API $/Mtok", "Self-hosted $/Mtok", "Self-hosting is", "Price date", "Source"},
+		Right: []bool{false, false, false, false, true, true, false, false, false},
 	}
 	// The comparison is made at one point: the SLO operating point (the
 	// honest one) when there is one, else the peak.
