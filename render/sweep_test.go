@@ -116,3 +116,37 @@ func TestBrowserRendersSweepReport(t *testing.T) {
 		t.Errorf("found %d chart elements, want 9", len(res.Boxes))
 	}
 }
+
+// Two sweeps of one configuration: the report shows each run's sections
+// and a table of intervals across the runs.
+func TestRepeatedRuns(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var runs []*analyze.Run
+	for _, dir := range []string{"a", "b"} {
+		writeSweepFixture(t, dir, sweepFixture{})
+		r, err := analyze.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	set := analyze.Default()
+	set.Now = fixedNow
+	rep, err := analyze.Analyze(runs, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Repeats) != 1 {
+		t.Fatalf("the analyzer found %d repeat groups in two identical sweeps, want 1", len(rep.Repeats))
+	}
+	md, page := renderBoth(t, rep)
+	for _, want := range []string{"## Repeated runs", "## Run 1: ", "## Run 2: ", "| Concurrency | Runs | TTFT p50 | TPOT p50 | Output tok/s |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	text := strings.Join(parsePage(t, page).Text, "\n")
+	if !strings.Contains(text, "Repeated runs") || strings.Count(text, "Throughput, TPOT and TTFT against concurrency") < 4 {
+		t.Errorf("report.html lacks the repeats table or a run's sweep section")
+	}
+}

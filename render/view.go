@@ -5,8 +5,10 @@ import (
 	"html/template"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/analyze/stats"
 )
 
 // The view is the report model laid out for display: the same sections,
@@ -20,7 +22,12 @@ type page struct {
 	Generated      string
 	Version        string
 	EChartsVersion string
-	Runs           []runView
+	// Warnings concern the report as a whole.
+	Warnings []string
+	// Repeats are tables of runs of one configuration, with intervals
+	// across them.
+	Repeats []table
+	Runs    []runView
 }
 
 // runView is everything shown about one run.
@@ -119,6 +126,10 @@ func buildPage(rep *analyze.Report) (*page, error) {
 		Generated:      stamp(rep.GeneratedAt),
 		Version:        rep.HeadroomVersion,
 		EChartsVersion: echartsVersion,
+		Warnings:       sentences(rep.Warnings),
+	}
+	for _, g := range rep.Repeats {
+		p.Repeats = append(p.Repeats, repeatTable(rep, g))
 	}
 	for i := range rep.Runs {
 		rv, err := buildRun(rep, i)
@@ -218,6 +229,34 @@ func runLabel(r *analyze.RunAnalysis) string {
 		return r.Manifest.Label
 	}
 	return filepath.Base(r.Dir)
+}
+
+// repeatTable shows a group of repeated runs: per level, the interval of
+// p50 TTFT, p50 TPOT and throughput across the runs.
+func repeatTable(rep *analyze.Report, g analyze.RepeatGroup) table {
+	var names []string
+	for _, i := range g.Runs {
+		if i >= 0 && i < len(rep.Runs) {
+			names = append(names, fmt.Sprintf("run %d (%s)", i+1, runLabel(&rep.Runs[i])))
+		}
+	}
+	t := table{
+		Caption: fmt.Sprintf("Repeated runs of one configuration (%s): %s. Intervals are across the runs.",
+			strings.Join(strings.Fields(strings.ReplaceAll(g.Key, " | ", "; ")), " "), strings.Join(names, ", ")),
+		Head:    []string{"Concurrency", "Runs", "TTFT p50", "TPOT p50", "Output tok/s"},
+		Right:   []bool{true, true, true, true, true},
+	}
+	iv := func(i *stats.Interval, f func(float64) string) string {
+		if i == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%s (%s–%s)", f(i.Estimate), f(i.Low), f(i.High))
+	}
+	for _, l := range g.Levels {
+		t.Rows = append(t.Rows, []string{integer(l.Concurrency), integer(l.Runs), iv(l.TTFTP50S, dur), iv(l.TPOTP50S, dur), iv(l.OutputTokPerS, sig)})
+	}
+	t.normalize()
+	return t
 }
 
 // noSweep is the Missing text of every section that needs a sweep.
