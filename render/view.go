@@ -243,8 +243,8 @@ func repeatTable(rep *analyze.Report, g analyze.RepeatGroup) table {
 	t := table{
 		Caption: fmt.Sprintf("Repeated runs of one configuration (%s): %s. Intervals are across the runs.",
 			strings.Join(strings.Fields(strings.ReplaceAll(g.Key, " | ", "; ")), " "), strings.Join(names, ", ")),
-		Head:    []string{"Concurrency", "Runs", "TTFT p50", "TPOT p50", "Output tok/s"},
-		Right:   []bool{true, true, true, true, true},
+		Head:  []string{"Concurrency", "Runs", "TTFT p50", "TPOT p50", "Output tok/s"},
+		Right: []bool{true, true, true, true, true},
 	}
 	iv := func(i *stats.Interval, f func(float64) string) string {
 		if i == nil {
