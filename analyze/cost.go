@@ -114,13 +114,13 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 		}
 		return LevelStats{}, false
 	}
-	if l, ok := at(knees.PeakConcurrency); ok && knees.PeakOutputTokPerS > 0 {
+	if l, ok := at(knees.PeakConcurrency); ok && l.OutputTokPerS > 0 {
 		c.Points = append(c.Points, c.point(CostPeak, l, run, set))
 	} else {
 		c.Missing = append(c.Missing, "a sustained peak throughput")
 	}
 	if g != nil {
-		if l, ok := at(g.OperatingConcurrency); ok && g.OperatingConcurrency > 0 {
+		if l, ok := at(g.OperatingConcurrency); ok && l.OutputTokPerS > 0 {
 			c.Points = append(c.Points, c.point(CostSLO, l, run, set))
 		} else {
 			c.Missing = append(c.Missing, "an SLO operating point (no level meets the SLO)")
@@ -220,8 +220,14 @@ func sameModel(a, b string) bool {
 
 func modelSignature(s string) (string, bool) {
 	s = strings.ToLower(s)
-	s = strings.ReplaceAll(s, "meta-llama-", "llama-")
-	f := familyRe.FindStringSubmatch(s)
+	var f []string
+	// "meta-llama/Llama-3.1-8B": the family with a version wins over the
+	// organisation's name.
+	for _, m := range familyRe.FindAllStringSubmatch(s, -1) {
+		if f == nil || (f[2] == "" && m[2] != "") {
+			f = m
+		}
+	}
 	z := sizeRe.FindStringSubmatch(s)
 	if f == nil || z == nil {
 		return "", false

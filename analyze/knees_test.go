@@ -13,6 +13,7 @@ const kneeTTFT = 0.05
 
 func kneeSweep(t *testing.T) *fakeSweep {
 	f := newFakeSweep(t)
+	f.noTokens = true // keeps the race-enabled tests quick; levels_test covers chunk timings
 	for _, c := range []int{1, 2, 4, 8, 16, 32} {
 		f.level(c, 3, constTTFT(kneeTTFT), kneeTPOT[c])
 	}
