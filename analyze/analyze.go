@@ -47,6 +47,8 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 			if rep.Headline == nil {
 				rep.Headline = headline(run, sw, probe)
 			}
+		} else if run.Manifest.HasKind(rundir.KindSweep) {
+			ra.Warnings = append(ra.Warnings, "the manifest says this run holds a sweep, but it recorded no levels or requests: nothing to analyse")
 		}
 		rep.Runs = append(rep.Runs, ra)
 	}
