@@ -7,6 +7,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
+	github.com/ebitengine/purego v0.11.3
 	github.com/go-echarts/go-echarts/v2 v2.6.7
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1

@@ -242,3 +242,21 @@ func TestDiagnoseInconclusive(t *testing.T) {
 		t.Errorf("missing %v", d.Missing)
 	}
 }
+
+// llama.cpp has no preemption; a KV cache with no free cells is its wall.
+func TestDiagnoseKVWallLlamaCpp(t *testing.T) {
+	f := kneeSweep(t)
+	f.manifest.Engine.Name = "llamacpp"
+	lines := fixtureLines(t, "llamacpp-2024-01-gen-a-kvfull-compose.log")
+	for i, l := range lines {
+		f.log(f.at(kneeLevel[16], 0.1+0.8*float64(i)/float64(len(lines))), l)
+	}
+	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
+	if d.Wall != WallKVCache || !strings.Contains(d.Summary, "ran out of KV cache cells") {
+		t.Fatalf("wall %q: %s", d.Wall, d.Summary)
+	}
+	kv := finding(d, WallKVCache)
+	if kv.Load != "c=16" || len(kv.Evidence) == 0 || kv.Evidence[0].Line != 4 || kv.Evidence[0].Text != lines[3] {
+		t.Errorf("finding at %s, evidence %+v", kv.Load, kv.Evidence)
+	}
+}
