@@ -150,3 +150,31 @@ func TestRepeatedRuns(t *testing.T) {
 		t.Errorf("report.html lacks the repeats table or a run's sweep section")
 	}
 }
+
+// An open-loop sweep is plotted and tabled by arrival rate, and its knees
+// are named by rate.
+func TestOpenLoopSweep(t *testing.T) {
+	rep := sweepReport(t, sweepFixture{OpenLoop: true}, false)
+	if rep.Runs[0].Sweep.Knees.Axis != analyze.AxisRate {
+		t.Fatalf("the analyzer did not treat the sweep as open loop: axis %q", rep.Runs[0].Sweep.Knees.Axis)
+	}
+	md, page := renderBoth(t, rep)
+	for _, want := range []string{"| Rate (req/s) | Concurrency cap |", "| Rate (req/s) | TTFT p50 (ms) |", " req/s"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	pd := parsePage(t, page)
+	panels := 0
+	for _, id := range chartOrder(page) {
+		if strings.HasSuffix(id, "-throughput") || strings.HasSuffix(id, "-tpot") || strings.HasSuffix(id, "-ttft") {
+			panels++
+			if !strings.Contains(string(pd.Charts[id]), "Arrival rate (req/s") {
+				t.Errorf("chart %s is not plotted against the arrival rate", id)
+			}
+		}
+	}
+	if panels != 3 {
+		t.Errorf("found %d sweep panels, want 3", panels)
+	}
+}
