@@ -185,6 +185,23 @@ func buildRun(rep *analyze.Report, i int) (runView, error) {
 		methodologySection(id("methodology"), rep, r),
 		filesSection(id("files"), r),
 	}
+	// A probe run reported with sweeps points at them, rather than telling
+	// the reader to go and run one.
+	if r.Sweep == nil {
+		var others []string
+		for j := range rep.Runs {
+			if j != i && rep.Runs[j].Sweep != nil {
+				others = append(others, fmt.Sprintf("run %d (%s)", j+1, runLabel(&rep.Runs[j])))
+			}
+		}
+		if len(others) > 0 {
+			for k := range rv.Sections {
+				if strings.HasPrefix(rv.Sections[k].Missing, noSweepPrefix) {
+					rv.Sections[k].Missing = "This run has no load sweep: see " + strings.Join(others, ", ") + " of this report."
+				}
+			}
+		}
+	}
 	for i := range rv.Sections {
 		for j := range rv.Sections[i].Tables {
 			rv.Sections[i].Tables[j].normalize()
@@ -261,5 +278,7 @@ func repeatTable(rep *analyze.Report, g analyze.RepeatGroup) table {
 
 // noSweep is the Missing text of every section that needs a sweep.
 func noSweep(what string) string {
-	return fmt.Sprintf("Not measured: this run has no load sweep, so there is no %s. Run headroom sweep against the server and report that run.", what)
+	return fmt.Sprintf(noSweepPrefix+", so there is no %s. Run headroom sweep against the server and report that run.", what)
 }
+
+const noSweepPrefix = "Not measured: this run has no load sweep"
