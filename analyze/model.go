@@ -322,7 +322,10 @@ type Timeline struct {
 
 // LevelSpan is a level's place on the time axis.
 type LevelSpan struct {
+	LevelIndex  int     `json:"level_index"`
 	Concurrency int     `json:"concurrency"`
+	RateRPS     float64 `json:"rate_rps,omitempty"`
+	Load        string  `json:"load"`
 	StartS      float64 `json:"start_s"`
 	WarmupEndS  float64 `json:"warmup_end_s"`
 	EndS        float64 `json:"end_s"`
