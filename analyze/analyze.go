@@ -167,6 +167,9 @@ func headline(run *Run, sw *SweepAnalysis, probe *Roofline) *Headline {
 		PeakConcurrency:        sw.Knees.PeakConcurrency,
 		RecommendedConcurrency: sw.Knees.RecommendedConcurrency,
 		RecommendedReason:      sw.Knees.RecommendedReason,
+		Axis:                   sw.Knees.Axis,
+		PeakRateRPS:            sw.Knees.PeakRateRPS,
+		RecommendedRateRPS:     sw.Knees.RecommendedRateRPS,
 		Wall:                   sw.Diagnosis.Wall,
 		WallSummary:            sw.Diagnosis.Summary,
 	}

@@ -32,6 +32,7 @@ func finding(d Diagnosis, check string) Finding {
 }
 
 func TestDiagnoseKVCacheWall(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	cleanStats(t, f)
 	preempt := fixtureLines(t, "vllm-docs-preemption-cnt.log")[0]
@@ -98,6 +99,7 @@ func TestDiagnoseKVCacheWall(t *testing.T) {
 
 // The project's test engine names its KV wall for what it is.
 func TestDiagnoseKVWallTestEngine(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	f.manifest.Engine.Name = "node-llama-cpp"
 	lines := fixtureLines(t, "node-llama-cpp-3.21.1-contract-example.log")
@@ -114,6 +116,7 @@ func TestDiagnoseKVWallTestEngine(t *testing.T) {
 }
 
 func TestDiagnoseComputeKnee(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	cleanStats(t, f)
 	for i := range f.levels {
@@ -144,6 +147,7 @@ func TestDiagnoseComputeKnee(t *testing.T) {
 }
 
 func TestDiagnoseQueueing(t *testing.T) {
+	t.Parallel()
 	f := newFakeSweep(t)
 	// TPOT flat; every 10th request waits (1 + c/4) × as long for its first
 	// token, so p99/p50 TTFT grows with concurrency: 1.25, 1.5, 2, 3, 5.
@@ -186,6 +190,7 @@ func TestDiagnoseQueueing(t *testing.T) {
 }
 
 func TestDiagnoseClientBound(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	cleanStats(t, f)
 	for i := range f.levels {
@@ -211,6 +216,7 @@ func TestDiagnoseClientBound(t *testing.T) {
 }
 
 func TestDiagnoseCleanNoWall(t *testing.T) {
+	t.Parallel()
 	f := newFakeSweep(t)
 	for _, c := range []int{1, 2, 4, 8} {
 		f.level(c, 5, constTTFT(0.05), 0.02)
@@ -229,6 +235,7 @@ func TestDiagnoseCleanNoWall(t *testing.T) {
 // Without a log or metrics the walls cannot be told apart; the verdict
 // says which evidence is missing.
 func TestDiagnoseInconclusive(t *testing.T) {
+	t.Parallel()
 	d := analyzeOne(t, kneeSweep(t).write(), testSettings()).Diagnosis
 	if d.Wall != WallInconclusive {
 		t.Fatalf("wall %q", d.Wall)
@@ -245,6 +252,7 @@ func TestDiagnoseInconclusive(t *testing.T) {
 
 // llama.cpp has no preemption; a KV cache with no free cells is its wall.
 func TestDiagnoseKVWallLlamaCpp(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	f.manifest.Engine.Name = "llamacpp"
 	lines := fixtureLines(t, "llamacpp-2024-01-gen-a-kvfull-compose.log")

@@ -25,7 +25,7 @@ type Evidence struct {
 	Text string `json:"text,omitempty"`
 	// Metric, telemetry and client evidence.
 	Name  string  `json:"name,omitempty"`
-	Value float64 `json:"value,omitempty"`
+	Value float64 `json:"value"`
 	Unit  string  `json:"unit,omitempty"`
 	// Note says in words what it shows.
 	Note string `json:"note"`
@@ -506,7 +506,7 @@ func (o *observations) timeline(levels []LevelStats, maxPoints int) *Timeline {
 	start := levels[0].StartNS
 	t := &Timeline{StartNS: start}
 	for _, l := range levels {
-		t.Levels = append(t.Levels, LevelSpan{Concurrency: l.Concurrency,
+		t.Levels = append(t.Levels, LevelSpan{LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS, Load: l.Load,
 			StartS: float64(l.StartNS-start) / 1e9, WarmupEndS: float64(l.WarmupEndNS-start) / 1e9, EndS: float64(l.EndNS-start) / 1e9})
 	}
 	for _, s := range o.series {
