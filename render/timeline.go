@@ -190,7 +190,11 @@ func levelMarks(tl *analyze.Timeline) []charts.SeriesOpts {
 	var lines []opts.MarkLineNameXAxisItem
 	var areas [][]opts.MarkAreaData
 	for _, l := range tl.Levels {
-		lines = append(lines, opts.MarkLineNameXAxisItem{Name: "c=" + strconv.Itoa(l.Concurrency), XAxis: round(l.StartS)})
+		name := l.Load // "c=8" or "4 req/s", as the analyzer names the level
+		if name == "" {
+			name = "c=" + strconv.Itoa(l.Concurrency)
+		}
+		lines = append(lines, opts.MarkLineNameXAxisItem{Name: name, XAxis: round(l.StartS)})
 		if l.WarmupEndS > l.StartS {
 			areas = append(areas, []opts.MarkAreaData{{XAxis: round(l.StartS)}, {XAxis: round(l.WarmupEndS)}})
 		}
