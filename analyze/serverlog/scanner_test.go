@@ -552,3 +552,32 @@ func TestNoAllocPerQuietLine(t *testing.T) {
 		t.Errorf("%v allocations for %d quiet lines, %v for %d: lines without events allocate", many, 100*len(quiet), few, len(quiet))
 	}
 }
+
+func TestPreemptionLogging(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want PreemptionLogging
+	}{
+		{"vllm-0.5.0-offline-swap-preemption.log", PreemptionsSampled},  // V0 preemption lines
+		{"vllm-0.8.3-v0-ray-prefixcache.log", PreemptionsSampled},       // "Initializing a V0 LLM engine"
+		{"vllm-0.10.2-v1-startup-nondefault.log", PreemptionsNotLogged}, // V1
+		{"vllm-0.13.x-v1-loggers248-stats.log", PreemptionsNotLogged},   // generation unknown, no preemption line
+		{"sglang-0.5.18-startup-retract.log", PreemptionsAll},           // retractions
+		{"llamacpp-b9265-new-slots.log", PreemptionsNotLogged},          // llama.cpp never preempts
+		{"node-llama-cpp-3.21.1-preemptions.log", PreemptionsAll},       // test engine
+		{"transformers-cb-0.1.0-fakeengine.log", PreemptionsAll},        // GPU engine
+	} {
+		f, err := os.Open(filepath.Join(fixtureDir, tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := ScanSummary(f, Options{})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sum.PreemptionLogging(); got != tt.want {
+			t.Errorf("%s (engine %s %s): %s, want %s", tt.file, sum.Engine, sum.Generation, got, tt.want)
+		}
+	}
+}
