@@ -268,3 +268,44 @@ func TestDiagnoseKVWallLlamaCpp(t *testing.T) {
 		t.Errorf("finding at %s, evidence %+v", kv.Load, kv.Evidence)
 	}
 }
+
+// A log's silence about preemptions proves none only for engines that log
+// every one: vLLM V1 never logs them, so its stats lines leave the count
+// unknown, while the test engine's log without a preempt line means zero.
+func TestPreemptionsKnownOnlyWhenTheEngineLogsThem(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		engine, fixture string
+		wantKnown       bool
+	}{
+		{"vllm", "vllm-0.13.x-v1-loggers248-stats.log", false},
+		{"sglang", "sglang-0.4.3-decode-2025-02.log", true},
+	}
+	for _, c := range cases {
+		f := newFakeSweep(t)
+		f.manifest.Engine.Name = c.engine
+		f.level(1, 3, constTTFT(0.05), 0.02)
+		f.level(2, 3, constTTFT(0.05), 0.02)
+		var lines []string
+		for _, line := range fixtureLines(t, c.fixture) {
+			if !strings.Contains(line, "preempt") && !strings.Contains(line, "retract") {
+				lines = append(lines, line)
+			}
+		}
+		// In log order: the first half inside level 0, the rest inside level 1.
+		for i, line := range lines {
+			lvl := 2 * i / len(lines)
+			f.log(f.at(lvl, 0.3+0.4*float64(i)/float64(len(lines))), line)
+		}
+		sw := analyzeOne(t, f.write(), testSettings())
+		for _, l := range sw.Levels {
+			if l.Server.LogLines == 0 {
+				t.Fatalf("%s: level %d got no log lines", c.fixture, l.LevelIndex)
+			}
+			if l.Server.PreemptionsKnown != c.wantKnown {
+				t.Errorf("%s: level %d preemptions known = %v (source %q), want %v",
+					c.fixture, l.LevelIndex, l.Server.PreemptionsKnown, l.Server.PreemptionsSource, c.wantKnown)
+			}
+		}
+	}
+}
