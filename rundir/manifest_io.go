@@ -257,10 +257,12 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
+	// CreateTemp makes the file private (0600); run data is meant to be shared.
+	merr := f.Chmod(0o644)
 	_, werr := f.Write(data)
 	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(merr, werr, serr, cerr); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}

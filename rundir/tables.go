@@ -20,7 +20,10 @@ const (
 // ProbeGEMMRow is one GEMM shape of the probe: (batch, k) @ (k, n), timed
 // over Repeats repetitions of CallsPerRepeat back-to-back calls.
 type ProbeGEMMRow struct {
-	Device         int32   `parquet:"device"`
+	Device int32 `parquet:"device"`
+	// Mode is "solo" (the GPU probed alone) or "concurrent" (every probed
+	// GPU at once, `headroom probe --devices all` on several GPUs).
+	Mode           string  `parquet:"mode"`
 	Batch          int64   `parquet:"batch"`
 	K              int64   `parquet:"k"`
 	N              int64   `parquet:"n"`
@@ -42,6 +45,7 @@ type ProbeGEMMRow struct {
 // ProbeBandwidthRow is one device-memory bandwidth measurement.
 type ProbeBandwidthRow struct {
 	Device         int32   `parquet:"device"`
+	Mode           string  `parquet:"mode"`   // "solo" or "concurrent", as in ProbeGEMMRow
 	Method         string  `parquet:"method"` // "copy_kernel", "memcpy_dtod", "read_kernel", ...
 	BufferBytes    int64   `parquet:"buffer_bytes"`
 	BytesPerCall   float64 `parquet:"bytes_per_call"` // bytes read plus bytes written

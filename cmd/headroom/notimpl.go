@@ -22,10 +22,6 @@ func placeholder(use, short, issue string) *cobra.Command {
 	}
 }
 
-func newProbeCmd() *cobra.Command {
-	return placeholder("probe", "Measure the GPU's roofline: HBM bandwidth and a bf16 GEMM sweep", "issue 3")
-}
-
 func newCompareCmd() *cobra.Command {
 	return placeholder("compare", "Compare archived runs", "issue 8")
 }

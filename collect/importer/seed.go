@@ -132,7 +132,7 @@ func importSeedRoofline(path string, data []byte, dir string, opts Options) (*ru
 		}
 		t := *r.LatencyMS / 1e3
 		rows = append(rows, rundir.ProbeGEMMRow{
-			Batch: r.Batch, K: seedK, N: seedN, DType: "bf16",
+			Mode: "solo", Batch: r.Batch, K: seedK, N: seedN, DType: "bf16",
 			FLOP: flop, Bytes: bytes, Intensity: r.Intensity,
 			Repeats: 1, CallsPerRepeat: seedGEMMCalls,
 			TimeMedianS: t, TimeMinS: t, TimeMaxS: t,
@@ -142,6 +142,7 @@ func importSeedRoofline(path string, data []byte, dir string, opts Options) (*ru
 	}
 	bw := *s.BandwidthTBs * 1e12
 	bwRow := rundir.ProbeBandwidthRow{
+		Mode:        "solo",
 		Method:      "torch copy_ (seed script 01)",
 		BufferBytes: seedCopyBufferBytes, BytesPerCall: 2 * seedCopyBufferBytes,
 		Repeats: 1, CallsPerRepeat: seedCopyCalls,

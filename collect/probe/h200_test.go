@@ -1,0 +1,90 @@
+package probe
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// TestH200ValidationRuns re-reads the runs recorded on an H200 for
+// docs/probe-validation.md: each headroom run directory must be readable,
+// its manifest's headline numbers must follow from its own tables by this
+// package's arithmetic, and against the script 01 run of the same pair the
+// copy bandwidth and peak must be at least the script's and the B=1 time at
+// most the script's.
+func TestH200ValidationRuns(t *testing.T) {
+	base := filepath.Join("..", "..", "testdata", "probe-h200")
+	for i := 1; i <= 3; i++ {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			dir := filepath.Join(base, fmt.Sprintf("headroom-%d", i))
+			run, err := rundir.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Check(); err != nil {
+				t.Fatal(err)
+			}
+			gemm, err := rundir.ReadTable[rundir.ProbeGEMMRow](dir, rundir.TableProbeGEMM)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bw, err := rundir.ReadTable[rundir.ProbeBandwidthRow](dir, rundir.TableProbeBandwidth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gemm) != len(DefaultBatches) || len(bw) != 3*len(DefaultBufferSizes) {
+				t.Fatalf("%d GEMM and %d bandwidth rows", len(gemm), len(bw))
+			}
+			var points []GEMMPoint
+			var b1MS float64
+			for _, r := range gemm {
+				if !near(r.Intensity, Intensity(int(r.Batch), int(r.K), int(r.N)), 1e-12) || !near(r.FLOPPerS, r.FLOP/r.TimeMedianS, 1e-9) {
+					t.Errorf("B=%d: row inconsistent: %+v", r.Batch, r)
+				}
+				if r.MaxRelErr <= 0 || r.MaxRelErr > 1.0/64 {
+					t.Errorf("B=%d: max relative error %v is not bf16 rounding", r.Batch, r.MaxRelErr)
+				}
+				points = append(points, GEMMPoint{Batch: int(r.Batch), TFLOPS: r.FLOPPerS / 1e12})
+				if r.Batch == 1 {
+					b1MS = r.TimeMedianS * 1e3
+				}
+			}
+			var bestCopy float64
+			var bestMethod string
+			for _, r := range bw {
+				if r.Method != MethodSumKernel && r.BytesPerS > bestCopy {
+					bestCopy, bestMethod = r.BytesPerS, r.Method
+				}
+			}
+			p := run.Manifest.Probe
+			peak, peakBatch := Peak(points)
+			if !near(p.PeakFLOPPerS, peak*1e12, 1e-12) || p.PeakBatch != peakBatch || p.KneeBatch != Knee(points, DefaultKneeFraction) ||
+				p.BandwidthBytesPerS != bestCopy || p.BandwidthMethod != bestMethod ||
+				!near(p.RidgeFLOPPerByte, Ridge(peak, bestCopy/1e9), 1e-12) || !p.Validated || p.Throttled {
+				t.Errorf("manifest %+v does not follow from the tables", p)
+			}
+
+			var script scriptResult
+			raw, err := os.ReadFile(filepath.Join(base, fmt.Sprintf("roofline_NVIDIA_H200-%d.json", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(raw, &script); err != nil {
+				t.Fatal(err)
+			}
+			if r := p.BandwidthBytesPerS / (script.BandwidthTBs * 1e12); r < 1 {
+				t.Errorf("copy bandwidth %.3f× the script's", r)
+			}
+			if r := p.PeakFLOPPerS / (script.PeakTFLOPS * 1e12); r < 1 {
+				t.Errorf("peak %.3f× the script's", r)
+			}
+			if b1MS > script.Sweep[0].LatencyMS || script.Sweep[0].Batch != 1 {
+				t.Errorf("B=1: %.4f ms, script %.4f ms", b1MS, script.Sweep[0].LatencyMS)
+			}
+		})
+	}
+}

@@ -1,0 +1,161 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/headroom-llm/headroom/cuda/nvml"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// DType is the element type of every probe measurement.
+const DType = "bf16"
+
+// allDevices lists the solo results, then the concurrent ones.
+func (r *Result) allDevices() []DeviceResult {
+	return append(append([]DeviceResult(nil), r.Devices...), r.Concurrent...)
+}
+
+// GEMMRows converts the GEMM points to rows of the probe_gemm table.
+func (r *Result) GEMMRows() []rundir.ProbeGEMMRow {
+	var rows []rundir.ProbeGEMMRow
+	for _, d := range r.allDevices() {
+		for _, p := range d.GEMM {
+			if len(p.RepeatTimesMS) == 0 {
+				continue // validated but not timed (the probe stopped there)
+			}
+			rows = append(rows, rundir.ProbeGEMMRow{
+				Device: int32(d.GPU.Ordinal), Mode: string(d.Mode),
+				Batch: int64(p.Batch), K: int64(p.K), N: int64(p.N), DType: DType,
+				FLOP: p.FLOPs, Bytes: p.Bytes, Intensity: p.Intensity,
+				Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
+				TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
+				FLOPPerS:  p.TFLOPS * 1e12,
+				MaxRelErr: p.Validation.MaxRelError,
+			})
+		}
+	}
+	return rows
+}
+
+// BandwidthRows converts the bandwidth points to rows of the probe_bandwidth table.
+func (r *Result) BandwidthRows() []rundir.ProbeBandwidthRow {
+	var rows []rundir.ProbeBandwidthRow
+	for _, d := range r.allDevices() {
+		for _, p := range d.Bandwidth {
+			rows = append(rows, rundir.ProbeBandwidthRow{
+				Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), Method: p.Method,
+				BufferBytes: int64(p.BufferBytes), BytesPerCall: float64(p.BytesPerCall),
+				Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
+				TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
+				BytesPerS: p.GBps * 1e9,
+			})
+		}
+	}
+	return rows
+}
+
+// TelemetryRows converts every NVML sample to rows of the gpu_telemetry table.
+func (r *Result) TelemetryRows() []rundir.GPUTelemetryRow {
+	var rows []rundir.GPUTelemetryRow
+	for _, d := range r.allDevices() {
+		for _, s := range d.Telemetry {
+			rows = append(rows, rundir.GPUTelemetryRow{
+				TimeNS: s.Time.UnixNano(), Device: int32(s.Ordinal),
+				SMClockMHz: float64(s.SMClockMHz), MemClockMHz: float64(s.MemClockMHz),
+				PowerW: s.PowerW, TemperatureC: float64(s.TemperatureC),
+				GPUUtilPct: float64(s.UtilGPUPct), MemUtilPct: float64(s.UtilMemPct),
+				MemUsedBytes:    int64(s.MemUsedBytes),
+				ThrottleReasons: int64(s.ClockEventReasons),
+				Throttle:        strings.Join(nvml.ReasonNames(s.ClockEventReasons), ","),
+				Processes:       -1,
+			})
+		}
+	}
+	return rows
+}
+
+// ManifestGPUs describes the probed GPUs for the manifest.
+func (r *Result) ManifestGPUs() []rundir.GPU {
+	var gpus []rundir.GPU
+	for _, d := range r.Devices {
+		g := d.GPU
+		gpus = append(gpus, rundir.GPU{
+			Index: g.Ordinal, Name: g.Name, UUID: g.UUID, BusID: g.PCIBusID, MemoryBytes: int64(g.TotalMemoryBytes),
+			Driver: r.DriverVersion, CUDAVersion: CUDAVersionString(r.CUDADriverVersion),
+			ComputeCapability: g.ComputeCapability, SMClockMaxMHz: g.MaxSMClockMHz, MemClockMaxMHz: g.MaxMemClockMHz,
+			PowerLimitW: g.PowerLimitW,
+		})
+	}
+	return gpus
+}
+
+// CUDAVersionString formats cuDriverGetVersion's number: 13000 → "13.0".
+func CUDAVersionString(v int) string {
+	if v <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+}
+
+// ManifestProbe holds the headline numbers for the manifest: those of the
+// first GPU probed on its own (the tables hold every GPU's).
+func (r *Result) ManifestProbe() *rundir.Probe {
+	p := &rundir.Probe{DType: DType, K: r.K, N: r.N}
+	validated := len(r.Devices) > 0
+	for _, d := range r.allDevices() {
+		p.Devices = appendOnce(p.Devices, d.GPU.Ordinal)
+		p.Throttled = p.Throttled || d.Throttled
+		if len(d.GEMM) == 0 {
+			validated = false
+		}
+		for _, g := range d.GEMM {
+			validated = validated && g.Validation.Passed
+		}
+		for _, b := range d.Bandwidth {
+			validated = validated && b.Verified
+		}
+	}
+	p.Validated = validated
+	if len(r.Devices) > 0 {
+		d := r.Devices[0]
+		p.PeakFLOPPerS, p.PeakBatch = d.PeakTFLOPS*1e12, d.PeakBatch
+		p.BandwidthBytesPerS, p.BandwidthMethod = d.BandwidthGBps*1e9, d.BandwidthMethod
+		p.RidgeFLOPPerByte, p.KneeBatch = d.RidgeFLOPsPerByte, d.KneeBatch
+	}
+	return p
+}
+
+func appendOnce(xs []int, x int) []int {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// WriteTo writes the probe tables into run and fills the manifest's
+// GPUs, probe summary and warnings; the caller saves or finishes the run.
+func (r *Result) WriteTo(run *rundir.Run) error {
+	var errs []error
+	if rows := r.GEMMRows(); len(rows) > 0 {
+		errs = append(errs, rundir.WriteTable(run.Dir, rundir.TableProbeGEMM, rows))
+	}
+	if rows := r.BandwidthRows(); len(rows) > 0 {
+		errs = append(errs, rundir.WriteTable(run.Dir, rundir.TableProbeBandwidth, rows))
+	}
+	if rows := r.TelemetryRows(); len(rows) > 0 {
+		errs = append(errs, rundir.WriteTable(run.Dir, rundir.TableGPUTelemetry, rows))
+	}
+	m := run.Manifest
+	m.AddKind(rundir.KindProbe)
+	m.GPUs = r.ManifestGPUs()
+	m.Probe = r.ManifestProbe()
+	m.Warnings = append(m.Warnings, r.Warnings...)
+	if r.CUBLASVersion != "" {
+		m.Notes = append(m.Notes, fmt.Sprintf("probe: cuBLAS %s (%s), CUDA driver API %s", r.CUBLASVersion, r.CUBLASPath, CUDAVersionString(r.CUDADriverVersion)))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,4 @@
+package cuda
+
+// SearchDirs exposes the library search directories to the external tests.
+var SearchDirs = searchDirs

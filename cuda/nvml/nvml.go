@@ -1,0 +1,318 @@
+// Package nvml reads GPU clocks, power, temperature and clock-event
+// (throttle) reasons through NVML, bound with purego so that headroom keeps
+// building with CGO_ENABLED=0.
+//
+// github.com/NVIDIA/go-nvml was the first choice, but its package uses cgo
+// (it does not build with CGO_ENABLED=0), so the dozen functions needed here
+// are bound directly.
+package nvml
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/ebitengine/purego"
+)
+
+// EnvLibNVML overrides where libnvidia-ml is loaded from (a file path).
+const EnvLibNVML = "HEADROOM_LIBNVML"
+
+// ErrNotSupported is returned (wrapped) for a query the device does not support.
+var ErrNotSupported = errors.New("nvml: not supported")
+
+// Return is an NVML status code (nvmlReturn_t).
+type Return int32
+
+var returnNames = map[Return]string{
+	0:   "NVML_SUCCESS",
+	1:   "NVML_ERROR_UNINITIALIZED",
+	2:   "NVML_ERROR_INVALID_ARGUMENT",
+	3:   "NVML_ERROR_NOT_SUPPORTED",
+	4:   "NVML_ERROR_NO_PERMISSION",
+	6:   "NVML_ERROR_NOT_FOUND",
+	7:   "NVML_ERROR_INSUFFICIENT_SIZE",
+	9:   "NVML_ERROR_DRIVER_NOT_LOADED",
+	12:  "NVML_ERROR_LIBRARY_NOT_FOUND",
+	13:  "NVML_ERROR_FUNCTION_NOT_FOUND",
+	15:  "NVML_ERROR_GPU_IS_LOST",
+	999: "NVML_ERROR_UNKNOWN",
+}
+
+func (r Return) String() string {
+	if n, ok := returnNames[r]; ok {
+		return n
+	}
+	return fmt.Sprintf("NVML_ERROR_%d", int32(r))
+}
+
+// Error is a failed NVML call.
+type Error struct {
+	Call string
+	Code Return
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("nvml: %s: %s (%d)", e.Call, e.Code, int32(e.Code))
+}
+
+// Is makes errors.Is(err, ErrNotSupported) match NVML_ERROR_NOT_SUPPORTED.
+func (e *Error) Is(target error) bool { return target == ErrNotSupported && e.Code == 3 }
+
+func check(call string, code int32) error {
+	if code == 0 {
+		return nil
+	}
+	return &Error{Call: call, Code: Return(code)}
+}
+
+// Clock types (nvmlClockType_t).
+const (
+	clockSM  = 1
+	clockMem = 2
+)
+
+// Clock-event ("throttle") reasons, nvmlClocksEventReason*.
+const (
+	ReasonGPUIdle                   uint64 = 0x1
+	ReasonApplicationsClocksSetting uint64 = 0x2
+	ReasonSWPowerCap                uint64 = 0x4
+	ReasonHWSlowdown                uint64 = 0x8
+	ReasonSyncBoost                 uint64 = 0x10
+	ReasonSWThermalSlowdown         uint64 = 0x20
+	ReasonHWThermalSlowdown         uint64 = 0x40
+	ReasonHWPowerBrakeSlowdown      uint64 = 0x80
+	ReasonDisplayClockSetting       uint64 = 0x100
+)
+
+var reasonNames = map[uint64]string{
+	ReasonGPUIdle:                   "gpu_idle",
+	ReasonApplicationsClocksSetting: "applications_clocks_setting",
+	ReasonSWPowerCap:                "sw_power_cap",
+	ReasonHWSlowdown:                "hw_slowdown",
+	ReasonSyncBoost:                 "sync_boost",
+	ReasonSWThermalSlowdown:         "sw_thermal_slowdown",
+	ReasonHWThermalSlowdown:         "hw_thermal_slowdown",
+	ReasonHWPowerBrakeSlowdown:      "hw_power_brake_slowdown",
+	ReasonDisplayClockSetting:       "display_clock_setting",
+}
+
+// ThrottleReasons are the reasons that mean the GPU ran below the clocks it
+// could sustain for reasons outside the workload's own power draw: thermal
+// limits and hardware slowdowns. A result measured under them is suspect.
+// (SW power cap is how every GPU holds its power limit under a heavy GEMM;
+// it is recorded but not called throttling.)
+const ThrottleReasons = ReasonHWSlowdown | ReasonSWThermalSlowdown | ReasonHWThermalSlowdown | ReasonHWPowerBrakeSlowdown
+
+// ReasonNames lists the names of the bits set in mask, sorted by bit.
+func ReasonNames(mask uint64) []string {
+	var bits []uint64
+	for b := range reasonNames {
+		if mask&b != 0 {
+			bits = append(bits, b)
+		}
+	}
+	sort.Slice(bits, func(i, j int) bool { return bits[i] < bits[j] })
+	names := make([]string, 0, len(bits))
+	for _, b := range bits {
+		names = append(names, reasonNames[b])
+	}
+	if rest := mask &^ (ReasonDisplayClockSetting<<1 - 1); rest != 0 {
+		names = append(names, fmt.Sprintf("0x%x", rest))
+	}
+	return names
+}
+
+type api struct {
+	nvmlInit                         func() int32
+	nvmlShutdown                     func() int32
+	nvmlSystemGetDriverVersion       func(version *byte, length uint32) int32
+	nvmlDeviceGetHandleByPciBusId    func(busID string, dev *uintptr) int32
+	nvmlDeviceGetName                func(dev uintptr, name *byte, length uint32) int32
+	nvmlDeviceGetClockInfo           func(dev uintptr, clock uint32, mhz *uint32) int32
+	nvmlDeviceGetMaxClockInfo        func(dev uintptr, clock uint32, mhz *uint32) int32
+	nvmlDeviceGetPowerUsage          func(dev uintptr, milliwatts *uint32) int32
+	nvmlDeviceGetEnforcedPowerLimit  func(dev uintptr, milliwatts *uint32) int32
+	nvmlDeviceGetTemperature         func(dev uintptr, sensor uint32, celsius *uint32) int32
+	nvmlDeviceGetCurrentClocksEvents func(dev uintptr, reasons *uint64) int32
+	nvmlDeviceGetUtilizationRates    func(dev uintptr, util *[2]uint32) int32
+	nvmlDeviceGetUUID                func(dev uintptr, uuid *byte, length uint32) int32
+	nvmlDeviceGetMemoryInfo          func(dev uintptr, mem *[3]uint64) int32
+}
+
+// Library is an initialised NVML.
+type Library struct {
+	api  api
+	path string
+}
+
+// Open loads libnvidia-ml.so.1 (from path if not empty, else from
+// HEADROOM_LIBNVML if set, else through the loader) and calls nvmlInit_v2.
+func Open(path string) (*Library, error) {
+	if path == "" {
+		path = os.Getenv(EnvLibNVML)
+	}
+	name := path
+	if name == "" {
+		name = "libnvidia-ml.so.1"
+	}
+	lib, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil {
+		return nil, fmt.Errorf("nvml: cannot load %s (install the NVIDIA driver, which ships NVML): %w", name, err)
+	}
+	l := &Library{path: name}
+	a := &l.api
+	bind := func(fptr any, names ...string) error {
+		for _, n := range names {
+			if addr, err := purego.Dlsym(lib, n); err == nil && addr != 0 {
+				purego.RegisterFunc(fptr, addr)
+				return nil
+			}
+		}
+		return fmt.Errorf("nvml: %s has no symbol %s (driver too old?)", name, names[0])
+	}
+	for _, b := range []struct {
+		fptr  any
+		names []string
+	}{
+		{&a.nvmlInit, []string{"nvmlInit_v2"}},
+		{&a.nvmlShutdown, []string{"nvmlShutdown"}},
+		{&a.nvmlSystemGetDriverVersion, []string{"nvmlSystemGetDriverVersion"}},
+		{&a.nvmlDeviceGetHandleByPciBusId, []string{"nvmlDeviceGetHandleByPciBusId_v2"}},
+		{&a.nvmlDeviceGetName, []string{"nvmlDeviceGetName"}},
+		{&a.nvmlDeviceGetClockInfo, []string{"nvmlDeviceGetClockInfo"}},
+		{&a.nvmlDeviceGetMaxClockInfo, []string{"nvmlDeviceGetMaxClockInfo"}},
+		{&a.nvmlDeviceGetPowerUsage, []string{"nvmlDeviceGetPowerUsage"}},
+		{&a.nvmlDeviceGetEnforcedPowerLimit, []string{"nvmlDeviceGetEnforcedPowerLimit"}},
+		{&a.nvmlDeviceGetTemperature, []string{"nvmlDeviceGetTemperature"}},
+		// Renamed in NVML 12.2; the old name stays exported by older drivers.
+		{&a.nvmlDeviceGetCurrentClocksEvents, []string{"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}},
+		{&a.nvmlDeviceGetUtilizationRates, []string{"nvmlDeviceGetUtilizationRates"}},
+		{&a.nvmlDeviceGetUUID, []string{"nvmlDeviceGetUUID"}},
+		{&a.nvmlDeviceGetMemoryInfo, []string{"nvmlDeviceGetMemoryInfo"}},
+	} {
+		if err := bind(b.fptr, b.names...); err != nil {
+			return nil, err
+		}
+	}
+	if err := check("nvmlInit_v2", a.nvmlInit()); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Path is the library name or path NVML was loaded from.
+func (l *Library) Path() string { return l.path }
+
+// Close shuts NVML down.
+func (l *Library) Close() error { return check("nvmlShutdown", l.api.nvmlShutdown()) }
+
+// DriverVersion is the NVIDIA driver's version string, e.g. "580.159.04".
+func (l *Library) DriverVersion() (string, error) {
+	buf := make([]byte, 96)
+	if err := check("nvmlSystemGetDriverVersion", l.api.nvmlSystemGetDriverVersion(&buf[0], uint32(len(buf)))); err != nil {
+		return "", err
+	}
+	return cString(buf), nil
+}
+
+// Device is one GPU as NVML sees it.
+type Device struct {
+	l      *Library
+	handle uintptr
+	Name   string
+	UUID   string // e.g. "GPU-8f6c…"
+	// PowerLimitW is the enforced power limit; 0 if NVML does not report it.
+	PowerLimitW float64
+	// MaxSMClockMHz and MaxMemClockMHz are the highest clocks the GPU supports; 0 if unknown.
+	MaxSMClockMHz, MaxMemClockMHz int
+}
+
+// DeviceByPCIBusID finds the GPU with the given PCI bus id (as CUDA's
+// cuDeviceGetPCIBusId reports it), which ties a CUDA ordinal to its NVML
+// device whatever CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER say.
+func (l *Library) DeviceByPCIBusID(busID string) (*Device, error) {
+	d := &Device{l: l}
+	if err := check("nvmlDeviceGetHandleByPciBusId_v2("+busID+")", l.api.nvmlDeviceGetHandleByPciBusId(busID, &d.handle)); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 96)
+	if err := check("nvmlDeviceGetName", l.api.nvmlDeviceGetName(d.handle, &buf[0], uint32(len(buf)))); err != nil {
+		return nil, err
+	}
+	d.Name = cString(buf)
+	if l.api.nvmlDeviceGetUUID(d.handle, &buf[0], uint32(len(buf))) == 0 {
+		d.UUID = cString(buf)
+	}
+	var mw, mhz uint32
+	if l.api.nvmlDeviceGetEnforcedPowerLimit(d.handle, &mw) == 0 {
+		d.PowerLimitW = float64(mw) / 1000
+	}
+	if l.api.nvmlDeviceGetMaxClockInfo(d.handle, clockSM, &mhz) == 0 {
+		d.MaxSMClockMHz = int(mhz)
+	}
+	if l.api.nvmlDeviceGetMaxClockInfo(d.handle, clockMem, &mhz) == 0 {
+		d.MaxMemClockMHz = int(mhz)
+	}
+	return d, nil
+}
+
+// Sample is one reading of a GPU's state.
+type Sample struct {
+	SMClockMHz   int
+	MemClockMHz  int
+	PowerW       float64
+	TemperatureC int
+	UtilGPUPct   int
+	UtilMemPct   int    // percent of time device memory was read or written
+	MemUsedBytes uint64 // device memory in use
+	// ClockEventReasons is the nvmlClocksEventReason bit mask.
+	ClockEventReasons uint64
+}
+
+// Sample reads the device's clocks, power, temperature, utilisation,
+// memory use and clock-event reasons. It fails only if one of them cannot be read.
+func (d *Device) Sample() (Sample, error) {
+	var s Sample
+	var v uint32
+	a := &d.l.api
+	if err := check("nvmlDeviceGetClockInfo(SM)", a.nvmlDeviceGetClockInfo(d.handle, clockSM, &v)); err != nil {
+		return s, err
+	}
+	s.SMClockMHz = int(v)
+	if err := check("nvmlDeviceGetClockInfo(MEM)", a.nvmlDeviceGetClockInfo(d.handle, clockMem, &v)); err != nil {
+		return s, err
+	}
+	s.MemClockMHz = int(v)
+	if err := check("nvmlDeviceGetPowerUsage", a.nvmlDeviceGetPowerUsage(d.handle, &v)); err != nil {
+		return s, err
+	}
+	s.PowerW = float64(v) / 1000
+	if err := check("nvmlDeviceGetTemperature", a.nvmlDeviceGetTemperature(d.handle, 0, &v)); err != nil {
+		return s, err
+	}
+	s.TemperatureC = int(v)
+	var util [2]uint32
+	if err := check("nvmlDeviceGetUtilizationRates", a.nvmlDeviceGetUtilizationRates(d.handle, &util)); err != nil {
+		return s, err
+	}
+	s.UtilGPUPct, s.UtilMemPct = int(util[0]), int(util[1])
+	var mem [3]uint64 // nvmlMemory_t: total, free, used
+	if err := check("nvmlDeviceGetMemoryInfo", a.nvmlDeviceGetMemoryInfo(d.handle, &mem)); err != nil {
+		return s, err
+	}
+	s.MemUsedBytes = mem[2]
+	if err := check("nvmlDeviceGetCurrentClocksEventReasons", a.nvmlDeviceGetCurrentClocksEvents(d.handle, &s.ClockEventReasons)); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}

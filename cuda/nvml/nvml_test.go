@@ -1,0 +1,72 @@
+package nvml_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headroom-llm/headroom/cuda/nvml"
+	"github.com/headroom-llm/headroom/internal/fakecuda"
+)
+
+func TestReasonNames(t *testing.T) {
+	tests := []struct {
+		mask uint64
+		want string
+	}{
+		{0, ""},
+		{nvml.ReasonGPUIdle, "gpu_idle"},
+		{nvml.ReasonSWPowerCap | nvml.ReasonHWThermalSlowdown, "sw_power_cap,hw_thermal_slowdown"},
+		{nvml.ReasonDisplayClockSetting | 0x1000, "display_clock_setting,0x1000"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(nvml.ReasonNames(tt.mask), ","); got != tt.want {
+			t.Errorf("ReasonNames(%#x) = %q, want %q", tt.mask, got, tt.want)
+		}
+	}
+	if nvml.ThrottleReasons&nvml.ReasonSWPowerCap != 0 || nvml.ThrottleReasons&nvml.ReasonHWThermalSlowdown == 0 {
+		t.Error("ThrottleReasons must hold the thermal and hardware slowdowns, not the power cap")
+	}
+}
+
+func TestOpenAndSampleFake(t *testing.T) {
+	if _, err := nvml.Open(filepath.Join(t.TempDir(), "libnvidia-ml.so.1")); err == nil || !strings.Contains(err.Error(), "install the NVIDIA driver") {
+		t.Errorf("missing library: %v", err)
+	}
+	f := fakecuda.Build(t)
+	f.SetNVML(1755, 3201, 612345, 71, nvml.ReasonSWPowerCap)
+	lib, err := nvml.Open(f.NVMLPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	if v, err := lib.DriverVersion(); err != nil || v != "580.0.fake" {
+		t.Errorf("DriverVersion = %q, %v", v, err)
+	}
+	dev, err := lib.DeviceByPCIBusID("0000:19:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dev.Name != "Fake GPU" || dev.UUID != "GPU-fake-0119" || dev.PowerLimitW != 700 || dev.MaxSMClockMHz != 1980 || dev.MaxMemClockMHz != 3201 {
+		t.Errorf("device %+v", dev)
+	}
+	s, err := dev.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := nvml.Sample{SMClockMHz: 1755, MemClockMHz: 3201, PowerW: 612.345, TemperatureC: 71, UtilGPUPct: 100, UtilMemPct: 50,
+		MemUsedBytes: 1 << 30, ClockEventReasons: nvml.ReasonSWPowerCap}
+	if s != want {
+		t.Errorf("Sample = %+v, want %+v", s, want)
+	}
+	_, err = lib.DeviceByPCIBusID("not a bus id")
+	var nerr *nvml.Error
+	if !errors.As(err, &nerr) || nerr.Code != 2 || !strings.Contains(err.Error(), "NVML_ERROR_INVALID_ARGUMENT") {
+		t.Errorf("bad bus id: %v", err)
+	}
+	f.FailNVMLInit(9)
+	if _, err := nvml.Open(f.NVMLPath); err == nil || !strings.Contains(err.Error(), "NVML_ERROR_DRIVER_NOT_LOADED") {
+		t.Errorf("failing init: %v", err)
+	}
+}

@@ -1,0 +1,74 @@
+// A fake libnvidia-ml.so.1 for headroom's tests: one or more GPUs whose
+// readings the test sets with fake_nvml_set, and a count of samples taken.
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NVML_ERROR_UNINITIALIZED 1
+#define NVML_ERROR_INVALID_ARGUMENT 2
+#define NVML_ERROR_NOT_FOUND 6
+
+static int initialized, init_fail;
+static unsigned sm_mhz = 1980, mem_mhz = 3201, power_mw = 500000, temp_c = 50, util = 100;
+static unsigned long long reasons;
+static int samples;
+
+void fake_nvml_set(unsigned sm, unsigned mem, unsigned mw, unsigned temp, unsigned long long r) {
+	sm_mhz = sm;
+	mem_mhz = mem;
+	power_mw = mw;
+	temp_c = temp;
+	reasons = r;
+}
+void fake_nvml_fail_init(int code) { init_fail = code; }
+int fake_nvml_samples(void) { return samples; }
+
+int nvmlInit_v2(void) {
+	if (init_fail) return init_fail;
+	initialized = 1;
+	return 0;
+}
+int nvmlShutdown(void) { initialized = 0; return 0; }
+int nvmlSystemGetDriverVersion(char *v, unsigned len) { snprintf(v, len, "580.0.fake"); return 0; }
+int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev) {
+	if (!initialized) return NVML_ERROR_UNINITIALIZED;
+	unsigned domain, b, d, f;
+	if (sscanf(bus, "%x:%x:%x.%x", &domain, &b, &d, &f) != 4) return NVML_ERROR_INVALID_ARGUMENT;
+	*dev = (void *)(uintptr_t)(0x100 + b);
+	return 0;
+}
+int nvmlDeviceGetName(void *dev, char *name, unsigned len) { snprintf(name, len, "Fake GPU"); return 0; }
+int nvmlDeviceGetClockInfo(void *dev, unsigned type, unsigned *mhz) {
+	if (type == 1) *mhz = sm_mhz;
+	else if (type == 2) *mhz = mem_mhz;
+	else return NVML_ERROR_INVALID_ARGUMENT;
+	return 0;
+}
+int nvmlDeviceGetMaxClockInfo(void *dev, unsigned type, unsigned *mhz) {
+	*mhz = type == 1 ? 1980 : 3201;
+	return 0;
+}
+int nvmlDeviceGetPowerUsage(void *dev, unsigned *mw) { *mw = power_mw; return 0; }
+int nvmlDeviceGetEnforcedPowerLimit(void *dev, unsigned *mw) { *mw = 700000; return 0; }
+int nvmlDeviceGetTemperature(void *dev, unsigned sensor, unsigned *c) { *c = temp_c; return 0; }
+int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *r) {
+	samples++;
+	*r = reasons;
+	return 0;
+}
+int nvmlDeviceGetUtilizationRates(void *dev, unsigned *u) {
+	u[0] = util;
+	u[1] = 50;
+	return 0;
+}
+int nvmlDeviceGetUUID(void *dev, char *uuid, unsigned len) {
+	snprintf(uuid, len, "GPU-fake-%04x", (unsigned)(uintptr_t)dev);
+	return 0;
+}
+int nvmlDeviceGetMemoryInfo(void *dev, unsigned long long *mem) {
+	mem[0] = 1ull << 32;
+	mem[1] = 3ull << 30;
+	mem[2] = 1ull << 30;
+	return 0;
+}
