@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/headroom-llm/headroom/rundir"
@@ -11,9 +10,8 @@ import (
 // DefaultGPUInterval is how often GPUs are sampled during a sweep.
 const DefaultGPUInterval = 500 * time.Millisecond
 
-// GPUSource reads the state of this host's GPUs. The NVML implementation
-// lives where the NVML bindings are (package cuda/nvml); a host without a
-// GPU or driver uses NoGPU.
+// GPUSource reads the state of this host's GPUs: NVMLSource (OpenGPU), or
+// NoGPU on a host without a GPU or driver.
 type GPUSource interface {
 	// Devices describes the GPUs for the manifest.
 	Devices() []rundir.GPU
@@ -28,15 +26,6 @@ type NoGPU struct{}
 func (NoGPU) Devices() []rundir.GPU                          { return nil }
 func (NoGPU) Sample(int64) ([]rundir.GPUTelemetryRow, error) { return nil, nil }
 func (NoGPU) Close() error                                   { return nil }
-
-// OpenGPU returns the host's GPU source. Until the NVML bindings (branch
-// cuda, package cuda/nvml) are merged it returns NoGPU and an error that
-// says so; the sweep records the note and goes on.
-func OpenGPU() (GPUSource, error) {
-	return NoGPU{}, errNVMLNotBuilt
-}
-
-var errNVMLNotBuilt = errors.New("GPU telemetry: this build has no NVML sampler yet (needs package cuda/nvml)")
 
 // SampleGPUs samples src every interval until ctx ends, handing rows to
 // sink. It returns the first sampling error (sampling goes on after it).
