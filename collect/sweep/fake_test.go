@@ -36,6 +36,7 @@ type fakeServer struct {
 	disconnect  int    // drop the connection after this many tokens
 	stallAfter  int    // stop sending (but keep the connection) after this many tokens
 	longLine    int    // pad the first chunk's JSON with this many bytes
+	garbage     bool   // send a data line that is not JSON after the first token
 	wantKey     string // required bearer token
 
 	mu        sync.Mutex
@@ -186,6 +187,10 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		stamps = append(stamps, time.Now().UnixNano())
 		send(chunk)
+		if i == 0 && f.garbage {
+			send(`{"choices":[{"text":"x"}`)
+			return
+		}
 		if i == 0 && f.streamError != "" {
 			send(`{"error":{"object":"error","message":"` + f.streamError + `","code":500}}`)
 			return

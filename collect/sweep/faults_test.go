@@ -31,6 +31,8 @@ func TestStreamFormats(t *testing.T) {
 		{name: "long line", configure: func(f *fakeServer) { f.longLine = 100 << 10 }, status: rundir.StatusOK, chunks: 4},
 		{name: "error inside 200 stream", configure: func(f *fakeServer) { f.streamError = "CUDA out of memory" },
 			status: rundir.StatusServerError, chunks: 1, errorHas: "CUDA out of memory"},
+		{name: "malformed chunk", configure: func(f *fakeServer) { f.garbage = true },
+			status: rundir.StatusStreamError, chunks: 1, errorHas: "malformed chunk"},
 		{name: "HTTP 500", configure: func(f *fakeServer) { f.status = 500 }, status: rundir.StatusHTTPError, errorHas: "HTTP 500"},
 		{name: "HTTP 429", configure: func(f *fakeServer) { f.status = 429 }, status: rundir.StatusHTTPError, errorHas: "overloaded"},
 		{name: "disconnect mid-stream", configure: func(f *fakeServer) { f.disconnect = 2 },
@@ -47,12 +49,12 @@ func TestStreamFormats(t *testing.T) {
 			s := mustNew(t, f.URL, opts...)
 			if cfg != nil {
 				// Prepare against a healthy server, then inject the fault.
-				status, streamError, disconnect, stall := f.status, f.streamError, f.disconnect, f.stallAfter
-				f.status, f.streamError, f.disconnect, f.stallAfter = 0, "", 0, 0
+				status, streamError, disconnect, stall, garbage := f.status, f.streamError, f.disconnect, f.stallAfter, f.garbage
+				f.status, f.streamError, f.disconnect, f.stallAfter, f.garbage = 0, "", 0, 0, false
 				if err := s.Prepare(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				f.status, f.streamError, f.disconnect, f.stallAfter = status, streamError, disconnect, stall
+				f.status, f.streamError, f.disconnect, f.stallAfter, f.garbage = status, streamError, disconnect, stall, garbage
 			}
 			rec, _, err := runSweep(t, s)
 			if err != nil {
