@@ -28,7 +28,7 @@ type sweepFlags struct {
 	temperature                            float64
 	serverLog, serverCmd                   string
 	serverTimeout, metricsInterval         time.Duration
-	out, label                             string
+	out, label, description                string
 	tags                                   []string
 	maxErrorRate                           float64
 	noGPU, fixedOutput                     bool
@@ -105,6 +105,7 @@ the caveats.`,
 	fl.BoolVar(&f.noGPU, "no-gpu", false, "do not sample GPU telemetry")
 	fl.StringVarP(&f.out, "out", "o", "", "run directory to create (default: runs/sweep-<UTC time>)")
 	fl.StringVar(&f.label, "label", "", "label for the run in reports")
+	fl.StringVar(&f.description, "description", "", "what the engine and model are, when that is not obvious (manifest engine.description)")
 	fl.StringSliceVar(&f.tags, "tag", nil, "tag for the run (repeatable)")
 	return cmd
 }
@@ -159,6 +160,7 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 		sweep.WithMaxErrorRate(f.maxErrorRate),
 		sweep.WithMetricsInterval(f.metricsInterval),
 		sweep.WithLabel(f.label),
+		sweep.WithEngineDescription(f.description),
 		sweep.WithTags(f.tags...),
 		sweep.WithProgress(progress),
 		sweep.WithLogf(logf),
