@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -160,7 +161,7 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 		})
 	}
 	if c.serverCmd != "" {
-		s.cfg.logf("starting the server: %s", joinArgs(m.Engine.Flags))
+		s.cfg.logf("starting the server: %s", strings.Join(m.Engine.Flags, " "))
 		if proc, err = server.Start(c.serverCmd, rec.log.Line); err != nil {
 			return run, s.abandon(run, "start server", err)
 		}
@@ -274,15 +275,4 @@ func (s *Sweep) abandon(run *rundir.Run, phase string, err error) error {
 		return errors.Join(err, ferr)
 	}
 	return fmt.Errorf("sweep: %s: %w", phase, err)
-}
-
-func joinArgs(argv []string) string {
-	out := ""
-	for i, a := range argv {
-		if i > 0 {
-			out += " "
-		}
-		out += a
-	}
-	return out
 }
