@@ -5,6 +5,7 @@
 # candidates alternated back to back (the machine is noisy: compare ratios).
 #
 #   bench/run.sh [quick]      # results on stdout; paste into docs/performance.md
+#   ONLY="paced burst streams" bench/run.sh   # a subset of the scenarios
 #
 # Needs: Go, taskset, Debian's python3-aiohttp (apt-get install -y python3-aiohttp),
 # run with /usr/bin/python3. The seed runs stock (no MALLOC_* tuning).
@@ -89,13 +90,44 @@ PY
   done
 }
 
-if [ "$QUICK" = quick ]; then
-  compare 10 4,64 64
-else
-  compare 10 4,32,128,256 128
-  compare 1 16,64,128,256,512 128
+ONLY=${ONLY:-paced burst streams}
+want() { [[ " $ONLY " == *" $1 "* ]]; }
+if want paced; then
+  if [ "$QUICK" = quick ]; then
+    compare 10 4,64 64
+  else
+    compare 10 4,32,128,256 128
+    compare 1 16,64,128,256,512 128
+  fi
 fi
 
+# burst C: the server sends as fast as it can (32 chunks per flush), 4096 tokens per request; the
+# ingest rate is chunks over the client's busy time, and CPU per chunk says what one core could take.
+burst() {
+  local c=$1
+  server 0 -batch 32
+  echo
+  echo "## burst: server sends as fast as it can (32 chunks per write), c=$c, 4096 tokens per request"
+  for rep in $(seq "$REPS"); do
+    read -r c0 _ <<<"$(stat)"
+    t0=$(date +%s.%N)
+    cpu=$(cpu_of /usr/bin/python3 bench/seed/02_serving_sweep.py --base-url $URL --model bench \
+      --prompt-tokens 64 --output-tokens 4096 --levels "$c" --rounds 2 --out "$W/seed.json")
+    t1=$(date +%s.%N)
+    read -r c1 _ <<<"$(stat)"
+    /usr/bin/python3 -c "import sys; cpu,wall,n=float(sys.argv[1]),float(sys.argv[2]),int(sys.argv[3]); print(f'seed     rep $rep: {n} chunks in {wall:.2f} s = {n/wall:9.0f} chunks/s at {cpu/wall*100:3.0f} % of a core ({cpu/n*1e6:.2f} µs/chunk, {n/cpu:9.0f} chunks per CPU-second; process lifetime)')" "$cpu" "$(echo "$t1 - $t0" | bc)" $((c1 - c0))
+    rm -rf "$W/run"
+    cpu=$(cpu_of "$W/headroom" sweep --base-url $URL --model bench --prompt-tokens 64 --output-tokens 4096 \
+      --concurrency "$c" --requests-per-level $((2 * c)) --warmup 0 --metrics-interval 0 --no-gpu -o "$W/run")
+    "$W/runstats" "$W/run" | /usr/bin/python3 -c "import json,sys; r=json.load(sys.stdin)['rows'][0]; s=r['client_cpu_share']; print(f'headroom rep $rep: {r[\"chunks_per_s\"]:9.0f} chunks/s over the measured window at {s*100:3.0f} % of a core ({s/r[\"chunks_per_s\"]*1e6:.2f} µs/chunk, {r[\"chunks_per_s\"]/s:9.0f} chunks per CPU-second; from client_samples)')"
+  done
+}
+
+if want burst && [ "$QUICK" != quick ]; then
+  burst 64
+fi
+
+want streams || exit 0
 echo
 echo "## ${STREAMS:-10000} concurrent streams, one token per second per stream at staggered phases, 8 tokens each"
 # Real-time priority here: the client is not CPU-bound (about a quarter of its core), so

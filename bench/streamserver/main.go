@@ -25,6 +25,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8900", "listen address")
 	ttft := flag.Duration("ttft", 0, "delay before the first token (requests for more than 4 tokens; shorter ones, like headroom's preparation requests, start at once)")
 	itl := flag.Duration("itl", 10*time.Millisecond, "time between tokens (0: as fast as possible)")
+	batch := flag.Int("batch", 1, "with -itl 0 (burst): chunks written per flush, so the server is not the bottleneck")
 	stagger := flag.Bool("stagger", false, "offset each stream's token schedule by a different fraction of -itl, so chunks of many streams do not arrive in one burst")
 	flag.Parse()
 
@@ -89,7 +90,9 @@ func main() {
 			if _, err := w.Write(buf); err != nil {
 				return
 			}
-			fl.Flush()
+			if *itl > 0 || (i+1)%*batch == 0 || i == body.MaxTokens-1 {
+				fl.Flush()
+			}
 			chunks.Add(1)
 		}
 		if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
