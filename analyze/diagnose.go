@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"github.com/headroom-llm/headroom/analyze/stats"
 	"strings"
 )
 
@@ -309,8 +310,15 @@ func checkQueueing(levels []LevelStats, knees Knees, obs *observations, set Sett
 	flatTo := levelPos(levels, knees.FlatToLevel)
 	hitPos := -1
 	var ev []Evidence
+	unreliable := 0
 	for i, l := range levels {
 		if l.TTFTP99OverP50 <= 0 {
+			continue
+		}
+		// Below stats.MinSamples(99) the "p99" is the sample maximum: one
+		// slow request would read as a queue. Such levels cannot show it.
+		if !reliableP99(l.TTFT) {
+			unreliable++
 			continue
 		}
 		flat := flatTo < 0 || i <= flatTo
@@ -327,6 +335,12 @@ func checkQueueing(levels []LevelStats, knees Knees, obs *observations, set Sett
 		}
 		ratioMax = max(ratioMax, r)
 	}
+	if ratioMax == 0 && unreliable > 0 {
+		f.Status = StatusUnknown
+		f.Summary = fmt.Sprintf("no level has enough requests for a p99 TTFT (%d needed per level), so a growing tail cannot be told from one slow request", stats.MinSamples(99))
+		f.Missing = []string{fmt.Sprintf("at least %d measured requests per level (--requests-per-level)", stats.MinSamples(99))}
+		return f
+	}
 	if ratioMax == 0 {
 		f.Status, f.Summary = StatusUnknown, "no level has both a p50 and a p99 TTFT"
 		f.Missing = []string{missingPerReqest}
@@ -340,9 +354,15 @@ func checkQueueing(levels []LevelStats, knees Knees, obs *observations, set Sett
 	f.Status, f.Evidence = StatusHit, ev
 	f.about(levels[hitPos])
 	f.Summary = fmt.Sprintf("Queueing: from %s p99 TTFT pulls away from p50 while TPOT is still flat. Requests are waiting to be admitted.", levels[hitPos].Load)
+	// Only the server's queue while TPOT was still flat confirms this wall:
+	// past the knee a queue can come from the other walls.
+	lastFlat := len(levels) - 1
+	if flatTo >= hitPos {
+		lastFlat = flatTo
+	}
 	waitingSeen := false
 	waitingKnown := false
-	for _, l := range levels[hitPos:] {
+	for _, l := range levels[hitPos : lastFlat+1] {
 		if l.Server.WaitingKnown {
 			waitingKnown = true
 			waitingSeen = waitingSeen || l.Server.WaitingMax > 0
@@ -433,4 +453,18 @@ func lowerFirst(s string) string {
 		return s
 	}
 	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// reliableP99 reports whether a latency's p99 rests on enough samples to
+// be a tail estimate rather than the sample maximum.
+func reliableP99(l *Latency) bool {
+	if l == nil {
+		return false
+	}
+	for _, q := range l.Percentiles {
+		if q.Percentile == 99 {
+			return q.Reliable
+		}
+	}
+	return false
 }

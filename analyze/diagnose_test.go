@@ -151,10 +151,12 @@ func TestDiagnoseQueueing(t *testing.T) {
 	f := newFakeSweep(t)
 	// TPOT flat; every 10th request waits (1 + c/4) × as long for its first
 	// token, so p99/p50 TTFT grows with concurrency: 1.25, 1.5, 2, 3, 5.
+	// Each level has at least 100 requests, so its p99 is a tail estimate.
 	for _, c := range []int{1, 2, 4, 8, 16} {
 		c := c
-		f.level(c, 10, func(lane, j int) float64 {
-			if j%10 == 9 {
+		perLane := (100 + c - 1) / c
+		f.level(c, perLane, func(lane, j int) float64 {
+			if (lane*perLane+j)%10 == 9 {
 				return 0.05 * (1 + float64(c)/4)
 			}
 			return 0.05
@@ -307,5 +309,25 @@ func TestPreemptionsKnownOnlyWhenTheEngineLogsThem(t *testing.T) {
 					c.fixture, l.LevelIndex, l.Server.PreemptionsKnown, l.Server.PreemptionsSource, c.wantKnown)
 			}
 		}
+	}
+}
+
+// A p99 from fewer than 100 requests is the sample maximum: one slow
+// request must not read as a queue.
+func TestDiagnoseQueueingNeedsReliableP99(t *testing.T) {
+	t.Parallel()
+	f := newFakeSweep(t)
+	for _, c := range []int{1, 2, 4, 8} {
+		c := c
+		f.level(c, 4, func(lane, j int) float64 {
+			if lane == 0 && j == 3 {
+				return 0.05 * float64(1+c) // one slow request per level, slower each level
+			}
+			return 0.05
+		}, 0.02)
+	}
+	q := finding(analyzeOne(t, f.write(), testSettings()).Diagnosis, WallQueueing)
+	if q.Status != StatusUnknown || len(q.Missing) != 1 || !strings.Contains(q.Missing[0], "100 measured requests") {
+		t.Errorf("queueing %q (%s), missing %v; want unknown for want of requests", q.Status, q.Summary, q.Missing)
 	}
 }
