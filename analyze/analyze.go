@@ -1,40 +1,317 @@
 package analyze
 
 import (
-	"time"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
 
+	"github.com/headroom-llm/headroom/analyze/stats"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
-// Options are the analysis settings. The zero value is not useful; start
-// from Default.
-type Options struct {
-	// Now stamps the report; tests fix it for deterministic output.
-	Now time.Time
-}
-
-// Default returns the default analysis settings.
-func Default() Options { return Options{Now: time.Now()} }
-
-// Analyze turns loaded runs into the report model.
-func Analyze(runs []*Run, opts Options) (*Report, error) {
+// Analyze turns loaded runs into the report model. Probe runs lend their
+// roofline to the sweep runs given with them (a run holding both uses its
+// own); sweep runs of the same configuration are also grouped as repeats.
+func Analyze(runs []*Run, set Settings) (*Report, error) {
 	rep := &Report{
-		Title:           "headroom report",
-		GeneratedAt:     opts.Now.UTC(),
-		HeadroomVersion: buildinfo.Version(),
+		Title:            "headroom report",
+		GeneratedAt:      set.Now.UTC(),
+		HeadroomVersion:  buildinfo.Version(),
+		Settings:         set,
+		PercentileMethod: stats.PercentileMethod,
 	}
-	for _, run := range runs {
-		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest}
-		ra.Context, ra.Missing = runContext(run.Manifest)
+	rooflines := make([]*Roofline, len(runs))
+	for i, run := range runs {
 		if len(run.GEMM) > 0 {
 			rl, err := roofline(run, run.GEMM[0].Device)
 			if err != nil {
 				return nil, err
 			}
-			ra.Roofline = rl
+			rooflines[i] = rl
 		}
+	}
+	for i, run := range runs {
+		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files}
+		ra.Context, ra.Missing = runContext(run)
 		ra.Warnings = append(ra.Warnings, run.Manifest.Warnings...)
+		if isSweep(run) {
+			probe, probeDir := pickProbe(i, runs, rooflines)
+			sw, err := analyzeSweep(run, probe, probeDir, set)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", run.Dir, err)
+			}
+			ra.Sweep = sw
+			if rep.Headline == nil {
+				rep.Headline = headline(run, sw, probe)
+			}
+		}
 		rep.Runs = append(rep.Runs, ra)
 	}
+	rep.Repeats = repeatGroups(runs, rep.Runs, set)
+	if rep.Headline == nil {
+		rep.Warnings = append(rep.Warnings, "no sweep run given: only the hardware ceiling is reported")
+	}
 	return rep, nil
+}
+
+func isSweep(run *Run) bool {
+	return len(run.Requests) > 0 || len(run.LevelStat) > 0 || len(run.Levels) > 0
+}
+
+// pickProbe returns the roofline for sweep run i: its own, else the first
+// probe run whose GPU name matches the sweep's first GPU, else the first
+// probe run.
+func pickProbe(i int, runs []*Run, rooflines []*Roofline) (*Roofline, string) {
+	if rooflines[i] != nil {
+		return rooflines[i], runs[i].Dir
+	}
+	want := ""
+	if gs := runs[i].Manifest.GPUs; len(gs) > 0 {
+		want = gs[0].Name
+	}
+	first := -1
+	for j, rl := range rooflines {
+		if rl == nil {
+			continue
+		}
+		if first < 0 {
+			first = j
+		}
+		if want != "" && rl.GPU == want {
+			return rl, runs[j].Dir
+		}
+	}
+	if first >= 0 {
+		return rooflines[first], runs[first].Dir
+	}
+	return nil, ""
+}
+
+// analyzeSweep computes everything about one sweep run.
+func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*SweepAnalysis, error) {
+	sw := &SweepAnalysis{Mode: "closed"}
+	if w := run.Manifest.Workload; w != nil && w.Mode != "" {
+		sw.Mode = w.Mode
+	}
+	var timings map[int][]requestTiming
+	switch {
+	case len(run.Requests) > 0:
+		var counting tokenCounting
+		sw.Source = SourceRequests
+		sw.Levels, timings, counting = levelStatsFromRequests(run, set)
+		sw.TokenCount = counting.String()
+		if counting.promptTarget > 0 {
+			sw.Warnings = append(sw.Warnings, fmt.Sprintf("the server reported no prompt token count for %d requests: the prompt target was used for total-token throughput", counting.promptTarget))
+		}
+	case len(run.LevelStat) > 0:
+		sw.Source = SourceLevelStats
+		sw.Levels = levelStatsFromImport(run.LevelStat, set)
+		sw.TokenCount = "as the imported source counted them"
+		sw.Missing = append(sw.Missing, "per-request data: the source recorded per-level statistics only (no p90, ITL, intervals, per-request goodput, error classes)")
+	default:
+		sw.Source = SourceRequests
+		sw.Missing = append(sw.Missing, "requests: the sweep recorded levels but no requests")
+	}
+	sort.SliceStable(sw.Levels, func(i, j int) bool {
+		if sw.Levels[i].Concurrency != sw.Levels[j].Concurrency {
+			return sw.Levels[i].Concurrency < sw.Levels[j].Concurrency
+		}
+		return sw.Levels[i].RateRPS < sw.Levels[j].RateRPS
+	})
+	obs := observe(run, sw.Levels, set)
+	sw.Warnings = append(sw.Warnings, obs.notes...)
+	sw.Knees = findKnees(sw.Levels, set)
+	if set.SLO != nil {
+		sw.Goodput = goodput(sw.Levels, timings, set.SLO)
+	}
+	recommend(&sw.Knees, sw.Goodput)
+	if probe != nil {
+		sw.Decode = decodeRoofline(run, sw.Levels, sw.Knees, probe, probeDir, set.Model, sw.Mode)
+	} else {
+		sw.Missing = append(sw.Missing, "roofline gap: no probe run given (run `headroom probe`, then pass its directory with the sweep's)")
+	}
+	sw.Diagnosis = diagnose(sw.Levels, sw.Knees, obs, sw.Decode, set)
+	cost, err := costOf(run, sw.Levels, sw.Knees, sw.Goodput, set)
+	if err != nil {
+		return nil, err
+	}
+	sw.Cost = cost
+	sw.Timeline = obs.timeline(sw.Levels, set.MaxTimelinePoints)
+	sw.Shape = shapeSentences(sw)
+	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {
+		note := "output lengths were not fixed (min_tokens/ignore_eos not honoured), so levels are less comparable: a level that generated fewer tokens looks faster"
+		if w.FixedOutputNote != "" {
+			note += " (" + w.FixedOutputNote + ")"
+		}
+		sw.Warnings = append(sw.Warnings, note)
+	}
+	return sw, nil
+}
+
+func headline(run *Run, sw *SweepAnalysis, probe *Roofline) *Headline {
+	h := &Headline{
+		Run:                    runLabel(run),
+		PeakOutputTokPerS:      sw.Knees.PeakOutputTokPerS,
+		PeakConcurrency:        sw.Knees.PeakConcurrency,
+		RecommendedConcurrency: sw.Knees.RecommendedConcurrency,
+		RecommendedReason:      sw.Knees.RecommendedReason,
+		Wall:                   sw.Diagnosis.Wall,
+		WallSummary:            sw.Diagnosis.Summary,
+	}
+	if probe != nil {
+		h.RidgeFLOPPerByte = probe.RidgeFLOPPerByte
+	}
+	headlineCost(h, sw.Cost)
+	return h
+}
+
+func runLabel(run *Run) string {
+	if run.Manifest.Label != "" {
+		return run.Manifest.Label
+	}
+	return filepath.Base(run.Dir)
+}
+
+// shapeSentences are the seed's "four sentences explaining the shape of
+// the throughput curve", written from the numbers.
+func shapeSentences(sw *SweepAnalysis) []string {
+	k := sw.Knees
+	var levels []LevelStats
+	for _, l := range sw.Levels {
+		if l.OutputTokPerS > 0 {
+			levels = append(levels, l)
+		}
+	}
+	if len(levels) == 0 {
+		return []string{"The sweep measured no output throughput, so the curve has no shape to describe."}
+	}
+	first, last := levels[0], levels[len(levels)-1]
+	var out []string
+	// 1. How throughput grows.
+	growth := last.OutputTokPerS / first.OutputTokPerS
+	out = append(out, fmt.Sprintf("Output throughput goes from %.0f tok/s at c=%d to %.0f tok/s at c=%d: %.1f× for %.0f× the concurrency.",
+		first.OutputTokPerS, first.Concurrency, last.OutputTokPerS, last.Concurrency, growth, float64(last.Concurrency)/float64(max(first.Concurrency, 1))))
+	// 2. Where it flattens.
+	if k.PlateauConcurrency != 0 {
+		out = append(out, fmt.Sprintf("It flattens after c=%d: from there every doubling of concurrency adds less than %.0f%%, and each extra request buys queueing delay, not throughput.",
+			k.PlateauConcurrency, 100*k.PlateauGainPerDoubling))
+	} else {
+		out = append(out, fmt.Sprintf("It has not flattened by c=%d (still gaining at least %.0f%% per doubling): the sweep stopped before the ceiling.",
+			last.Concurrency, 100*k.PlateauGainPerDoubling))
+	}
+	// 3. Peak and its concurrency.
+	if k.PeakConcurrency != 0 {
+		out = append(out, fmt.Sprintf("The peak sustained throughput is %.0f tok/s, reached at c=%d; that concurrency is the more useful of the two numbers.",
+			k.PeakOutputTokPerS, k.PeakConcurrency))
+	} else {
+		out = append(out, "No level sustained its throughput without errors, so there is no peak to quote.")
+	}
+	// 4. TPOT and the cap.
+	switch {
+	case k.BaselineTPOTP50S == 0:
+		out = append(out, "TPOT was not measured, so the flat region cannot be placed.")
+	case k.TPOTKneeConcurrency != 0:
+		out = append(out, fmt.Sprintf("TPOT stays flat up to c=%d (at most %.2f× its c=%d value of %s) and passes %.1f× at c=%d; %s.",
+			k.FlatToConcurrency, k.FlatTPOTMaxRatio, k.BaselineConcurrency, fmtSeconds(k.BaselineTPOTP50S), k.TPOTKneeFactor, k.TPOTKneeConcurrency, wallPhrase(sw.Diagnosis)))
+	default:
+		out = append(out, fmt.Sprintf("TPOT stays flat across every level (at most %.2f× its c=%d value of %s): extra users were nearly free throughout.",
+			k.FlatTPOTMaxRatio, k.BaselineConcurrency, fmtSeconds(k.BaselineTPOTP50S)))
+	}
+	return out
+}
+
+func wallPhrase(d Diagnosis) string {
+	switch d.Wall {
+	case WallKVCache:
+		return "the server log shows the KV cache ran out"
+	case WallCompute:
+		return "the GPU was fully busy: the compute knee"
+	case WallClientBound:
+		return "but the load generator was saturated, so that bend may be the client's"
+	case WallQueueing:
+		return "queueing shows in the TTFT tail"
+	}
+	return "the run lacks the evidence to say which wall that is"
+}
+
+// repeatGroups groups sweep runs whose configuration matches and gives
+// Student's t intervals across them per concurrency.
+func repeatGroups(runs []*Run, ras []RunAnalysis, set Settings) []RepeatGroup {
+	byKey := map[string][]int{}
+	var keys []string
+	for i, ra := range ras {
+		if ra.Sweep == nil {
+			continue
+		}
+		k := configKey(runs[i].Manifest)
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], i)
+	}
+	var out []RepeatGroup
+	for _, k := range keys {
+		idx := byKey[k]
+		if len(idx) < 2 {
+			continue
+		}
+		g := RepeatGroup{Runs: idx, Key: k}
+		conc := map[int][]LevelStats{}
+		var cs []int
+		for _, i := range idx {
+			for _, l := range ras[i].Sweep.Levels {
+				if _, ok := conc[l.Concurrency]; !ok {
+					cs = append(cs, l.Concurrency)
+				}
+				conc[l.Concurrency] = append(conc[l.Concurrency], l)
+			}
+		}
+		sort.Ints(cs)
+		for _, c := range cs {
+			ls := conc[c]
+			rl := RepeatLevel{Concurrency: c, Runs: len(ls)}
+			var ttft, tpot, thr []float64
+			for _, l := range ls {
+				if l.TTFT != nil && l.TTFT.P50S > 0 {
+					ttft = append(ttft, l.TTFT.P50S)
+				}
+				if l.TPOT != nil && l.TPOT.P50S > 0 {
+					tpot = append(tpot, l.TPOT.P50S)
+				}
+				if l.OutputTokPerS > 0 {
+					thr = append(thr, l.OutputTokPerS)
+				}
+			}
+			if iv, ok := stats.TInterval(ttft, set.Confidence); ok {
+				rl.TTFTP50S = &iv
+			}
+			if iv, ok := stats.TInterval(tpot, set.Confidence); ok {
+				rl.TPOTP50S = &iv
+			}
+			if iv, ok := stats.TInterval(thr, set.Confidence); ok {
+				rl.OutputTokPerS = &iv
+			}
+			g.Levels = append(g.Levels, rl)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// configKey is what repeated runs must share: GPU, engine, model, flags and
+// workload.
+func configKey(m *rundir.Manifest) string {
+	var parts []string
+	for _, g := range m.GPUs {
+		parts = append(parts, g.Name)
+	}
+	if e := m.Engine; e != nil {
+		parts = append(parts, e.Name, e.Version, e.Model, e.Quantization, e.DType, strings.Join(e.Flags, " "))
+	}
+	if w := m.Workload; w != nil {
+		parts = append(parts, w.Endpoint, describeDist(w.Prompt), describeDist(w.Output), w.Mode, fmt.Sprint(w.Levels), fmt.Sprint(w.RatesRPS))
+	}
+	return strings.Join(parts, " | ")
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -9,8 +10,13 @@ import (
 )
 
 // runContext lists the facts a reader needs next to every number (the
-// seed's "report the context" rule) and names the ones the run lacks.
-func runContext(m *rundir.Manifest) (items []ContextItem, missing []string) {
+// seed's "report the context" rule: model, quantisation, dtype, context
+// length, prompt and output tokens, engine version, driver, every server
+// flag) and names the ones the run lacks; the report shows those as a
+// warning, never silently omits them.
+func runContext(run *Run) (items []ContextItem, missing []string) {
+	m := run.Manifest
+	sweep := m.HasKind(rundir.KindSweep) || isSweep(run)
 	add := func(label, value string) {
 		if value != "" {
 			items = append(items, ContextItem{label, value})
@@ -39,14 +45,26 @@ func runContext(m *rundir.Manifest) (items []ContextItem, missing []string) {
 		drivers = append(drivers, g.Driver)
 		cuda = append(cuda, g.CUDAVersion)
 	}
-	if len(m.GPUs) > 0 || m.HasKind(rundir.KindProbe) {
+	if len(m.GPUs) > 0 || m.HasKind(rundir.KindProbe) || sweep {
 		need("GPU", strings.Join(gpus, "; "))
 		need("Driver", uniqueJoin(drivers))
 		need("CUDA", uniqueJoin(cuda))
 	}
 	add("Host", m.Host.Hostname)
 	add("CPU", m.Host.CPUModel)
-	if e := m.Engine; e != nil || m.HasKind(rundir.KindSweep) {
+	if len(m.GPUs) > 0 {
+		g := m.GPUs[0]
+		if g.MemoryBytes > 0 {
+			add("GPU memory", fmt.Sprintf("%.0f GiB", float64(g.MemoryBytes)/(1<<30)))
+		}
+		if g.PowerLimitW > 0 {
+			add("GPU power limit", fmt.Sprintf("%.0f W", g.PowerLimitW))
+		}
+		if len(m.GPUs) > 1 {
+			add("GPU count", fmt.Sprint(len(m.GPUs)))
+		}
+	}
+	if e := m.Engine; e != nil || sweep {
 		if e == nil {
 			e = &rundir.Engine{}
 		}
@@ -66,14 +84,41 @@ func runContext(m *rundir.Manifest) (items []ContextItem, missing []string) {
 			missing = append(missing, "Server flags")
 		}
 		add("Engine notes", e.Description)
+		for _, k := range sortedKeys(e.Config) {
+			add("Engine "+strings.ReplaceAll(k, "_", " "), e.Config[k])
+		}
 	}
 	if w := m.Workload; w != nil {
-		add("Endpoint", "/v1/"+strings.TrimPrefix(w.Endpoint, "/v1/"))
-		add("Prompt tokens", describeDist(w.Prompt))
-		add("Output tokens", describeDist(w.Output))
-		if !w.FixedOutput {
-			add("Output length", "not fixed: "+w.FixedOutputNote)
+		if w.Endpoint != "" {
+			add("Endpoint", "/v1/"+strings.TrimPrefix(w.Endpoint, "/v1/"))
 		}
+		need("Prompt tokens", describeDist(w.Prompt))
+		need("Output tokens", describeDist(w.Output))
+		if !w.FixedOutput {
+			add("Output length", strings.TrimSuffix("not fixed: "+w.FixedOutputNote, ": "))
+		}
+		if w.Mode == "open" {
+			add("Load", fmt.Sprintf("open loop, rates %v req/s", w.RatesRPS))
+		} else if len(w.Levels) > 0 {
+			add("Load", fmt.Sprintf("closed loop, concurrency %v", w.Levels))
+		}
+		if w.RequestsPerLevel > 0 {
+			add("Requests per level", fmt.Sprintf("%d measured + %d warm-up", w.RequestsPerLevel, w.WarmupPerLevel))
+		}
+		if w.DurationPerLevelS > 0 {
+			add("Duration per level", fmt.Sprintf("%.0f s", w.DurationPerLevelS))
+		}
+		if w.SharedPrefixTokens > 0 {
+			add("Shared prompt prefix", fmt.Sprintf("%d tokens (prefix caching can make TTFT look better than unshared traffic would)", w.SharedPrefixTokens))
+		} else {
+			add("Prompts", "randomised, no shared prefix")
+		}
+		add("Dataset", w.Dataset)
+		add("Tokenizer", w.Tokenizer)
+		add("Temperature", fmt.Sprint(w.Temperature))
+		add("Seed", fmt.Sprint(w.Seed))
+	} else if sweep {
+		missing = append(missing, "Prompt tokens", "Output tokens")
 	}
 	if s := m.Source; s != nil {
 		add("Imported from", s.Tool+": "+s.File)
@@ -120,4 +165,13 @@ func describeDist(d rundir.Dist) string {
 		}
 		return s
 	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -3,16 +3,28 @@ package analyze
 import (
 	"time"
 
+	"github.com/headroom-llm/headroom/analyze/stats"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
 // Report is the analyzer's output and the renderer's only input. It is
-// also written as analysis.json, so every field is plain data.
+// also written as analysis.json, so every field is plain data; units are
+// in the field names (_s seconds, _per_s per second, _usd, _fraction 0..1).
 type Report struct {
-	Title           string        `json:"title"`
-	GeneratedAt     time.Time     `json:"generated_at"`
-	HeadroomVersion string        `json:"headroom_version"`
-	Runs            []RunAnalysis `json:"runs"`
+	Title           string    `json:"title"`
+	GeneratedAt     time.Time `json:"generated_at"`
+	HeadroomVersion string    `json:"headroom_version"`
+	// Settings are the analysis settings used, thresholds included.
+	Settings Settings `json:"settings"`
+	// PercentileMethod names the one percentile definition used throughout.
+	PercentileMethod string `json:"percentile_method"`
+	// Headline is what gets forwarded: from the first sweep run.
+	Headline *Headline     `json:"headline,omitempty"`
+	Runs     []RunAnalysis `json:"runs"`
+	// Repeats groups sweep runs of the same configuration given together,
+	// with intervals across the runs.
+	Repeats  []RepeatGroup `json:"repeats,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
 }
 
 // RunAnalysis is the analysis of one run directory.
@@ -21,14 +33,309 @@ type RunAnalysis struct {
 	Manifest *rundir.Manifest `json:"manifest"`
 	// Context is the run's context as labelled values, in display order;
 	// Missing names context a reader would need that the run lacks.
-	Context  []ContextItem `json:"context"`
-	Missing  []string      `json:"missing_context,omitempty"`
-	Roofline *Roofline     `json:"roofline,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
+	Context  []ContextItem  `json:"context"`
+	Missing  []string       `json:"missing_context,omitempty"`
+	Roofline *Roofline      `json:"roofline,omitempty"`
+	Sweep    *SweepAnalysis `json:"sweep,omitempty"`
+	// Files lists the run's data files, for the raw-data section.
+	Files    []string `json:"files,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ContextItem is one labelled fact about the run.
 type ContextItem struct {
 	Label string `json:"label"`
 	Value string `json:"value"`
+}
+
+// Headline holds the numbers the report leads with. Zero values mean "not
+// available"; the matching *Missing field says why.
+type Headline struct {
+	Run string `json:"run"` // the run's label or directory
+	// Peak sustained output throughput and the concurrency reaching it.
+	PeakOutputTokPerS float64 `json:"peak_output_tok_per_s"`
+	PeakConcurrency   int     `json:"peak_concurrency"`
+	// RecommendedConcurrency is the production concurrency cap.
+	RecommendedConcurrency int     `json:"recommended_concurrency"`
+	RecommendedReason      string  `json:"recommended_reason"`
+	Wall                   string  `json:"wall"` // a Wall* value
+	WallSummary            string  `json:"wall_summary"`
+	RidgeFLOPPerByte       float64 `json:"ridge_flop_per_byte,omitempty"`
+	// Cost at the honest operating point (the SLO's when given, else the
+	// peak) and the nearest hosted API price.
+	CostPoint         string           `json:"cost_point,omitempty"`
+	USDPerMTokOutput  float64          `json:"usd_per_mtok_output,omitempty"`
+	USDPerMTokBlended float64          `json:"usd_per_mtok_blended,omitempty"`
+	NearestAPI        *PriceComparison `json:"nearest_api,omitempty"`
+	CostMissing       string           `json:"cost_missing,omitempty"`
+}
+
+// SweepAnalysis is everything derived from one sweep: per-level
+// statistics, knees, goodput, the roofline gap, the diagnosis and cost.
+type SweepAnalysis struct {
+	// Source is SourceRequests (per-request data) or SourceLevelStats
+	// (imported per-level statistics, see Missing).
+	Source string `json:"source"`
+	Mode   string `json:"mode"` // closed or open loop
+	// TokenCount says how output tokens were counted.
+	TokenCount string          `json:"token_count"`
+	Levels     []LevelStats    `json:"levels"`
+	Knees      Knees           `json:"knees"`
+	Goodput    *Goodput        `json:"goodput,omitempty"`
+	Decode     *DecodeRoofline `json:"decode_roofline,omitempty"`
+	Diagnosis  Diagnosis       `json:"diagnosis"`
+	Cost       *Cost           `json:"cost,omitempty"`
+	Timeline   *Timeline       `json:"timeline,omitempty"`
+	// Shape is four sentences on the shape of the throughput curve,
+	// generated from the numbers above.
+	Shape []string `json:"shape_sentences"`
+	// Missing names analyses that could not be made and why.
+	Missing  []string `json:"missing,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Sweep data sources.
+const (
+	SourceRequests   = "requests"
+	SourceLevelStats = "level_stats"
+)
+
+// LevelStats is one load level. Latencies exclude warm-up requests and
+// failed requests; counts and errors exclude warm-up requests only.
+type LevelStats struct {
+	LevelIndex  int     `json:"level_index"`
+	Concurrency int     `json:"concurrency"`
+	RateRPS     float64 `json:"rate_rps,omitempty"` // open loop
+	StartNS     int64   `json:"start_ns,omitempty"`
+	WarmupEndNS int64   `json:"warmup_end_ns,omitempty"`
+	EndNS       int64   `json:"end_ns,omitempty"`
+	// WindowS is the measured window (warm-up end to level end) the
+	// throughputs are computed over; 0 when unknown.
+	WindowS  float64 `json:"window_s"`
+	Complete bool    `json:"complete"`
+
+	Requests       int            `json:"requests"` // measured, any status
+	OK             int            `json:"ok"`
+	Errors         int            `json:"errors"`
+	ErrorsByClass  map[string]int `json:"errors_by_class,omitempty"`
+	ErrorFraction  float64        `json:"error_fraction"`
+	WarmupExcluded int            `json:"warmup_excluded"`
+
+	TTFT *Latency `json:"ttft,omitempty"`
+	TPOT *Latency `json:"tpot,omitempty"`
+	ITL  *Latency `json:"itl,omitempty"`
+	E2E  *Latency `json:"e2e,omitempty"`
+
+	RequestsPerS  float64 `json:"requests_per_s"`
+	OutputTokPerS float64 `json:"output_tok_per_s"`
+	TotalTokPerS  float64 `json:"total_tok_per_s"`
+	// Token totals of the measured successful requests, and their means.
+	OutputTokens     int64   `json:"output_tokens"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	MeanOutputTokens float64 `json:"mean_output_tokens"`
+	MeanPromptTokens float64 `json:"mean_prompt_tokens"`
+	// TTFTP99OverP50 is p99/p50 TTFT, the queueing signal.
+	TTFTP99OverP50 float64 `json:"ttft_p99_over_p50"`
+
+	Confidence LevelConfidence `json:"confidence"`
+	Server     LevelServer     `json:"server"`
+	Client     LevelClient     `json:"client"`
+
+	// Missing names statistics the source does not have.
+	Missing  []string `json:"missing,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Latency is the distribution of one latency over a level's requests.
+type Latency struct {
+	N    int     `json:"n"`
+	P50S float64 `json:"p50_s"`
+	P90S float64 `json:"p90_s"`
+	P99S float64 `json:"p99_s"`
+	MaxS float64 `json:"max_s"`
+	// Percentiles holds every reported percentile in ascending order: 50,
+	// 90, 99 and the user's; a percentile the source lacks is absent here
+	// and named in Missing (its P..S field is then 0).
+	Percentiles []Quantile `json:"percentiles"`
+	Missing     []string   `json:"missing,omitempty"`
+}
+
+// Quantile is one percentile of a latency.
+type Quantile struct {
+	Percentile float64 `json:"percentile"`
+	ValueS     float64 `json:"value_s"`
+	// Reliable is false when n is below stats.MinSamples(p): the value is
+	// then the sample maximum, not a tail estimate.
+	Reliable bool `json:"reliable"`
+}
+
+// LevelConfidence holds intervals for a level's medians and throughput;
+// nil when there were too few values.
+type LevelConfidence struct {
+	TTFTP50S      *stats.Interval `json:"ttft_p50_s,omitempty"`
+	TPOTP50S      *stats.Interval `json:"tpot_p50_s,omitempty"`
+	E2EP50S       *stats.Interval `json:"e2e_p50_s,omitempty"`
+	OutputTokPerS *stats.Interval `json:"output_tok_per_s,omitempty"`
+}
+
+// LevelServer is what the server's metrics, log and the GPU said during a
+// level (its whole window, warm-up included). Each *Known flag says whether
+// the run recorded it.
+type LevelServer struct {
+	KVUsageMaxFraction float64 `json:"kv_usage_max_fraction"`
+	KVUsageKnown       bool    `json:"kv_usage_known"`
+	KVUsageSource      string  `json:"kv_usage_source,omitempty"`
+	WaitingMax         float64 `json:"waiting_max"`
+	WaitingKnown       bool    `json:"waiting_known"`
+	RunningMax         float64 `json:"running_max"`
+	RunningKnown       bool    `json:"running_known"`
+	Preemptions        int     `json:"preemptions"`
+	PreemptionsKnown   bool    `json:"preemptions_known"`
+	PreemptionsSource  string  `json:"preemptions_source,omitempty"`
+	LogLines           int     `json:"log_lines"`
+	LogErrors          int     `json:"log_errors"`
+	GPUUtilMeanPct     float64 `json:"gpu_util_mean_pct"`
+	GPUPowerMeanW      float64 `json:"gpu_power_mean_w"` // summed over devices
+	GPUKnown           bool    `json:"gpu_known"`
+	GPUThrottle        string  `json:"gpu_throttle,omitempty"`
+}
+
+// LevelClient is the load generator's self-check during a level.
+type LevelClient struct {
+	Known bool `json:"known"`
+	// CPUBusyFraction is client CPU time over wall time over GOMAXPROCS.
+	CPUBusyFraction float64 `json:"cpu_busy_fraction"`
+	CPUs            int     `json:"cpus"`
+	SendLagMaxS     float64 `json:"send_lag_max_s"`
+	OpenStreamsMax  int64   `json:"open_streams_max"`
+}
+
+// Knees are where the curves bend.
+type Knees struct {
+	// BaselineConcurrency is the level TPOT is compared with: 1 when the
+	// sweep measured it, else its lowest level (see Notes).
+	BaselineConcurrency int     `json:"baseline_concurrency"`
+	BaselineTPOTP50S    float64 `json:"baseline_tpot_p50_s"`
+	TPOTKneeFactor      float64 `json:"tpot_knee_factor"`
+	// TPOTKneeConcurrency is the first level whose p50 TPOT exceeds
+	// TPOTKneeFactor × the baseline; 0 when never reached.
+	TPOTKneeConcurrency int `json:"tpot_knee_concurrency"`
+	// The flat region: levels from the baseline up to FlatToConcurrency
+	// keep p50 TPOT within the factor ("extra users are nearly free").
+	FlatFromConcurrency int     `json:"flat_from_concurrency"`
+	FlatToConcurrency   int     `json:"flat_to_concurrency"`
+	FlatTPOTMaxRatio    float64 `json:"flat_tpot_max_ratio"`
+	// PlateauConcurrency is the level after which output throughput gains
+	// less than PlateauGainPerDoubling per doubling of concurrency; 0 none.
+	PlateauConcurrency     int              `json:"plateau_concurrency"`
+	PlateauGainPerDoubling float64          `json:"plateau_gain_per_doubling"`
+	Steps                  []ThroughputStep `json:"steps"`
+	// Peak output throughput over sustained levels (complete, error
+	// fraction within the limit) and the concurrency reaching it.
+	PeakOutputTokPerS float64 `json:"peak_output_tok_per_s"`
+	PeakConcurrency   int     `json:"peak_concurrency"`
+	// RecommendedConcurrency is the production cap: the flat-TPOT end,
+	// lowered to the SLO operating point when that is lower.
+	RecommendedConcurrency int      `json:"recommended_concurrency"`
+	RecommendedReason      string   `json:"recommended_reason"`
+	Notes                  []string `json:"notes,omitempty"`
+}
+
+// ThroughputStep is the output-throughput gain between two levels,
+// expressed per doubling of concurrency.
+type ThroughputStep struct {
+	FromConcurrency int     `json:"from_concurrency"`
+	ToConcurrency   int     `json:"to_concurrency"`
+	GainPerDoubling float64 `json:"gain_per_doubling"` // 0.25 = +25% per doubling
+}
+
+// Goodput is the sweep judged against the user's SLO.
+type Goodput struct {
+	SLO    SLO            `json:"slo"`
+	Levels []LevelGoodput `json:"levels"`
+	// OperatingConcurrency is the highest level inside the SLO below the
+	// first level that fails it; 0 when even the first level fails.
+	OperatingConcurrency    int      `json:"operating_concurrency"`
+	OperatingOutputTokPerS  float64  `json:"operating_output_tok_per_s"`
+	FirstFailingConcurrency int      `json:"first_failing_concurrency"`
+	Notes                   []string `json:"notes,omitempty"`
+}
+
+// LevelGoodput is one level against the SLO.
+type LevelGoodput struct {
+	Concurrency int  `json:"concurrency"`
+	Pass        bool `json:"pass"`
+	// Known is false when a bound's percentile is not available at this
+	// level (imported statistics); Pass is then false.
+	Known  bool     `json:"known"`
+	Failed []string `json:"failed,omitempty"` // bounds exceeded, in words
+	// The level goodput is its throughput when it passes, else 0.
+	GoodputOutputTokPerS float64 `json:"goodput_output_tok_per_s"`
+	// Per request: the fraction of measured requests meeting every bound
+	// (failed requests count as not meeting), and the output throughput of
+	// those requests alone. PerRequestKnown is false without per-request data.
+	PerRequestKnown         bool    `json:"per_request_known"`
+	RequestsMeetingFraction float64 `json:"requests_meeting_fraction"`
+	MeetingOutputTokPerS    float64 `json:"meeting_output_tok_per_s"`
+}
+
+// Timeline holds server and GPU series over the sweep with the level
+// boundaries, for the time plots. Times are seconds since StartNS.
+type Timeline struct {
+	StartNS int64        `json:"start_ns"`
+	Levels  []LevelSpan  `json:"levels"`
+	Series  []TimeSeries `json:"series"`
+}
+
+// LevelSpan is a level's place on the time axis.
+type LevelSpan struct {
+	Concurrency int     `json:"concurrency"`
+	StartS      float64 `json:"start_s"`
+	WarmupEndS  float64 `json:"warmup_end_s"`
+	EndS        float64 `json:"end_s"`
+}
+
+// TimeSeries is one plotted quantity.
+type TimeSeries struct {
+	Name   string      `json:"name"` // a Series* value
+	Unit   string      `json:"unit"`
+	Source string      `json:"source"` // metric name, "server log", "NVML"
+	Device int         `json:"device,omitempty"`
+	Points []TimePoint `json:"points"`
+}
+
+// TimePoint is one value at a time.
+type TimePoint struct {
+	TS float64 `json:"t_s"`
+	V  float64 `json:"v"`
+}
+
+// Timeline series names.
+const (
+	SeriesKVUsage     = "kv_usage"
+	SeriesRunning     = "running"
+	SeriesWaiting     = "waiting"
+	SeriesPreemptions = "preemptions"
+	SeriesGPUUtil     = "gpu_util"
+	SeriesGPUPower    = "gpu_power"
+	SeriesGPUSMClock  = "gpu_sm_clock"
+	SeriesGPUTemp     = "gpu_temperature"
+	SeriesClientCPU   = "client_cpu"
+)
+
+// RepeatGroup is a set of sweep runs with the same configuration, and
+// intervals across them per level.
+type RepeatGroup struct {
+	Runs   []int         `json:"runs"` // indexes into Report.Runs
+	Key    string        `json:"key"`  // the configuration they share
+	Levels []RepeatLevel `json:"levels"`
+}
+
+// RepeatLevel is one concurrency across the repeated runs.
+type RepeatLevel struct {
+	Concurrency   int             `json:"concurrency"`
+	Runs          int             `json:"runs"`
+	TTFTP50S      *stats.Interval `json:"ttft_p50_s,omitempty"`
+	TPOTP50S      *stats.Interval `json:"tpot_p50_s,omitempty"`
+	OutputTokPerS *stats.Interval `json:"output_tok_per_s,omitempty"`
 }

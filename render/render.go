@@ -1,90 +1,204 @@
 // Package render turns the analyzer's report model into Markdown and a
 // self-contained HTML file. It computes nothing: every number comes from
-// the model, formatted with one display scale per quantity.
+// the model, formatted with one display scale per quantity. Both outputs
+// are made from one view of the model (view.go), so they say the same.
 package render
 
 import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"text/template"
-	"time"
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/templates"
 )
 
-var funcs = template.FuncMap{
-	"inc":     func(i int) int { return i + 1 },
-	"time":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"cell":    mdCell,
-	"line":    mdLine,
-	"join":    func(xs []string, sep string) string { return mdLine(strings.Join(xs, sep)) },
-	"tflops":  func(v float64) string { return fmt.Sprintf("%.1f", v/1e12) },
-	"gbps":    func(v float64) string { return fmt.Sprintf("%.0f", v/1e9) },
-	"pct":     func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
-	"us":      func(s float64) string { return fmt.Sprintf("%.1f", s*1e6) },
-	"runName": runName,
+var mdFuncs = template.FuncMap{
+	"md":        mdLine,
+	"para":      mdPara,
+	"cell":      mdCell,
+	"code":      mdCode,
+	"codeblock": mdCodeBlock,
+	"tablemd":   mdTable,
 }
 
-var mdTemplate = template.Must(template.New("report.md.tmpl").Funcs(funcs).ParseFS(templates.FS, "report.md.tmpl"))
+var mdTemplate = template.Must(template.New("report.md.tmpl").Funcs(mdFuncs).ParseFS(templates.FS, "report.md.tmpl"))
 
 // Markdown writes the report as Markdown.
 func Markdown(w io.Writer, rep *analyze.Report) error {
-	return mdTemplate.Execute(w, rep)
+	p, err := buildPage(rep)
+	if err != nil {
+		return err
+	}
+	return markdown(w, p)
 }
 
-func runName(r analyze.RunAnalysis) string {
-	if r.Manifest != nil && r.Manifest.Label != "" {
-		return mdLine(r.Manifest.Label)
+func markdown(w io.Writer, p *page) error {
+	var b bytes.Buffer
+	if err := mdTemplate.Execute(&b, p); err != nil {
+		return err
 	}
-	return mdLine(filepath.Base(r.Dir))
+	_, err := w.Write(squeezeBlankLines(b.Bytes()))
+	return err
+}
+
+// squeezeBlankLines leaves at most one blank line in a row, outside fenced
+// code blocks, so the template can be laid out for reading.
+func squeezeBlankLines(src []byte) []byte {
+	var out bytes.Buffer
+	blank, inFence := 0, false
+	for _, line := range strings.SplitAfter(string(src), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") {
+			inFence = !inFence
+		}
+		if t == "" && !inFence {
+			blank++
+			if blank > 1 {
+				continue
+			}
+		} else {
+			blank = 0
+		}
+		out.WriteString(strings.TrimRight(line, " \t\n") + "\n")
+	}
+	return bytes.TrimLeft(out.Bytes(), "\n")
 }
 
 // mdEscaper escapes text so Markdown shows it literally: no emphasis, no
-// links, no raw HTML (a model name of "<script>" stays text).
+// links, no headings, no raw HTML (a model name of "<script>" stays text).
 var mdEscaper = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
 	"<", "&lt;", ">", "&gt;", "&", "&amp;", "|", `\|`, "#", `\#`,
+	"~", `\~`, "!", `\!`,
 )
 
-// mdLine escapes text for one line of Markdown.
+// mdLine escapes text for use inside a line of Markdown.
 func mdLine(s string) string {
 	s = strings.ReplaceAll(s, "\r", "")
 	s = strings.ReplaceAll(s, "\n", " ")
 	return mdEscaper.Replace(s)
 }
 
+// mdPara escapes text that starts a line (a paragraph, a quote).
+func mdPara(s string) string {
+	s = mdLine(s)
+	// A line starting with "-", "+", digits and "." or ">" would become a
+	// list or a quote; a leading backslash keeps it text.
+	if t := strings.TrimLeft(s, " "); t != "" && strings.ContainsRune("-+>=", rune(t[0])) {
+		s = `\` + t
+	} else if m := orderedListStart.FindStringIndex(t); m != nil {
+		s = t[:m[1]-1] + `\` + t[m[1]-1:]
+	}
+	return s
+}
+
+var orderedListStart = regexp.MustCompile(`^[0-9]{1,9}[.)]`)
+
 // mdCell escapes text for a Markdown table cell.
 func mdCell(s string) string { return mdLine(s) }
+
+// mdCode writes s as an inline code span: a backtick fence longer than
+// any run of backticks inside, and "|" escaped so it works in table cells.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r", ""), "\n", " ")
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", `\|`) + pad + fence
+}
+
+// mdCodeBlock writes log lines as a fenced code block, each line prefixed
+// with its line number, indented by indent (to sit in a list item).
+func mdCodeBlock(lines []logLine, indent string) string {
+	var body strings.Builder
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(fmt.Sprint(l.N)))
+	}
+	for _, l := range lines {
+		text := strings.ReplaceAll(l.Text, "\r", "")
+		fmt.Fprintf(&body, "%s%*d | %s\n", indent, width, l.N, text)
+	}
+	fence := strings.Repeat("`", max(3, longestRun(body.String(), '`')+1))
+	return indent + fence + "text\n" + body.String() + indent + fence
+}
+
+func longestRun(s string, c byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
+}
+
+// mdTable writes a table; a table without a head gets an empty one (GFM
+// needs a header row).
+func mdTable(t table) string {
+	var b strings.Builder
+	cols := len(t.Head)
+	b.WriteString("|")
+	for _, h := range t.Head {
+		b.WriteString(" " + mdCell(h) + " |")
+	}
+	b.WriteString("\n|")
+	for i := 0; i < cols; i++ {
+		if t.Right[i] {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	for _, r := range t.Rows {
+		b.WriteString("\n|")
+		for _, c := range r {
+			b.WriteString(" " + mdCell(c) + " |")
+		}
+	}
+	return b.String()
+}
 
 // Files writes report.md and report.html into dir, per format ("md",
 // "html" or "both"), and returns the paths written.
 func Files(dir string, rep *analyze.Report, format string) ([]string, error) {
-	var md bytes.Buffer
-	if err := Markdown(&md, rep); err != nil {
-		return nil, fmt.Errorf("render markdown: %w", err)
+	p, err := buildPage(rep)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
 	}
 	var out []string
 	if format == "md" || format == "both" {
-		p := filepath.Join(dir, "report.md")
-		if err := writeFile(p, md.Bytes()); err != nil {
+		var md bytes.Buffer
+		if err := markdown(&md, p); err != nil {
+			return nil, fmt.Errorf("render markdown: %w", err)
+		}
+		path := filepath.Join(dir, "report.md")
+		if err := os.WriteFile(path, md.Bytes(), 0o644); err != nil {
 			return nil, err
 		}
-		out = append(out, p)
+		out = append(out, path)
 	}
 	if format == "html" || format == "both" {
 		var h bytes.Buffer
-		if err := HTML(&h, rep, md.Bytes()); err != nil {
+		if err := writeHTML(&h, p); err != nil {
 			return nil, fmt.Errorf("render html: %w", err)
 		}
-		p := filepath.Join(dir, "report.html")
-		if err := writeFile(p, h.Bytes()); err != nil {
+		path := filepath.Join(dir, "report.html")
+		if err := os.WriteFile(path, h.Bytes(), 0o644); err != nil {
 			return nil, err
 		}
-		out = append(out, p)
+		out = append(out, path)
 	}
 	return out, nil
 }

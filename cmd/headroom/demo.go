@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/examples"
 )
 
@@ -35,7 +34,11 @@ them, so you can see what headroom produces without a GPU or a server.`,
 			if _, err := examples.Extract(example, runDir); err != nil {
 				return err
 			}
-			paths, err := writeReport([]string{runDir}, out, "both", analyze.Default())
+			set, err := defaultSettings()
+			if err != nil {
+				return err
+			}
+			paths, err := writeReport([]string{runDir}, out, "both", set)
 			if err != nil {
 				return err
 			}

@@ -12,12 +12,84 @@ import (
 	"github.com/headroom-llm/headroom/render"
 )
 
+// reportFlags are the analysis settings a user can set on `headroom report`.
+type reportFlags struct {
+	slo, percentiles, modelConfig, gpuPreset, prices string
+	gpuHourUSD, kwhUSD, utilization                  float64
+	gpus                                             int
+}
+
+func (f *reportFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.slo, "slo", "", "latency SLO for goodput, e.g. ttft_p99=2s,tpot_p99=100ms (metrics ttft, tpot, itl, e2e)")
+	fl.StringVar(&f.percentiles, "percentiles", "", "extra latency percentiles to report besides 50,90,99, e.g. 95,99.9")
+	fl.StringVar(&f.modelConfig, "model-config", "", "the served model's Hugging Face config.json, for the roofline gap")
+	fl.Float64Var(&f.gpuHourUSD, "gpu-hour-usd", 0, "price of one GPU for one hour, in USD")
+	fl.StringVar(&f.gpuPreset, "gpu-preset", "", "named hourly GPU price from the price table (see analyze/prices.yaml), instead of --gpu-hour-usd")
+	fl.IntVar(&f.gpus, "gpus", 0, "GPUs serving the model (default: the GPUs the run lists)")
+	fl.Float64Var(&f.kwhUSD, "kwh-usd", 0, "electricity price per kWh, in USD (power is not priced without it)")
+	fl.Float64Var(&f.utilization, "utilization", 1, "share of hours the box serves at the measured rate, 0 < u <= 1")
+	fl.StringVar(&f.prices, "prices", "", "YAML price table replacing the built-in API prices, GPU presets and board powers (same layout as analyze/prices.yaml)")
+}
+
+// settings turns the flags into analysis settings; errors are usage errors.
+func (f *reportFlags) settings() (analyze.Settings, error) {
+	set := analyze.Default()
+	var err error
+	if f.slo != "" {
+		if set.SLO, err = analyze.ParseSLO(f.slo); err != nil {
+			return set, usageError{fmt.Errorf("--slo: %w", err)}
+		}
+	}
+	if f.percentiles != "" {
+		if set.Percentiles, err = analyze.ParsePercentiles(f.percentiles); err != nil {
+			return set, usageError{fmt.Errorf("--percentiles: %w", err)}
+		}
+	}
+	if f.modelConfig != "" {
+		if set.Model, err = analyze.ReadModelConfig(f.modelConfig); err != nil {
+			return set, err
+		}
+	}
+	switch {
+	case f.gpuHourUSD < 0:
+		return set, usageError{fmt.Errorf("--gpu-hour-usd %v: must be positive", f.gpuHourUSD)}
+	case f.gpuHourUSD > 0 && f.gpuPreset != "":
+		return set, usageError{fmt.Errorf("give --gpu-hour-usd or --gpu-preset, not both")}
+	case f.kwhUSD < 0:
+		return set, usageError{fmt.Errorf("--kwh-usd %v: must not be negative", f.kwhUSD)}
+	case !(f.utilization > 0 && f.utilization <= 1):
+		return set, usageError{fmt.Errorf("--utilization %v: want a fraction in (0, 1]", f.utilization)}
+	case f.gpus < 0:
+		return set, usageError{fmt.Errorf("--gpus %d: must not be negative", f.gpus)}
+	}
+	prices, source, err := analyze.LoadPrices(f.prices)
+	if err != nil {
+		return set, err
+	}
+	if f.gpuPreset != "" {
+		if _, err := prices.GPUPreset(f.gpuPreset); err != nil {
+			return set, usageError{err}
+		}
+	}
+	set.Cost = analyze.CostSettings{
+		GPUHourUSD: f.gpuHourUSD, GPUPreset: f.gpuPreset, GPUs: f.gpus, KWhUSD: f.kwhUSD,
+		Utilization: f.utilization, Prices: prices, PricesSource: source,
+	}
+	return set, nil
+}
+
 func newReportCmd() *cobra.Command {
 	var out, format string
+	var flags reportFlags
 	cmd := &cobra.Command{
 		Use:   "report RUN...",
 		Short: "Analyze run directories and write report.html, report.md and analysis.json",
-		Args:  minArgs(1),
+		Long: `Report analyzes run directories and writes report.html, report.md and
+analysis.json. Give a probe run with a sweep run (or one run holding both) for
+the roofline gap; several sweep runs of the same configuration are treated as
+repeats and get intervals across runs.`,
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "md" && format != "html" && format != "both" {
 				return usageError{fmt.Errorf("--format %q: want md, html or both", format)}
@@ -28,7 +100,11 @@ func newReportCmd() *cobra.Command {
 				}
 				out = args[0]
 			}
-			paths, err := writeReport(args, out, format, analyze.Default())
+			set, err := flags.settings()
+			if err != nil {
+				return err
+			}
+			paths, err := writeReport(args, out, format, set)
 			if err != nil {
 				return err
 			}
@@ -40,11 +116,20 @@ func newReportCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "directory for the report files (default: the run directory)")
 	cmd.Flags().StringVar(&format, "format", "both", "md, html or both")
+	flags.register(cmd)
 	return cmd
 }
 
+// defaultSettings are the settings of a report without flags: defaults
+// and the built-in price table.
+func defaultSettings() (analyze.Settings, error) {
+	var f reportFlags
+	f.utilization = 1
+	return f.settings()
+}
+
 // writeReport loads, analyzes and renders runs into dir.
-func writeReport(runDirs []string, dir, format string, opts analyze.Options) ([]string, error) {
+func writeReport(runDirs []string, dir, format string, set analyze.Settings) ([]string, error) {
 	var runs []*analyze.Run
 	for _, d := range runDirs {
 		r, err := analyze.Load(d)
@@ -53,7 +138,7 @@ func writeReport(runDirs []string, dir, format string, opts analyze.Options) ([]
 		}
 		runs = append(runs, r)
 	}
-	rep, err := analyze.Analyze(runs, opts)
+	rep, err := analyze.Analyze(runs, set)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,251 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// DecodeRoofline is the roofline gap: per level, the decode ceiling the
+// probe's bandwidth and peak predict for the model, against what the sweep
+// measured; and where the measured knee lies relative to the ridge.
+type DecodeRoofline struct {
+	ProbeRun string `json:"probe_run"` // directory of the probe used
+	GPU      string `json:"gpu"`
+	// TensorParallel GPUs serve one model replica; bandwidth and peak are
+	// the probe's per-GPU values times this (perfect scaling assumed).
+	TensorParallel     int     `json:"tensor_parallel"`
+	BandwidthBytesPerS float64 `json:"bandwidth_bytes_per_s"`
+	PeakFLOPPerS       float64 `json:"peak_flop_per_s"`
+	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte"`
+	// Model facts the prediction rests on; nil without --model-config.
+	Model   *ModelFacts   `json:"model,omitempty"`
+	Levels  []DecodeLevel `json:"levels,omitempty"`
+	Ridge   RidgeCheck    `json:"ridge_check"`
+	Missing []string      `json:"missing,omitempty"`
+	Notes   []string      `json:"notes,omitempty"`
+}
+
+// ModelFacts are the model numbers derived from its config.
+type ModelFacts struct {
+	Spec                 *ModelSpec `json:"spec"`
+	TotalParams          float64    `json:"total_params"`
+	ActiveParamsPerToken float64    `json:"active_params_per_token"`
+	WeightBytesPerStepB1 float64    `json:"weight_bytes_per_step_batch1"`
+	KVBytesPerToken      float64    `json:"kv_bytes_per_token"`
+}
+
+// DecodeLevel is the predicted decode ceiling at one level and the
+// measured values against it.
+type DecodeLevel struct {
+	Concurrency int `json:"concurrency"`
+	// Batch is the decode batch assumed: the concurrency (closed loop) or
+	// the mean requests in flight by Little's law (open loop).
+	Batch                float64 `json:"batch"`
+	ContextTokens        float64 `json:"context_tokens"` // mean tokens in a sequence's cache during decode
+	WeightBytes          float64 `json:"weight_bytes_per_step"`
+	KVBytes              float64 `json:"kv_bytes_per_step"`
+	FLOP                 float64 `json:"flop_per_step"`
+	IntensityFLOPPerByte float64 `json:"intensity_flop_per_byte"`
+	// Bound is "memory" or "compute": which term sets the predicted step.
+	Bound                  string  `json:"bound"`
+	PredictedStepS         float64 `json:"predicted_step_s"`
+	PredictedTPOTS         float64 `json:"predicted_tpot_floor_s"`
+	PredictedOutputTokPerS float64 `json:"predicted_output_tok_per_s_ceiling"`
+	MeasuredTPOTP50S       float64 `json:"measured_tpot_p50_s"`
+	MeasuredOutputTokPerS  float64 `json:"measured_output_tok_per_s"`
+	// ThroughputFraction = measured / predicted throughput (the gap: 1 is
+	// the roofline); TPOTRatio = measured p50 TPOT / predicted floor.
+	ThroughputFraction float64 `json:"throughput_fraction_of_ceiling"`
+	TPOTRatio          float64 `json:"tpot_over_floor"`
+	// AchievedFLOPPerS is measured throughput × FLOPs per token, for the
+	// roofline chart.
+	AchievedFLOPPerS float64 `json:"achieved_flop_per_s"`
+}
+
+// RidgeCheck compares the decode arithmetic intensity at the measured TPOT
+// knee with the probe's ridge point.
+type RidgeCheck struct {
+	// KneeConcurrency is the TPOT knee (0: none, then the highest level).
+	KneeConcurrency      int     `json:"knee_concurrency"`
+	AtConcurrency        int     `json:"at_concurrency"`
+	IntensityFLOPPerByte float64 `json:"intensity_flop_per_byte"`
+	// Approximate is true when the intensity is the seed's "intensity ≈
+	// batch" (16-bit weights dominating the bytes) for want of a model config.
+	Approximate      bool    `json:"approximate"`
+	RidgeFLOPPerByte float64 `json:"ridge_flop_per_byte"`
+	Ratio            float64 `json:"intensity_over_ridge"`
+	// Verdict: "agree", "knee_before_ridge", "knee_after_ridge",
+	// "no_knee", or "" when not computable.
+	Verdict  string `json:"verdict"`
+	Sentence string `json:"sentence"`
+}
+
+// Ridge check verdicts.
+const (
+	RidgeAgree      = "agree"
+	RidgeKneeBefore = "knee_before_ridge"
+	RidgeKneeAfter  = "knee_after_ridge"
+	RidgeNoKnee     = "no_knee"
+)
+
+// ridgeAgreeFactor: the knee's intensity within this factor of the ridge
+// counts as agreement.
+const ridgeAgreeFactor = 2.0
+
+// decodeRoofline builds the roofline gap from the probe's roofline.
+func decodeRoofline(sweep *Run, levels []LevelStats, knees Knees, probe *Roofline, probeDir string, model *ModelSpec, mode string) *DecodeRoofline {
+	d := &DecodeRoofline{ProbeRun: probeDir, GPU: probe.GPU, TensorParallel: tensorParallel(sweep.Manifest)}
+	tp := float64(d.TensorParallel)
+	d.BandwidthBytesPerS = probe.BandwidthBytesPerS * tp
+	d.PeakFLOPPerS = probe.PeakFLOPPerS * tp
+	d.RidgeFLOPPerByte = probe.RidgeFLOPPerByte
+	if d.TensorParallel > 1 {
+		d.Notes = append(d.Notes, fmt.Sprintf("tensor parallel %d: bandwidth and peak are %d × the probe's single-GPU values (perfect scaling assumed; all-reduce cost not modelled)", d.TensorParallel, d.TensorParallel))
+	}
+	if probe.DType != "" && model != nil && normalizeDType(probe.DType) != model.DType {
+		d.Notes = append(d.Notes, fmt.Sprintf("the probe measured %s GEMMs; the model runs in %s, so the compute ceiling is only indicative", probe.DType, model.DType))
+	}
+	d.Notes = append(d.Notes, "decode-only bound: prefill of new prompts shares the GPU and is not in the prediction, so measured throughput below the ceiling is expected")
+	if model == nil {
+		d.Missing = append(d.Missing, "model description (--model-config config.json): no per-level prediction")
+	} else {
+		d.Model = &ModelFacts{
+			Spec: model, TotalParams: model.TotalParams(), ActiveParamsPerToken: model.ActiveParamsPerToken(),
+			WeightBytesPerStepB1: model.WeightBytesPerStep(1), KVBytesPerToken: model.KVBytesPerToken(),
+		}
+		for _, l := range levels {
+			if dl, ok := predictLevel(l, model, d, mode); ok {
+				d.Levels = append(d.Levels, dl)
+			}
+		}
+	}
+	d.Ridge = ridgeCheck(levels, knees, d, model, mode)
+	return d
+}
+
+func predictLevel(l LevelStats, m *ModelSpec, d *DecodeRoofline, mode string) (DecodeLevel, bool) {
+	b := decodeBatch(l, mode)
+	if b <= 0 || l.MeanPromptTokens+l.MeanOutputTokens <= 0 {
+		return DecodeLevel{}, false
+	}
+	dl := DecodeLevel{Concurrency: l.Concurrency, Batch: b}
+	dl.ContextTokens = l.MeanPromptTokens + l.MeanOutputTokens/2
+	dl.WeightBytes = m.WeightBytesPerStep(b)
+	dl.KVBytes = b * dl.ContextTokens * m.KVBytesPerToken()
+	dl.FLOP = b * m.FLOPPerToken(dl.ContextTokens)
+	bytes := dl.WeightBytes + dl.KVBytes
+	dl.IntensityFLOPPerByte = dl.FLOP / bytes
+	memS, compS := bytes/d.BandwidthBytesPerS, dl.FLOP/d.PeakFLOPPerS
+	dl.PredictedStepS, dl.Bound = memS, "memory"
+	if compS > memS {
+		dl.PredictedStepS, dl.Bound = compS, "compute"
+	}
+	dl.PredictedTPOTS = dl.PredictedStepS
+	dl.PredictedOutputTokPerS = b / dl.PredictedStepS
+	if l.TPOT != nil {
+		dl.MeasuredTPOTP50S = l.TPOT.P50S
+		if dl.MeasuredTPOTP50S > 0 {
+			dl.TPOTRatio = dl.MeasuredTPOTP50S / dl.PredictedTPOTS
+		}
+	}
+	dl.MeasuredOutputTokPerS = l.OutputTokPerS
+	dl.ThroughputFraction = l.OutputTokPerS / dl.PredictedOutputTokPerS
+	dl.AchievedFLOPPerS = l.OutputTokPerS * dl.FLOP / b
+	return dl, true
+}
+
+// decodeBatch is the decode batch of a level: its concurrency in a closed
+// loop; in an open loop, requests in flight by Little's law (completion
+// rate × mean E2E), capped by the concurrency limit.
+func decodeBatch(l LevelStats, mode string) float64 {
+	if mode == "open" && l.E2E != nil && l.RequestsPerS > 0 {
+		// Mean E2E is not kept; the median is a close, conservative stand-in.
+		b := l.RequestsPerS * l.E2E.P50S
+		if l.Concurrency > 0 {
+			b = math.Min(b, float64(l.Concurrency))
+		}
+		return b
+	}
+	return float64(l.Concurrency)
+}
+
+func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpec, mode string) RidgeCheck {
+	rc := RidgeCheck{KneeConcurrency: knees.TPOTKneeConcurrency, RidgeFLOPPerByte: d.RidgeFLOPPerByte}
+	at := knees.TPOTKneeConcurrency
+	if at == 0 {
+		for _, l := range levels {
+			at = max(at, l.Concurrency)
+		}
+	}
+	var lvl *LevelStats
+	for i := range levels {
+		if levels[i].Concurrency == at {
+			lvl = &levels[i]
+		}
+	}
+	if lvl == nil || d.RidgeFLOPPerByte <= 0 {
+		rc.Sentence = "no level to compare with the ridge"
+		return rc
+	}
+	rc.AtConcurrency = at
+	b := decodeBatch(*lvl, mode)
+	if m != nil && lvl.MeanPromptTokens+lvl.MeanOutputTokens > 0 {
+		ctx := lvl.MeanPromptTokens + lvl.MeanOutputTokens/2
+		rc.IntensityFLOPPerByte = b * m.FLOPPerToken(ctx) / (m.WeightBytesPerStep(b) + b*ctx*m.KVBytesPerToken())
+	} else {
+		rc.IntensityFLOPPerByte, rc.Approximate = b, true
+	}
+	rc.Ratio = rc.IntensityFLOPPerByte / d.RidgeFLOPPerByte
+	approx := ""
+	if rc.Approximate {
+		approx = " (intensity ≈ batch, the seed's approximation for 16-bit weights; give --model-config for the model's own)"
+	}
+	switch {
+	case knees.TPOTKneeConcurrency == 0:
+		rc.Verdict = RidgeNoKnee
+		rc.Sentence = fmt.Sprintf("TPOT never bent; at the highest level, c=%d, decode ran at about %.0f FLOP/byte, %.0f%% of the probe's ridge of %.0f FLOP/byte%s.",
+			at, rc.IntensityFLOPPerByte, 100*rc.Ratio, d.RidgeFLOPPerByte, approx)
+	case rc.Ratio < 1/ridgeAgreeFactor:
+		rc.Verdict = RidgeKneeBefore
+		rc.Sentence = fmt.Sprintf("The TPOT knee at c=%d lies at about %.0f FLOP/byte, well below the probe's ridge of %.0f FLOP/byte%s: decode was still memory-bound when TPOT rose, so the bend is not the compute wall. That disagreement is a finding: look at the KV cache, the scheduler and prefill interference.",
+			at, rc.IntensityFLOPPerByte, d.RidgeFLOPPerByte, approx)
+	case rc.Ratio > ridgeAgreeFactor:
+		rc.Verdict = RidgeKneeAfter
+		rc.Sentence = fmt.Sprintf("The TPOT knee at c=%d lies at about %.0f FLOP/byte, beyond the probe's ridge of %.0f FLOP/byte%s: decode kept scaling past the point the GEMM probe saturates. That disagreement is a finding: check the model description, the dtype and the probe.",
+			at, rc.IntensityFLOPPerByte, d.RidgeFLOPPerByte, approx)
+	default:
+		rc.Verdict = RidgeAgree
+		rc.Sentence = fmt.Sprintf("The TPOT knee at c=%d lies at about %.0f FLOP/byte, within %.0f× of the probe's ridge of %.0f FLOP/byte%s: the knee is where the roofline says compute takes over.",
+			at, rc.IntensityFLOPPerByte, ridgeAgreeFactor, d.RidgeFLOPPerByte, approx)
+	}
+	return rc
+}
+
+// tensorParallel reads the tensor-parallel size from the engine's config
+// facts or flags; 1 when not recorded.
+func tensorParallel(m *rundir.Manifest) int {
+	if m == nil || m.Engine == nil {
+		return 1
+	}
+	if v, err := strconv.Atoi(m.Engine.Config["tensor_parallel_size"]); err == nil && v > 0 {
+		return v
+	}
+	f := m.Engine.Flags
+	for i, a := range f {
+		name, val, hasVal := strings.Cut(a, "=")
+		if name != "--tensor-parallel-size" && name != "-tp" && name != "--tp" && name != "--tp-size" {
+			continue
+		}
+		if !hasVal && i+1 < len(f) {
+			val = f[i+1]
+		}
+		if v, err := strconv.Atoi(val); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 1
+}

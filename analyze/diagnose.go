@@ -1,0 +1,424 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Diagnosis is the seed's "which wall did you hit": four checks, each with
+// its evidence, and the wall they point to.
+type Diagnosis struct {
+	// Wall is a Wall* value.
+	Wall     string    `json:"wall"`
+	Summary  string    `json:"summary"`
+	Findings []Finding `json:"findings"`
+	// Missing names evidence the run lacks, for the "inconclusive" case
+	// and for the reader.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Walls.
+const (
+	WallKVCache      = "kv_cache"
+	WallCompute      = "compute"
+	WallQueueing     = "queueing"
+	WallClientBound  = "client_bound"
+	WallNone         = "none" // TPOT stayed flat and nothing queued: no wall reached
+	WallInconclusive = "inconclusive"
+)
+
+// Finding is one check's result.
+type Finding struct {
+	Check string `json:"check"` // a Wall* value naming the check
+	// Status is "hit", "clear", "unknown" (evidence missing) or
+	// "not_applicable".
+	Status      string     `json:"status"`
+	Concurrency int        `json:"concurrency,omitempty"` // the level it is about
+	Summary     string     `json:"summary"`
+	Evidence    []Evidence `json:"evidence,omitempty"`
+	Fixes       []string   `json:"fixes,omitempty"`
+	Missing     []string   `json:"missing,omitempty"`
+}
+
+// Finding statuses.
+const (
+	StatusHit           = "hit"
+	StatusClear         = "clear"
+	StatusUnknown       = "unknown"
+	StatusNotApplicable = "not_applicable"
+)
+
+// The seed's fixes.
+var (
+	kvFixes = []string{
+		"lower --max-model-len (less KV cache per sequence)",
+		"raise --gpu-memory-utilization (more memory for KV cache blocks)",
+		"enable KV cache quantisation (e.g. --kv-cache-dtype fp8)",
+		"serve a smaller model, or one with more aggressive grouped-query attention (fewer KV heads)",
+	}
+	queueFixes = []string{
+		"put admission control or a concurrency cap in front of the server (at the recommended concurrency); a bigger GPU will not help",
+	}
+	clientFixes = []string{
+		"give the load generator more cores or its own machine, and rerun the levels it saturated",
+	}
+)
+
+// Missing-evidence names.
+const (
+	missingLog       = "server log (server.log)"
+	missingMetrics   = "server metrics (server_metrics)"
+	missingGPU       = "GPU telemetry (gpu_telemetry)"
+	missingClient    = "client self-check (client_samples)"
+	missingLogTimes  = "log receive times (server_log_lines)"
+	missingPerReqest = "per-request data (requests)"
+)
+
+// diagnose runs the four checks over levels sorted by concurrency.
+func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *DecodeRoofline, set Settings) Diagnosis {
+	var d Diagnosis
+	if !obs.hasLog {
+		d.Missing = append(d.Missing, missingLog)
+	} else if !obs.hasLogTimes {
+		d.Missing = append(d.Missing, missingLogTimes)
+	}
+	if !obs.hasMetrics {
+		d.Missing = append(d.Missing, missingMetrics)
+	}
+	if !obs.hasGPU {
+		d.Missing = append(d.Missing, missingGPU)
+	}
+	if !obs.hasClient {
+		d.Missing = append(d.Missing, missingClient)
+	}
+	kv := checkKV(levels, knees, obs, set)
+	compute := checkCompute(levels, knees, obs, kv, decode, set)
+	queue := checkQueueing(levels, knees, obs, set)
+	client := checkClient(levels, knees, obs, set)
+	d.Findings = []Finding{kv, compute, queue, client}
+
+	switch {
+	case client.Status == StatusHit:
+		d.Wall = WallClientBound
+		d.Summary = client.Summary
+	case kv.Status == StatusHit:
+		d.Wall, d.Summary = WallKVCache, kv.Summary
+	case compute.Status == StatusHit:
+		d.Wall, d.Summary = WallCompute, compute.Summary
+	case knees.TPOTKneeConcurrency != 0:
+		d.Wall = WallInconclusive
+		var missing []string
+		for _, f := range []Finding{kv, compute} {
+			missing = appendUnique(missing, f.Missing...)
+		}
+		if len(missing) > 0 {
+			d.Summary = fmt.Sprintf("TPOT bent at c=%d, but the run lacks the evidence to say why: no %s.", knees.TPOTKneeConcurrency, strings.Join(missing, ", no "))
+		} else {
+			d.Summary = fmt.Sprintf("TPOT bent at c=%d, but neither wall fits: %s; %s", knees.TPOTKneeConcurrency, lowerFirst(kv.Summary), lowerFirst(compute.Summary))
+		}
+		if queue.Status == StatusHit {
+			d.Summary += " Separately: " + queue.Summary
+		}
+	case queue.Status == StatusHit:
+		d.Wall, d.Summary = WallQueueing, queue.Summary
+	case len(levels) == 0:
+		d.Wall, d.Summary = WallInconclusive, "the sweep has no levels"
+	case knees.BaselineConcurrency == 0:
+		d.Wall, d.Summary = WallInconclusive, "no level has a TPOT, so no wall can be found"
+	default:
+		d.Wall = WallNone
+		d.Summary = fmt.Sprintf("No wall reached: p50 TPOT stayed within %.1f× of c=%d up to c=%d and TTFT did not show queueing. Raise the levels to find where the box stops.",
+			knees.TPOTKneeFactor, knees.BaselineConcurrency, knees.FlatToConcurrency)
+	}
+	return d
+}
+
+// upToKnee returns the levels at or before the TPOT knee (all levels when
+// there is none).
+func upToKnee(levels []LevelStats, knees Knees) []LevelStats {
+	if knees.TPOTKneeConcurrency == 0 {
+		return levels
+	}
+	var out []LevelStats
+	for _, l := range levels {
+		if l.Concurrency <= knees.TPOTKneeConcurrency {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings) Finding {
+	f := Finding{Check: WallKVCache, Fixes: kvFixes}
+	if !obs.hasLog && !obs.hasMetrics {
+		f.Status = StatusUnknown
+		f.Missing = []string{missingLog, missingMetrics}
+		f.Summary = "no server log and no server metrics: preemptions and KV cache usage are unknown"
+		return f
+	}
+	hitAt := 0
+	var ev []Evidence
+	for _, l := range upToKnee(levels, knees) {
+		lo := obs.perLevel[l.LevelIndex]
+		full := l.Server.KVUsageKnown && l.Server.KVUsageMaxFraction >= set.Diagnosis.KVUsageFull
+		if l.Server.Preemptions == 0 && len(lo.kvFullLog) == 0 && len(lo.preemptLog) == 0 && !full {
+			continue
+		}
+		if hitAt == 0 {
+			hitAt = l.Concurrency
+		}
+		ev = append(ev, capEvidence(lo.preemptLog, set.Diagnosis.MaxEvidenceLines)...)
+		ev = append(ev, capEvidence(lo.kvFullLog, set.Diagnosis.MaxEvidenceLines)...)
+		if lo.preemptMetric != nil {
+			ev = append(ev, *lo.preemptMetric)
+		}
+		if lo.kvMax != nil {
+			ev = append(ev, *lo.kvMax)
+		}
+	}
+	switch {
+	case hitAt != 0 && knees.TPOTKneeConcurrency != 0:
+		f.Status, f.Concurrency, f.Evidence = StatusHit, hitAt, ev
+		f.Summary = fmt.Sprintf("KV-cache wall: the server %s from c=%d, at or before the TPOT knee at c=%d. The scheduler admitted more sequences than it had cache for and is evicting and recomputing: a memory problem.",
+			kvWhat(levels, hitAt, obs, set), hitAt, knees.TPOTKneeConcurrency)
+		if obs.logEngine == "node-llama-cpp" {
+			f.Summary += " (The test engine's KV wall is its own admission budget of tokens across sequences, not GPU memory.)"
+		}
+	case hitAt != 0:
+		f.Status, f.Concurrency, f.Evidence = StatusClear, hitAt, ev
+		f.Summary = fmt.Sprintf("the server %s from c=%d, but TPOT did not bend: the KV cache is tight, not yet a wall", kvWhat(levels, hitAt, obs, set), hitAt)
+	default:
+		f.Status = StatusClear
+		f.Summary = "no preemptions and no full KV cache at or before the knee"
+		if !kvObservable(obs) {
+			f.Status = StatusUnknown
+			f.Summary = "the log and metrics carry neither preemptions nor KV cache usage"
+			f.Missing = []string{"a server log or metrics that report preemptions"}
+		}
+		for _, l := range levels {
+			if knees.TPOTKneeConcurrency != 0 && l.Concurrency > knees.TPOTKneeConcurrency && l.Server.Preemptions > 0 {
+				f.Summary += fmt.Sprintf(" (preemptions begin at c=%d, after the knee)", l.Concurrency)
+				break
+			}
+		}
+	}
+	return f
+}
+
+// kvObservable says whether the run could have shown a KV wall.
+func kvObservable(obs *observations) bool {
+	if obs.metricHas["preemptions"] || obs.metricHas["kv_usage"] {
+		return true
+	}
+	return obs.hasLog && obs.logEngine != ""
+}
+
+func kvWhat(levels []LevelStats, c int, obs *observations, set Settings) string {
+	for _, l := range levels {
+		if l.Concurrency != c {
+			continue
+		}
+		var parts []string
+		if l.Server.Preemptions > 0 {
+			parts = append(parts, fmt.Sprintf("preempted %d sequence(s)", l.Server.Preemptions))
+		}
+		if lo := obs.perLevel[l.LevelIndex]; len(lo.kvFullLog) > 0 {
+			parts = append(parts, "ran out of KV cache cells")
+		}
+		if l.Server.KVUsageKnown && l.Server.KVUsageMaxFraction >= set.Diagnosis.KVUsageFull {
+			parts = append(parts, fmt.Sprintf("filled its KV cache to %.0f%%", 100*l.Server.KVUsageMaxFraction))
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, " and ")
+		}
+	}
+	return "showed KV cache pressure"
+}
+
+func checkCompute(levels []LevelStats, knees Knees, obs *observations, kv Finding, decode *DecodeRoofline, set Settings) Finding {
+	f := Finding{Check: WallCompute}
+	if knees.TPOTKneeConcurrency == 0 {
+		f.Status, f.Summary = StatusNotApplicable, "TPOT did not bend"
+		return f
+	}
+	f.Concurrency = knees.TPOTKneeConcurrency
+	var knee LevelStats
+	for _, l := range levels {
+		if l.Concurrency == knees.TPOTKneeConcurrency {
+			knee = l
+		}
+	}
+	if kv.Status == StatusHit {
+		f.Status, f.Summary = StatusClear, "the log is not clean: KV-cache pressure explains the knee"
+		return f
+	}
+	if kv.Status == StatusUnknown {
+		f.Missing = append(f.Missing, kv.Missing...)
+	}
+	if decode != nil && decode.Ridge.Sentence != "" {
+		f.Evidence = append(f.Evidence, Evidence{Source: EvidenceLatency, Concurrency: knee.Concurrency, LevelIndex: knee.LevelIndex,
+			Name: "intensity at the knee", Value: decode.Ridge.IntensityFLOPPerByte, Unit: "FLOP/byte", Note: decode.Ridge.Sentence})
+	}
+	if lo := obs.perLevel[knee.LevelIndex]; lo != nil && lo.gpuUtil != nil {
+		f.Evidence = append(f.Evidence, *lo.gpuUtil)
+	}
+	f.Evidence = append(f.Evidence, tpotEvidence(knee, knees))
+	if !knee.Server.GPUKnown {
+		f.Status = StatusUnknown
+		f.Missing = append(f.Missing, missingGPU)
+		f.Summary = fmt.Sprintf("TPOT rose at c=%d with a clean log, but GPU utilization was not recorded", knee.Concurrency)
+		return f
+	}
+	if len(f.Missing) > 0 {
+		f.Status = StatusUnknown
+		f.Summary = fmt.Sprintf("GPU %.0f%% busy at the knee c=%d, but without a log or metrics the KV cache cannot be ruled out", knee.Server.GPUUtilMeanPct, knee.Concurrency)
+		return f
+	}
+	if knee.Server.GPUUtilMeanPct >= set.Diagnosis.GPUUtilBusyPct {
+		f.Status = StatusHit
+		f.Summary = fmt.Sprintf("Compute knee: TPOT rose at c=%d with a clean log and the GPU %.0f%% busy. The card is fully used; nothing to fix.", knee.Concurrency, knee.Server.GPUUtilMeanPct)
+		if decode != nil && decode.Ridge.Verdict != "" && decode.Ridge.Verdict != RidgeAgree {
+			f.Summary += " But the knee does not sit at the probe's ridge: " + decode.Ridge.Sentence
+		}
+		return f
+	}
+	f.Status = StatusClear
+	f.Summary = fmt.Sprintf("the GPU was only %.0f%% busy at the knee c=%d (below %.0f%%): not the compute wall", knee.Server.GPUUtilMeanPct, knee.Concurrency, set.Diagnosis.GPUUtilBusyPct)
+	return f
+}
+
+func tpotEvidence(l LevelStats, knees Knees) Evidence {
+	return Evidence{Source: EvidenceLatency, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, Name: "p50 TPOT", Value: l.TPOT.P50S, Unit: "s",
+		Note: fmt.Sprintf("p50 TPOT %s at c=%d, %.2f× the %s at c=%d", fmtSeconds(l.TPOT.P50S), l.Concurrency, l.TPOT.P50S/knees.BaselineTPOTP50S, fmtSeconds(knees.BaselineTPOTP50S), knees.BaselineConcurrency)}
+}
+
+// checkQueueing looks for p99 TTFT pulling away from p50 while TPOT is
+// flat: a level in the flat region whose p99/p50 TTFT is at least the
+// threshold and higher than at every lower level.
+func checkQueueing(levels []LevelStats, knees Knees, obs *observations, set Settings) Finding {
+	f := Finding{Check: WallQueueing, Fixes: queueFixes}
+	ratioMax := 0.0
+	threshold := set.Diagnosis.QueueTTFTRatio
+	hitAt := 0
+	var ev []Evidence
+	for _, l := range levels {
+		if l.TTFTP99OverP50 <= 0 {
+			continue
+		}
+		flat := knees.FlatToConcurrency == 0 || l.Concurrency <= knees.FlatToConcurrency
+		r := l.TTFTP99OverP50
+		if flat && r >= threshold && r > ratioMax && ratioMax > 0 {
+			if hitAt == 0 {
+				hitAt = l.Concurrency
+			}
+			ev = append(ev, Evidence{Source: EvidenceLatency, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, Name: "p99/p50 TTFT", Value: r,
+				Note: fmt.Sprintf("TTFT p99 %s vs p50 %s (%.1f×) at c=%d, up from %.1f× below", fmtSeconds(l.TTFT.P99S), fmtSeconds(l.TTFT.P50S), r, l.Concurrency, ratioMax)})
+			if lo := obs.perLevel[l.LevelIndex]; lo != nil && lo.waitingMax != nil && lo.waitingMax.Value > 0 {
+				ev = append(ev, *lo.waitingMax)
+			}
+		}
+		ratioMax = max(ratioMax, r)
+	}
+	if ratioMax == 0 {
+		f.Status, f.Summary = StatusUnknown, "no level has both a p50 and a p99 TTFT"
+		f.Missing = []string{missingPerReqest}
+		return f
+	}
+	if hitAt == 0 {
+		f.Status = StatusClear
+		f.Summary = fmt.Sprintf("p99 TTFT stayed within %.0f× of p50 while TPOT was flat, or did not grow level over level", threshold)
+		return f
+	}
+	f.Status, f.Concurrency, f.Evidence = StatusHit, hitAt, ev
+	f.Summary = fmt.Sprintf("Queueing: from c=%d p99 TTFT pulls away from p50 while TPOT is still flat. Requests are waiting to be admitted.", hitAt)
+	waitingSeen := false
+	waitingKnown := false
+	for _, l := range levels {
+		if l.Concurrency >= hitAt && l.Server.WaitingKnown {
+			waitingKnown = true
+			waitingSeen = waitingSeen || l.Server.WaitingMax > 0
+		}
+	}
+	switch {
+	case waitingSeen:
+		f.Summary += " The server's own queue confirms it."
+	case waitingKnown:
+		f.Summary += " The server reported no waiting requests, so the queue is in front of the engine (HTTP server, proxy) or in the client."
+	default:
+		f.Missing = []string{"waiting-request counts (server metrics or a log with queue stats)"}
+		f.Summary += " (Client numbers only: the run has no server queue depth to confirm it.)"
+	}
+	return f
+}
+
+func checkClient(levels []LevelStats, knees Knees, obs *observations, set Settings) Finding {
+	f := Finding{Check: WallClientBound, Fixes: clientFixes}
+	if !obs.hasClient {
+		f.Status, f.Summary, f.Missing = StatusUnknown, "the run has no client self-check", []string{missingClient}
+		return f
+	}
+	hitAt := 0
+	var ev []Evidence
+	for _, l := range levels {
+		if !l.Client.Known {
+			continue
+		}
+		lo := obs.perLevel[l.LevelIndex]
+		busy := l.Client.CPUBusyFraction >= set.Diagnosis.ClientCPUBusy
+		lag := l.Client.SendLagMaxS > set.Diagnosis.ClientSendLagS
+		if !busy && !lag {
+			continue
+		}
+		if hitAt == 0 {
+			hitAt = l.Concurrency
+		}
+		if busy && lo.clientCPU != nil {
+			ev = append(ev, *lo.clientCPU)
+		}
+		if lag && lo.clientLag != nil {
+			ev = append(ev, *lo.clientLag)
+		}
+	}
+	if hitAt == 0 {
+		f.Status = StatusClear
+		f.Summary = fmt.Sprintf("the load generator stayed below %.0f%% CPU and %s send lag at every level", 100*set.Diagnosis.ClientCPUBusy, fmtSeconds(set.Diagnosis.ClientSendLagS))
+		return f
+	}
+	if knees.TPOTKneeConcurrency != 0 && hitAt > knees.TPOTKneeConcurrency {
+		f.Status, f.Concurrency, f.Evidence = StatusClear, hitAt, ev
+		f.Summary = fmt.Sprintf("the load generator saturated from c=%d, after the TPOT knee at c=%d: levels from c=%d measure the client as much as the server", hitAt, knees.TPOTKneeConcurrency, hitAt)
+		return f
+	}
+	f.Status, f.Concurrency, f.Evidence = StatusHit, hitAt, ev
+	f.Summary = fmt.Sprintf("Client-bound: from c=%d the load generator itself was the bottleneck (CPU or send lag past its limit), so the numbers there measure the client, not the server.", hitAt)
+	return f
+}
+
+func capEvidence(ev []Evidence, n int) []Evidence {
+	if n > 0 && len(ev) > n {
+		return ev[:n]
+	}
+	return ev
+}
+
+func appendUnique(dst []string, xs ...string) []string {
+	for _, x := range xs {
+		found := false
+		for _, d := range dst {
+			if d == x {
+				found = true
+			}
+		}
+		if !found {
+			dst = append(dst, x)
+		}
+	}
+	return dst
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}

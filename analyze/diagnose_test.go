@@ -1,0 +1,244 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+)
+
+// The request timings, metric values, GPU telemetry and client samples of
+// these runs are constructed (fake_test.go); every server log line is a
+// real line from testdata/serverlogs, placed inside a level through
+// constructed receive times in server_log_lines.
+
+// level index of each concurrency in kneeSweep
+var kneeLevel = map[int]int{1: 0, 2: 1, 4: 2, 8: 3, 16: 4, 32: 5}
+
+// cleanStats logs one real vLLM V1 stats line (no preemption, KV cache
+// nearly empty) in each level.
+func cleanStats(t *testing.T, f *fakeSweep) {
+	stats := fixtureLines(t, "vllm-0.13.x-v1-loggers248-stats.log")
+	for i := range f.levels {
+		f.log(f.at(i, 0.5), stats[i%len(stats)])
+	}
+}
+
+func finding(d Diagnosis, check string) Finding {
+	for _, f := range d.Findings {
+		if f.Check == check {
+			return f
+		}
+	}
+	return Finding{}
+}
+
+func TestDiagnoseKVCacheWall(t *testing.T) {
+	f := kneeSweep(t)
+	cleanStats(t, f)
+	preempt := fixtureLines(t, "vllm-docs-preemption-cnt.log")[0]
+	c16 := kneeLevel[16]
+	f.log(f.at(c16, 0.6), preempt)
+	wantLine := int64(len(f.logLines))
+	// Constructed metrics: KV usage near full and the preemption counter
+	// rising during c=16.
+	cum := 0.0
+	for i := range f.levels {
+		kv := 0.3
+		if i >= c16 {
+			kv = 0.99
+		}
+		f.metric(f.at(i, 0.2), "vllm:kv_cache_usage_perc", `engine="0"`, kv)
+		f.metric(f.at(i, 0.2), "vllm:num_preemptions_total", `engine="0"`, cum)
+		if i >= c16 {
+			cum += 2
+		}
+		f.metric(f.at(i, 0.9), "vllm:num_preemptions_total", `engine="0"`, cum)
+	}
+	f.gpuLevel(c16, 97, 650)
+	sw := analyzeOne(t, f.write(), testSettings())
+	d := sw.Diagnosis
+	if d.Wall != WallKVCache {
+		t.Fatalf("wall %q (%s), want kv_cache", d.Wall, d.Summary)
+	}
+	kv := finding(d, WallKVCache)
+	if kv.Concurrency != 16 || len(kv.Fixes) != 4 {
+		t.Errorf("kv finding at c=%d with %d fixes", kv.Concurrency, len(kv.Fixes))
+	}
+	var sawLine, sawMetric bool
+	for _, e := range kv.Evidence {
+		if e.Source == EvidenceLog && e.Line == wantLine && e.Text == preempt && e.Concurrency == 16 {
+			sawLine = true
+		}
+		if e.Source == EvidenceMetric && e.Name == "vllm:kv_cache_usage_perc" && e.Value == 0.99 && e.TimeNS != 0 {
+			sawMetric = true
+		}
+	}
+	if !sawLine || !sawMetric {
+		t.Errorf("evidence lacks the quoted preemption line %d or the KV metric: %+v", wantLine, kv.Evidence)
+	}
+	l16 := sw.Levels[c16]
+	if !l16.Server.PreemptionsKnown || l16.Server.PreemptionsSource != "vllm:num_preemptions_total" || l16.Server.Preemptions != 2 {
+		t.Errorf("c=16 preemptions %d from %q, want 2 from the counter", l16.Server.Preemptions, l16.Server.PreemptionsSource)
+	}
+	if c := finding(d, WallCompute); c.Status != StatusClear {
+		t.Errorf("compute finding %q with a preempting log", c.Status)
+	}
+	if sw.Timeline == nil || len(sw.Timeline.Levels) != 6 {
+		t.Fatal("no timeline")
+	}
+	names := map[string]bool{}
+	for _, s := range sw.Timeline.Series {
+		names[s.Name] = true
+	}
+	for _, n := range []string{SeriesKVUsage, SeriesPreemptions, SeriesGPUUtil, SeriesRunning, SeriesWaiting} {
+		if !names[n] {
+			t.Errorf("timeline lacks %s (has %v)", n, names)
+		}
+	}
+}
+
+// The project's test engine names its KV wall for what it is.
+func TestDiagnoseKVWallTestEngine(t *testing.T) {
+	f := kneeSweep(t)
+	f.manifest.Engine.Name = "node-llama-cpp"
+	lines := fixtureLines(t, "node-llama-cpp-3.21.1-contract-example.log")
+	for _, l := range lines {
+		f.log(f.at(kneeLevel[8], 0.5), l) // the preempt line lands at c=8, before the knee
+	}
+	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
+	if d.Wall != WallKVCache || !strings.Contains(d.Summary, "admission budget") {
+		t.Errorf("wall %q: %s", d.Wall, d.Summary)
+	}
+	if kv := finding(d, WallKVCache); kv.Concurrency != 8 {
+		t.Errorf("kv finding at c=%d, want 8", kv.Concurrency)
+	}
+}
+
+func TestDiagnoseComputeKnee(t *testing.T) {
+	f := kneeSweep(t)
+	cleanStats(t, f)
+	for i := range f.levels {
+		util := 55.0
+		if i >= kneeLevel[16] {
+			util = 98
+		}
+		f.gpuLevel(i, util, 600)
+	}
+	for i := range f.levels {
+		f.clientLevel(i, 0.2)
+	}
+	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
+	if d.Wall != WallCompute {
+		t.Fatalf("wall %q (%s), want compute", d.Wall, d.Summary)
+	}
+	c := finding(d, WallCompute)
+	var util bool
+	for _, e := range c.Evidence {
+		util = util || (e.Source == EvidenceTelemetry && e.Value == 98 && e.Concurrency == 16)
+	}
+	if !util || c.Concurrency != 16 {
+		t.Errorf("compute evidence %+v", c.Evidence)
+	}
+	if cl := finding(d, WallClientBound); cl.Status != StatusClear {
+		t.Errorf("client finding %q", cl.Status)
+	}
+}
+
+func TestDiagnoseQueueing(t *testing.T) {
+	f := newFakeSweep(t)
+	// TPOT flat; every 10th request waits (1 + c/4) × as long for its first
+	// token, so p99/p50 TTFT grows with concurrency: 1.25, 1.5, 2, 3, 5.
+	for _, c := range []int{1, 2, 4, 8, 16} {
+		c := c
+		f.level(c, 10, func(lane, j int) float64 {
+			if j%10 == 9 {
+				return 0.05 * (1 + float64(c)/4)
+			}
+			return 0.05
+		}, 0.02)
+	}
+	idle := fixtureLines(t, "vllm-0.13.x-v1-loggers248-stats.log")[0]
+	waiting := fixtureLines(t, "vllm-xpu-v1-loggers257-waiting.log")[0]
+	f.log(f.at(0, 0.5), idle)
+	f.log(f.at(1, 0.5), idle)
+	f.log(f.at(2, 0.5), waiting)
+	wantLine := int64(len(f.logLines))
+	f.log(f.at(3, 0.5), waiting)
+	sw := analyzeOne(t, f.write(), testSettings())
+	d := sw.Diagnosis
+	if d.Wall != WallQueueing {
+		t.Fatalf("wall %q (%s), want queueing", d.Wall, d.Summary)
+	}
+	q := finding(d, WallQueueing)
+	if q.Concurrency != 4 || !strings.Contains(q.Summary, "confirms") {
+		t.Errorf("queueing at c=%d: %s", q.Concurrency, q.Summary)
+	}
+	var sawRatio, sawLog bool
+	for _, e := range q.Evidence {
+		sawRatio = sawRatio || (e.Source == EvidenceLatency && e.Concurrency == 4 && near(e.Value, 2, 1e-9))
+		sawLog = sawLog || (e.Source == EvidenceLog && e.Line == wantLine && e.Text == waiting && e.Value == 14)
+	}
+	if !sawRatio || !sawLog {
+		t.Errorf("evidence %+v", q.Evidence)
+	}
+	if sw.Knees.TPOTKneeConcurrency != 0 {
+		t.Errorf("TPOT knee %d in a flat-TPOT sweep", sw.Knees.TPOTKneeConcurrency)
+	}
+}
+
+func TestDiagnoseClientBound(t *testing.T) {
+	f := kneeSweep(t)
+	cleanStats(t, f)
+	for i := range f.levels {
+		busy := 0.3
+		if i >= kneeLevel[8] {
+			busy = 0.97
+		}
+		f.clientLevel(i, busy)
+		f.gpuLevel(i, 98, 600)
+	}
+	sw := analyzeOne(t, f.write(), testSettings())
+	d := sw.Diagnosis
+	if d.Wall != WallClientBound {
+		t.Fatalf("wall %q (%s), want client_bound", d.Wall, d.Summary)
+	}
+	c := finding(d, WallClientBound)
+	if c.Concurrency != 8 || len(c.Evidence) == 0 || c.Evidence[0].Source != EvidenceClient || !near(c.Evidence[0].Value, 0.97, 1e-9) {
+		t.Errorf("client finding at c=%d, evidence %+v", c.Concurrency, c.Evidence)
+	}
+	if l := sw.Levels[kneeLevel[8]].Client; !l.Known || l.CPUs != 2 || !near(l.CPUBusyFraction, 0.97, 1e-9) {
+		t.Errorf("client self-check %+v", l)
+	}
+}
+
+func TestDiagnoseCleanNoWall(t *testing.T) {
+	f := newFakeSweep(t)
+	for _, c := range []int{1, 2, 4, 8} {
+		f.level(c, 5, constTTFT(0.05), 0.02)
+	}
+	cleanStats(t, f)
+	for i := range f.levels {
+		f.gpuLevel(i, 40, 300)
+		f.clientLevel(i, 0.1)
+	}
+	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
+	if d.Wall != WallNone || !strings.Contains(d.Summary, "Raise the levels") || len(d.Missing) != 1 {
+		t.Errorf("wall %q (%s), missing %v", d.Wall, d.Summary, d.Missing)
+	}
+}
+
+// Without a log or metrics the walls cannot be told apart; the verdict
+// says which evidence is missing.
+func TestDiagnoseInconclusive(t *testing.T) {
+	d := analyzeOne(t, kneeSweep(t).write(), testSettings()).Diagnosis
+	if d.Wall != WallInconclusive {
+		t.Fatalf("wall %q", d.Wall)
+	}
+	for _, want := range []string{missingLog, missingMetrics, missingGPU} {
+		if !strings.Contains(d.Summary, want) {
+			t.Errorf("summary %q does not name %q", d.Summary, want)
+		}
+	}
+	if len(d.Missing) != 4 {
+		t.Errorf("missing %v", d.Missing)
+	}
+}

@@ -1,0 +1,130 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+)
+
+// kneeSweep is a constructed sweep whose TPOT bends at c=16: per level the
+// p50 TPOT in seconds.
+var kneeTPOT = map[int]float64{1: 0.020, 2: 0.020, 4: 0.021, 8: 0.022, 16: 0.040, 32: 0.080}
+
+const kneeTTFT = 0.05
+
+func kneeSweep(t *testing.T) *fakeSweep {
+	f := newFakeSweep(t)
+	for _, c := range []int{1, 2, 4, 8, 16, 32} {
+		f.level(c, 3, constTTFT(kneeTTFT), kneeTPOT[c])
+	}
+	return f
+}
+
+// wantTokPerS is a closed loop's throughput: c lanes each finishing 16
+// tokens per TTFT + 15 TPOT.
+func wantTokPerS(c int) float64 { return float64(c) * 16 / (kneeTTFT + 15*kneeTPOT[c]) }
+
+func TestKneesPlateauPeak(t *testing.T) {
+	sw := analyzeOne(t, kneeSweep(t).write(), testSettings())
+	k := sw.Knees
+	if k.BaselineConcurrency != 1 || !near(k.BaselineTPOTP50S, 0.020, 1e-9) {
+		t.Errorf("baseline c=%d %v", k.BaselineConcurrency, k.BaselineTPOTP50S)
+	}
+	if k.TPOTKneeConcurrency != 16 || k.FlatFromConcurrency != 1 || k.FlatToConcurrency != 8 {
+		t.Errorf("knee c=%d, flat %d..%d; want knee 16, flat 1..8", k.TPOTKneeConcurrency, k.FlatFromConcurrency, k.FlatToConcurrency)
+	}
+	if !near(k.FlatTPOTMaxRatio, 1.1, 1e-9) {
+		t.Errorf("flat max ratio %v, want 1.1", k.FlatTPOTMaxRatio)
+	}
+	// Gains per doubling: 8→16 is (T16/T8)−1 ≈ 17%, 16→32 ≈ 4%: the
+	// plateau starts at 16.
+	g816 := wantTokPerS(16)/wantTokPerS(8) - 1
+	g1632 := wantTokPerS(32)/wantTokPerS(16) - 1
+	if g816 < 0.1 || g1632 >= 0.1 {
+		t.Fatalf("constructed sweep is wrong: gains %v, %v", g816, g1632)
+	}
+	if k.PlateauConcurrency != 16 {
+		t.Errorf("plateau c=%d, want 16 (steps %+v)", k.PlateauConcurrency, k.Steps)
+	}
+	if k.PeakConcurrency != 32 || !near(k.PeakOutputTokPerS, wantTokPerS(32), 1e-6) {
+		t.Errorf("peak %v at c=%d, want %v at 32", k.PeakOutputTokPerS, k.PeakConcurrency, wantTokPerS(32))
+	}
+	if len(k.Steps) != 5 || !near(k.Steps[3].GainPerDoubling, g816, 1e-6) {
+		t.Errorf("steps %+v", k.Steps)
+	}
+	if k.RecommendedConcurrency != 8 || !strings.Contains(k.RecommendedReason, "flat-TPOT") {
+		t.Errorf("recommended %d (%s), want 8", k.RecommendedConcurrency, k.RecommendedReason)
+	}
+	if len(sw.Shape) != 4 || !strings.Contains(sw.Shape[1], "c=16") || !strings.Contains(sw.Shape[3], "c=8") {
+		t.Errorf("shape sentences do not carry the numbers: %q", sw.Shape)
+	}
+}
+
+// A level with too many errors cannot hold the peak.
+func TestPeakSkipsUnsustainedLevels(t *testing.T) {
+	f := kneeSweep(t)
+	for i := range f.reqs {
+		// 2 of 96 measured requests (2%, above the 1% limit): throughput
+		// stays the highest, but the level is not sustained.
+		if f.reqs[i].Concurrency == 32 && (f.reqs[i].Seq == 5 || f.reqs[i].Seq == 6) && !f.reqs[i].Warmup {
+			f.reqs[i].Status = "timeout"
+		}
+	}
+	k := analyzeOne(t, f.write(), testSettings()).Knees
+	if k.PeakConcurrency != 16 {
+		t.Errorf("peak at c=%d, want 16 (c=32 lost 2%% of its requests)", k.PeakConcurrency)
+	}
+	if len(k.Notes) == 0 || !strings.Contains(strings.Join(k.Notes, " "), "not sustained") {
+		t.Errorf("notes %q", k.Notes)
+	}
+}
+
+func TestNoKneeNoPlateau(t *testing.T) {
+	f := newFakeSweep(t)
+	for _, c := range []int{2, 4, 8} {
+		f.level(c, 3, constTTFT(0.05), 0.02)
+	}
+	sw := analyzeOne(t, f.write(), testSettings())
+	k := sw.Knees
+	if k.TPOTKneeConcurrency != 0 || k.PlateauConcurrency != 0 || k.FlatToConcurrency != 8 || k.RecommendedConcurrency != 8 {
+		t.Errorf("%+v", k)
+	}
+	notes := strings.Join(k.Notes, " ")
+	if !strings.Contains(notes, "no concurrency-1 level") || !strings.Contains(notes, "raise the levels") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+func TestGoodput(t *testing.T) {
+	set := testSettings()
+	var err error
+	if set.SLO, err = ParseSLO("ttft_p99=1s,tpot_p99=30ms"); err != nil {
+		t.Fatal(err)
+	}
+	sw := analyzeOne(t, kneeSweep(t).write(), set)
+	g := sw.Goodput
+	if g.OperatingConcurrency != 8 || g.FirstFailingConcurrency != 16 || !near(g.OperatingOutputTokPerS, wantTokPerS(8), 1e-6) {
+		t.Errorf("operating c=%d (%v tok/s), first failing c=%d", g.OperatingConcurrency, g.OperatingOutputTokPerS, g.FirstFailingConcurrency)
+	}
+	for _, l := range g.Levels {
+		pass := l.Concurrency <= 8
+		if l.Pass != pass || l.PerRequestKnown != true {
+			t.Errorf("c=%d pass=%v known=%v", l.Concurrency, l.Pass, l.PerRequestKnown)
+		}
+		want := 0.0
+		if pass {
+			want = 1
+		}
+		if l.RequestsMeetingFraction != want {
+			t.Errorf("c=%d meeting fraction %v, want %v", l.Concurrency, l.RequestsMeetingFraction, want)
+		}
+		if !pass && (len(l.Failed) != 1 || !strings.HasPrefix(l.Failed[0], "tpot p99 40 ms > 30 ms") && !strings.HasPrefix(l.Failed[0], "tpot p99 80 ms > 30 ms")) {
+			t.Errorf("c=%d failed %q", l.Concurrency, l.Failed)
+		}
+	}
+	// A tighter SLO fails earlier than the flat end and lowers the cap.
+	set.SLO, _ = ParseSLO("tpot_p50=20.5ms")
+	k := analyzeOne(t, kneeSweep(t).write(), set).Knees
+	if k.RecommendedConcurrency != 2 || !strings.Contains(k.RecommendedReason, "SLO") {
+		t.Errorf("cap %d (%s), want 2 from the SLO", k.RecommendedConcurrency, k.RecommendedReason)
+	}
+}

@@ -1,0 +1,426 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/headroom-llm/headroom/analyze/stats"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// requestTiming is what the statistics need of one measured request.
+type requestTiming struct {
+	row          *rundir.RequestRow
+	ok           bool
+	ttftS, e2eS  float64 // NaN when unknown
+	tpotS        float64 // NaN when fewer than two tokens
+	outputTokens int64
+	promptTokens int64
+	itlS         []float64 // gaps between consecutive text chunks
+	recvNS       []int64   // chunk receive times
+	chunkTokens  []int32
+}
+
+// tokenCounting tallies how output tokens were counted across a sweep.
+type tokenCounting struct {
+	ok, server, differ, promptTarget int
+}
+
+func (t tokenCounting) String() string {
+	switch {
+	case t.ok == 0:
+		return "no successful requests"
+	case t.server == 0:
+		return "client chunk count (the server reported no usage; a chunk may hold several tokens)"
+	case t.server < t.ok:
+		return fmt.Sprintf("server-reported completion_tokens for %d of %d requests, client chunk count for the rest", t.server, t.ok)
+	}
+	s := fmt.Sprintf("server-reported completion_tokens for all %d requests", t.ok)
+	if t.differ > 0 {
+		s += fmt.Sprintf("; the client's chunk count differs for %d of them (several tokens per chunk, or chunks without text)", t.differ)
+	}
+	return s
+}
+
+// levelStatsFromRequests computes per-level statistics from the requests,
+// tokens and levels tables.
+func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]requestTiming, tokenCounting) {
+	byLevel := map[int][]*rundir.RequestRow{}
+	for i := range run.Requests {
+		r := &run.Requests[i]
+		byLevel[int(r.LevelIndex)] = append(byLevel[int(r.LevelIndex)], r)
+	}
+	tokens := map[string][]rundir.TokenRow{}
+	for _, t := range run.Tokens {
+		tokens[t.RequestID] = append(tokens[t.RequestID], t)
+	}
+	for _, ts := range tokens {
+		sort.Slice(ts, func(i, j int) bool { return ts[i].Index < ts[j].Index })
+	}
+	levelRows := map[int]rundir.LevelRow{}
+	for _, l := range run.Levels {
+		levelRows[int(l.LevelIndex)] = l
+	}
+	idx := make([]int, 0, len(byLevel))
+	for k := range byLevel {
+		idx = append(idx, k)
+	}
+	for k := range levelRows {
+		if _, ok := byLevel[k]; !ok {
+			idx = append(idx, k)
+		}
+	}
+	sort.Ints(idx)
+
+	var counting tokenCounting
+	timings := map[int][]requestTiming{}
+	var out []LevelStats
+	for _, li := range idx {
+		reqs := byLevel[li]
+		lr, hasRow := levelRows[li]
+		ls := LevelStats{LevelIndex: li, ErrorsByClass: map[string]int{}}
+		if hasRow {
+			ls.Concurrency, ls.RateRPS = int(lr.Concurrency), lr.RateRPS
+			ls.StartNS, ls.WarmupEndNS, ls.EndNS = lr.StartNS, lr.WarmupEndNS, lr.EndNS
+			ls.Complete = lr.Complete
+		} else if len(reqs) > 0 {
+			ls.Concurrency = int(reqs[0].Concurrency)
+			ls.Complete = true
+			ls.Warnings = append(ls.Warnings, "no levels table: the measured window is taken from the first send to the last end of the measured requests")
+		}
+		var ts []requestTiming
+		for _, r := range reqs {
+			if r.Warmup {
+				ls.WarmupExcluded++
+				continue
+			}
+			ls.Requests++
+			if r.Status != rundir.StatusOK {
+				ls.Errors++
+				ls.ErrorsByClass[r.Status]++
+				ts = append(ts, requestTiming{row: r})
+				continue
+			}
+			t := timeRequest(r, tokens[r.RequestID], &counting)
+			ts = append(ts, t)
+			ls.OK++
+			ls.OutputTokens += t.outputTokens
+			ls.PromptTokens += t.promptTokens
+		}
+		if len(ls.ErrorsByClass) == 0 {
+			ls.ErrorsByClass = nil
+		}
+		if !hasRow && len(ts) > 0 {
+			ls.StartNS, ls.WarmupEndNS, ls.EndNS = measuredSpan(ts)
+		}
+		if ls.EndNS > ls.WarmupEndNS {
+			ls.WindowS = float64(ls.EndNS-ls.WarmupEndNS) / 1e9
+		}
+		fillLevel(&ls, ts, set)
+		timings[li] = ts
+		out = append(out, ls)
+	}
+	return out, timings, counting
+}
+
+// timeRequest derives the latencies of one successful request.
+func timeRequest(r *rundir.RequestRow, toks []rundir.TokenRow, counting *tokenCounting) requestTiming {
+	t := requestTiming{row: r, ok: true, ttftS: math.NaN(), tpotS: math.NaN()}
+	counting.ok++
+	t.e2eS = float64(r.EndNS-r.SendNS) / 1e9
+	n := r.ClientChunks
+	if r.ServerCompletionTokens != nil {
+		counting.server++
+		n = *r.ServerCompletionTokens
+		if n != r.ClientChunks {
+			counting.differ++
+		}
+	}
+	t.outputTokens = n
+	if r.ServerPromptTokens != nil {
+		t.promptTokens = *r.ServerPromptTokens
+	} else {
+		t.promptTokens = r.PromptTokensTarget
+		counting.promptTarget++
+	}
+	if r.FirstTokenNS != nil {
+		first := *r.FirstTokenNS
+		t.ttftS = float64(first-r.SendNS) / 1e9
+		if n >= 2 {
+			t.tpotS = float64(r.EndNS-first) / 1e9 / float64(n-1)
+		}
+	}
+	for i, k := range toks {
+		t.recvNS = append(t.recvNS, k.RecvNS)
+		t.chunkTokens = append(t.chunkTokens, k.Tokens)
+		if i > 0 {
+			t.itlS = append(t.itlS, float64(k.RecvNS-toks[i-1].RecvNS)/1e9)
+		}
+	}
+	return t
+}
+
+func measuredSpan(ts []requestTiming) (start, warmEnd, end int64) {
+	start, end = math.MaxInt64, math.MinInt64
+	for _, t := range ts {
+		start = min(start, t.row.SendNS)
+		end = max(end, t.row.EndNS)
+	}
+	return start, start, end
+}
+
+// fillLevel computes latencies, throughputs and intervals of one level.
+func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
+	ps := set.reportedPercentiles()
+	var ttft, tpot, e2e, itl []float64
+	for _, t := range ts {
+		if !t.ok {
+			continue
+		}
+		if !math.IsNaN(t.ttftS) {
+			ttft = append(ttft, t.ttftS)
+		}
+		if !math.IsNaN(t.tpotS) {
+			tpot = append(tpot, t.tpotS)
+		}
+		e2e = append(e2e, t.e2eS)
+		itl = append(itl, t.itlS...)
+	}
+	ls.TTFT = newLatency(ttft, ps)
+	ls.TPOT = newLatency(tpot, ps)
+	ls.E2E = newLatency(e2e, ps)
+	ls.ITL = newLatency(itl, ps)
+	if ls.ITL == nil && ls.OK > 0 {
+		ls.Missing = append(ls.Missing, "ITL (no tokens table)")
+	}
+	if ls.Requests > 0 {
+		ls.ErrorFraction = float64(ls.Errors) / float64(ls.Requests)
+	}
+	if ls.OK > 0 {
+		ls.MeanOutputTokens = float64(ls.OutputTokens) / float64(ls.OK)
+		ls.MeanPromptTokens = float64(ls.PromptTokens) / float64(ls.OK)
+	}
+	if ls.WindowS > 0 {
+		ls.RequestsPerS = float64(ls.OK) / ls.WindowS
+		ls.OutputTokPerS = float64(ls.OutputTokens) / ls.WindowS
+		ls.TotalTokPerS = float64(ls.OutputTokens+ls.PromptTokens) / ls.WindowS
+	} else if ls.OK > 0 {
+		ls.Missing = append(ls.Missing, "throughput (no measured window)")
+	}
+	if ls.TTFT != nil && ls.TTFT.P50S > 0 {
+		ls.TTFTP99OverP50 = ls.TTFT.P99S / ls.TTFT.P50S
+	}
+	ls.Warnings = append(ls.Warnings, sampleSizeWarnings(ls, ps)...)
+
+	b := stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
+	if iv, ok := b.Percentile(ttft, 50); ok {
+		ls.Confidence.TTFTP50S = &iv
+	}
+	if iv, ok := b.Percentile(tpot, 50); ok {
+		ls.Confidence.TPOTP50S = &iv
+	}
+	if iv, ok := b.Percentile(e2e, 50); ok {
+		ls.Confidence.E2EP50S = &iv
+	}
+	if iv, ok := throughputInterval(ls, ts, set, b); ok {
+		ls.Confidence.OutputTokPerS = &iv
+	}
+}
+
+// newLatency summarises xs at the reported percentiles; nil for no values.
+func newLatency(xs []float64, ps []float64) *Latency {
+	if len(xs) == 0 {
+		return nil
+	}
+	s := stats.Sorted(xs)
+	l := &Latency{N: len(s), MaxS: s[len(s)-1]}
+	for _, p := range ps {
+		v := stats.Percentile(s, p)
+		l.Percentiles = append(l.Percentiles, Quantile{Percentile: p, ValueS: v, Reliable: len(s) >= stats.MinSamples(p)})
+		switch p {
+		case 50:
+			l.P50S = v
+		case 90:
+			l.P90S = v
+		case 99:
+			l.P99S = v
+		}
+	}
+	return l
+}
+
+// Quantile returns the p-th percentile of l, if the source has it.
+func (l *Latency) Quantile(p float64) (float64, bool) {
+	if l == nil {
+		return 0, false
+	}
+	for _, q := range l.Percentiles {
+		if q.Percentile == p {
+			return q.ValueS, true
+		}
+	}
+	return 0, false
+}
+
+// sampleSizeWarnings names the percentiles that rest on too few requests.
+func sampleSizeWarnings(ls *LevelStats, ps []float64) []string {
+	if ls.TTFT == nil {
+		return nil
+	}
+	n := ls.TTFT.N
+	var thin []string
+	need := 0
+	for _, p := range ps {
+		if m := stats.MinSamples(p); n < m {
+			thin = append(thin, "p"+formatPct(p))
+			need = max(need, m)
+		}
+	}
+	if len(thin) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s of TTFT, TPOT and E2E rest on %d requests, so they are the largest value seen, not a tail estimate; run at least %d measured requests per level",
+		strings.Join(thin, ", "), n, need)}
+}
+
+func formatPct(p float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", p), "0"), ".")
+}
+
+// throughputInterval is the interval of a level's output throughput from
+// one run: the measured window is cut into equal sub-windows, the output
+// tokens received in each are counted (chunk receive times when the tokens
+// table exists, else each request's tokens spread evenly between its first
+// token and its end), and the mean rate over sub-windows is bootstrapped.
+// The mean over equal sub-windows is the level's throughput.
+func throughputInterval(ls *LevelStats, ts []requestTiming, set Settings, b stats.Bootstrap) (stats.Interval, bool) {
+	k := set.ThroughputBlocks
+	if ls.WindowS <= 0 || k < 2 || ls.OK == 0 {
+		return stats.Interval{}, false
+	}
+	blockNS := float64(ls.EndNS-ls.WarmupEndNS) / float64(k)
+	tokens := make([]float64, k)
+	block := func(ns int64) int {
+		return min(max(int(float64(ns-ls.WarmupEndNS)/blockNS), 0), k-1)
+	}
+	for _, t := range ts {
+		if !t.ok || t.outputTokens == 0 {
+			continue
+		}
+		var chunkSum int64
+		for _, c := range t.chunkTokens {
+			chunkSum += int64(c)
+		}
+		switch {
+		case len(t.recvNS) > 0 && chunkSum > 0:
+			scale := float64(t.outputTokens) / float64(chunkSum)
+			for i, ns := range t.recvNS {
+				tokens[block(ns)] += float64(t.chunkTokens[i]) * scale
+			}
+		case t.row.FirstTokenNS != nil:
+			spreadEvenly(tokens, float64(t.outputTokens), *t.row.FirstTokenNS, t.row.EndNS, ls.WarmupEndNS, blockNS)
+		default:
+			tokens[block(t.row.EndNS)] += float64(t.outputTokens)
+		}
+	}
+	rates := make([]float64, k)
+	for i := range tokens {
+		rates[i] = tokens[i] / (blockNS / 1e9)
+	}
+	iv, ok := b.Mean(rates)
+	if ok {
+		iv.Method = fmt.Sprintf("bootstrap over %d equal sub-windows of the measured window (%d resamples, seed %d)", k, b.Resamples, b.Seed)
+	}
+	return iv, ok
+}
+
+// spreadEvenly adds total tokens over [from, to] into blocks of blockNS
+// starting at origin, in proportion to the overlap.
+func spreadEvenly(blocks []float64, total float64, from, to, origin int64, blockNS float64) {
+	k := len(blocks)
+	if to <= from {
+		i := min(max(int(float64(from-origin)/blockNS), 0), k-1)
+		blocks[i] += total
+		return
+	}
+	span := float64(to - from)
+	for i := range blocks {
+		bs := float64(origin) + float64(i)*blockNS
+		be := bs + blockNS
+		if i == 0 {
+			bs = math.Inf(-1)
+		}
+		if i == k-1 {
+			be = math.Inf(1)
+		}
+		ov := math.Min(be, float64(to)) - math.Max(bs, float64(from))
+		if ov > 0 {
+			blocks[i] += total * ov / span
+		}
+	}
+}
+
+// levelStatsFromImport maps imported per-level statistics (no per-request
+// data) into the same model, marking what the source does not have.
+func levelStatsFromImport(rows []rundir.LevelStatsRow, set Settings) []LevelStats {
+	ps := set.reportedPercentiles()
+	rows = slices.Clone(rows)
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Concurrency < rows[j].Concurrency })
+	var out []LevelStats
+	for i, r := range rows {
+		ls := LevelStats{
+			LevelIndex: i, Concurrency: int(r.Concurrency), Complete: true,
+			Requests: int(r.RequestsOK + r.Errors), OK: int(r.RequestsOK), Errors: int(r.Errors),
+			OutputTokPerS: r.OutputTokPerS,
+		}
+		if ls.Requests > 0 {
+			ls.ErrorFraction = float64(ls.Errors) / float64(ls.Requests)
+		}
+		n := int(r.RequestsOK)
+		ls.TTFT = importedLatency(n, ps, map[float64]float64{50: r.TTFTP50S, 99: r.TTFTP99S})
+		ls.TPOT = importedLatency(n, ps, map[float64]float64{50: r.TPOTP50S, 99: r.TPOTP99S})
+		ls.E2E = importedLatency(n, ps, map[float64]float64{50: r.E2EP50S})
+		if ls.TTFT != nil && ls.TTFT.P50S > 0 && ls.TTFT.P99S > 0 {
+			ls.TTFTP99OverP50 = ls.TTFT.P99S / ls.TTFT.P50S
+		}
+		ls.Missing = []string{"ITL", "request and total-token throughput", "measured window", "intervals", "error classes", "per-request goodput"}
+		if r.PercentileMethod != "" && r.PercentileMethod != stats.PercentileMethod {
+			ls.Warnings = append(ls.Warnings, "percentiles as the source computed them: "+r.PercentileMethod)
+		}
+		ls.Warnings = append(ls.Warnings, sampleSizeWarnings(&ls, []float64{99})...)
+		out = append(out, ls)
+	}
+	return out
+}
+
+// importedLatency builds a Latency from the percentiles a source recorded
+// (0 = absent).
+func importedLatency(n int, ps []float64, have map[float64]float64) *Latency {
+	l := &Latency{N: n}
+	any := false
+	for _, p := range ps {
+		v, ok := have[p]
+		if !ok || v <= 0 {
+			l.Missing = append(l.Missing, "p"+formatPct(p))
+			continue
+		}
+		any = true
+		l.Percentiles = append(l.Percentiles, Quantile{Percentile: p, ValueS: v, Reliable: n >= stats.MinSamples(p)})
+		switch p {
+		case 50:
+			l.P50S = v
+		case 90:
+			l.P90S = v
+		case 99:
+			l.P99S = v
+		}
+	}
+	if !any {
+		return nil
+	}
+	l.Missing = append(l.Missing, "max")
+	return l
+}

@@ -1,0 +1,540 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/headroom-llm/headroom/analyze/serverlog"
+	"github.com/headroom-llm/headroom/analyze/servermetrics"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// Evidence is one observation a verdict rests on: a quoted log line, a
+// metric value, a telemetry or client reading, or a client latency figure.
+type Evidence struct {
+	Source      string `json:"source"` // an Evidence* value
+	Concurrency int    `json:"concurrency,omitempty"`
+	LevelIndex  int    `json:"level_index"`
+	// TimeNS is when it was observed (Unix ns); 0 when unknown.
+	TimeNS int64 `json:"time_ns,omitempty"`
+	// Log evidence: the 1-based line in server.log and its text as read.
+	Line int64  `json:"line,omitempty"`
+	Text string `json:"text,omitempty"`
+	// Metric, telemetry and client evidence.
+	Name  string  `json:"name,omitempty"`
+	Value float64 `json:"value,omitempty"`
+	Unit  string  `json:"unit,omitempty"`
+	// Note says in words what it shows.
+	Note string `json:"note"`
+}
+
+// Evidence sources.
+const (
+	EvidenceLog       = "log"
+	EvidenceMetric    = "metric"
+	EvidenceTelemetry = "telemetry"
+	EvidenceClient    = "client"
+	EvidenceLatency   = "latency"
+)
+
+// observations is what the server log, metrics, GPU telemetry and the
+// client self-check say, cut per level by time.
+type observations struct {
+	hasLog, hasLogTimes, hasMetrics, hasGPU, hasClient bool
+	logEngine                                          string
+	metricsEngine                                      string
+	// metricHas says which quantities the metrics carried.
+	metricHas map[servermetrics.Quantity]bool
+	perLevel  map[int]*levelObs
+	logSum    *serverlog.Summary
+	notes     []string
+	series    []TimeSeries // for the timeline, absolute times in TS (ns/1e9)
+}
+
+// levelObs holds evidence items of one level for the diagnosis.
+type levelObs struct {
+	preemptLog, kvFullLog, errorLog []Evidence
+	kvMax, waitingMax               *Evidence
+	preemptMetric                   *Evidence
+	gpuUtil                         *Evidence
+	clientCPU, clientLag            *Evidence
+}
+
+// observe fills each level's Server and Client fields and gathers the
+// evidence the diagnosis quotes. Problems reading the log or metrics become
+// notes, never errors: the analysis goes on with what it has.
+func observe(run *Run, levels []LevelStats, set Settings) *observations {
+	o := &observations{perLevel: map[int]*levelObs{}, metricHas: map[servermetrics.Quantity]bool{}}
+	for _, l := range levels {
+		o.perLevel[l.LevelIndex] = &levelObs{}
+	}
+	find := func(ns int64) []int {
+		var out []int
+		for i, l := range levels {
+			if l.StartNS != 0 && ns >= l.StartNS && ns <= l.EndNS {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	o.observeLog(run, levels, find, set)
+	o.observeMetrics(run, levels, find)
+	o.observeGPU(run, levels)
+	o.observeClient(run, levels)
+	return o
+}
+
+func engineName(m *rundir.Manifest) string {
+	if m == nil || m.Engine == nil {
+		return ""
+	}
+	return m.Engine.Name
+}
+
+func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64) []int, set Settings) {
+	if run.LogPath == "" {
+		return
+	}
+	f, err := os.Open(run.LogPath)
+	if err != nil {
+		o.notes = append(o.notes, fmt.Sprintf("server log %s: %v", run.LogPath, err))
+		return
+	}
+	defer f.Close()
+	o.hasLog = true
+	eng, _ := serverlog.ParseEngine(engineName(run.Manifest))
+	opts := serverlog.Options{Engine: eng, Reference: run.Manifest.StartTime, File: run.LogPath}
+	if len(run.LogLines) > 0 {
+		var maxLine int64
+		for _, l := range run.LogLines {
+			maxLine = max(maxLine, l.Line)
+		}
+		rt := make(serverlog.RecvTimes, maxLine)
+		for _, l := range run.LogLines {
+			if l.Line >= 1 {
+				rt[l.Line-1] = l.RecvNS
+			}
+		}
+		opts.Clock = rt
+		o.hasLogTimes = true
+	} else {
+		o.notes = append(o.notes, "no server_log_lines table: the log is cut per level by the engine's own timestamps, which may be offset from the client's clock")
+	}
+	sc := serverlog.NewScanner(f, opts)
+	z := serverlog.NewSummarizer()
+	kv := TimeSeries{Name: SeriesKVUsage, Unit: "fraction", Source: "server log"}
+	running := TimeSeries{Name: SeriesRunning, Unit: "requests", Source: "server log"}
+	waiting := TimeSeries{Name: SeriesWaiting, Unit: "requests", Source: "server log"}
+	for sc.Scan() {
+		ev := sc.Event()
+		z.Add(ev)
+		ns := eventTimeNS(ev)
+		if ns == 0 {
+			continue
+		}
+		if ev.Kind == serverlog.KindStats {
+			st := &ev.Stats
+			if st.Has(serverlog.FieldKVUsage) {
+				kv.Points = append(kv.Points, TimePoint{TS: float64(ns), V: st.KVUsage})
+			}
+			if st.Has(serverlog.FieldRunning) {
+				running.Points = append(running.Points, TimePoint{TS: float64(ns), V: float64(st.Running)})
+			}
+			if st.Has(serverlog.FieldWaiting) {
+				waiting.Points = append(waiting.Points, TimePoint{TS: float64(ns), V: float64(st.Waiting)})
+			}
+		}
+		for _, i := range find(ns) {
+			l := &levels[i]
+			lo := o.perLevel[l.LevelIndex]
+			l.Server.LogLines++
+			evd := Evidence{Source: EvidenceLog, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: ns, Line: ev.Line, Text: ev.Raw}
+			switch ev.Kind {
+			case serverlog.KindPreemption:
+				l.Server.Preemptions += max(ev.Preemption.Count, 1)
+				l.Server.PreemptionsKnown, l.Server.PreemptionsSource = true, "server log"
+				evd.Note = fmt.Sprintf("%s preemption", ev.Preemption.Mode)
+				lo.preemptLog = append(lo.preemptLog, evd)
+			case serverlog.KindKVFull:
+				evd.Note = "no free KV cache cells"
+				lo.kvFullLog = append(lo.kvFullLog, evd)
+			case serverlog.KindError:
+				l.Server.LogErrors++
+				evd.Note = "error: " + ev.Problem.Class
+				lo.errorLog = append(lo.errorLog, evd)
+			case serverlog.KindStats:
+				st := &ev.Stats
+				if st.Has(serverlog.FieldKVUsage) && (!l.Server.KVUsageKnown || l.Server.KVUsageSource == "server log") && st.KVUsage >= l.Server.KVUsageMaxFraction {
+					l.Server.KVUsageMaxFraction, l.Server.KVUsageKnown, l.Server.KVUsageSource = st.KVUsage, true, "server log"
+					e := evd
+					e.Name, e.Value, e.Unit, e.Note = "KV cache usage", st.KVUsage, "fraction", fmt.Sprintf("KV cache %.0f%% used", 100*st.KVUsage)
+					lo.kvMax = &e
+				}
+				if st.Has(serverlog.FieldWaiting) && (!l.Server.WaitingKnown || lo.waitingMax == nil || lo.waitingMax.Source == EvidenceLog) && float64(st.Waiting) >= l.Server.WaitingMax {
+					l.Server.WaitingMax, l.Server.WaitingKnown = float64(st.Waiting), true
+					e := evd
+					e.Name, e.Value, e.Unit, e.Note = "waiting requests", float64(st.Waiting), "requests", fmt.Sprintf("%d requests waiting", st.Waiting)
+					lo.waitingMax = &e
+				}
+				if st.Has(serverlog.FieldRunning) && float64(st.Running) > l.Server.RunningMax {
+					l.Server.RunningMax, l.Server.RunningKnown = float64(st.Running), true
+				}
+			}
+		}
+	}
+	z.SetCounts(sc.Counts(), sc.SyntaxErrors())
+	sum := z.Summary()
+	if sum.Engine == serverlog.EngineUnknown {
+		sum.Engine = sc.Engine()
+	}
+	o.logSum, o.logEngine = &sum, string(sum.Engine)
+	if err := sc.Err(); err != nil {
+		o.notes = append(o.notes, fmt.Sprintf("server log %s: read stopped: %v", run.LogPath, err))
+	}
+	if sum.Engine == serverlog.EngineUnknown {
+		o.notes = append(o.notes, fmt.Sprintf("server log %s: the engine's log format was not recognised (%d lines read); the log cannot show preemptions", run.LogPath, sum.Counts.Lines))
+	}
+	// Preemptions are known to be zero for levels the log covers when the
+	// engine logs them (vLLM, SGLang, the test engine).
+	if sum.Engine != serverlog.EngineUnknown && sum.Engine != serverlog.EngineLlamaCpp {
+		for i := range levels {
+			if levels[i].Server.LogLines > 0 && !levels[i].Server.PreemptionsKnown {
+				levels[i].Server.PreemptionsKnown, levels[i].Server.PreemptionsSource = true, "server log"
+			}
+		}
+	}
+	for _, s := range []TimeSeries{kv, running, waiting} {
+		if len(s.Points) > 0 {
+			o.series = append(o.series, s)
+		}
+	}
+}
+
+// eventTimeNS is when the client received a log line, else the engine's
+// stamp when it carries a full date; 0 when neither is known.
+func eventTimeNS(ev *serverlog.Event) int64 {
+	if !ev.RecvTime.IsZero() {
+		return ev.RecvTime.UnixNano()
+	}
+	if ev.TimeQuality == serverlog.TimeComplete || ev.TimeQuality == serverlog.TimeNoZone {
+		return ev.Time.UnixNano()
+	}
+	return 0
+}
+
+func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(int64) []int) {
+	if len(run.Metrics) == 0 {
+		return
+	}
+	samples := make([]servermetrics.Sample, len(run.Metrics))
+	for i, m := range run.Metrics {
+		samples[i] = servermetrics.Sample{TimeNS: m.TimeNS, Name: m.Name, Labels: m.Labels, Value: m.Value}
+	}
+	eng := engineName(run.Manifest)
+	if _, ok := servermetrics.Lookup(eng); !ok {
+		eng = "" // detect from the metric names
+	}
+	res, err := servermetrics.Extract(samples, servermetrics.Options{Engine: eng})
+	if err != nil {
+		o.notes = append(o.notes, "server metrics: "+err.Error())
+		return
+	}
+	o.hasMetrics, o.metricsEngine = true, res.Engine
+	o.notes = append(o.notes, res.Warnings...)
+	// Sum running/waiting over label sets (data-parallel engines) at each
+	// scrape; KV usage takes the fullest.
+	combine := func(q servermetrics.Quantity, sum bool) ([]servermetrics.Point, string) {
+		byTime := map[int64]float64{}
+		name := ""
+		for _, g := range res.Gauges {
+			if g.Quantity != q {
+				continue
+			}
+			name = g.Metric
+			for _, p := range g.Points {
+				if v, ok := byTime[p.TimeNS]; ok {
+					if sum {
+						byTime[p.TimeNS] = v + p.Value
+					} else {
+						byTime[p.TimeNS] = math.Max(v, p.Value)
+					}
+				} else {
+					byTime[p.TimeNS] = p.Value
+				}
+			}
+		}
+		pts := make([]servermetrics.Point, 0, len(byTime))
+		for t, v := range byTime {
+			pts = append(pts, servermetrics.Point{TimeNS: t, Value: v})
+		}
+		sort.Slice(pts, func(i, j int) bool { return pts[i].TimeNS < pts[j].TimeNS })
+		return pts, name
+	}
+	gauge := func(q servermetrics.Quantity, series, unit string, sum bool, apply func(l *LevelStats, lo *levelObs, p servermetrics.Point, metric string)) {
+		pts, name := combine(q, sum)
+		if len(pts) == 0 {
+			return
+		}
+		o.metricHas[q] = true
+		ts := TimeSeries{Name: series, Unit: unit, Source: name}
+		for _, p := range pts {
+			ts.Points = append(ts.Points, TimePoint{TS: float64(p.TimeNS), V: p.Value})
+			for _, i := range find(p.TimeNS) {
+				apply(&levels[i], o.perLevel[levels[i].LevelIndex], p, name)
+			}
+		}
+		o.replaceSeries(ts)
+	}
+	gauge(servermetrics.KVUsage, SeriesKVUsage, "fraction", false, func(l *LevelStats, lo *levelObs, p servermetrics.Point, metric string) {
+		// Metrics take the place of log-derived values.
+		if l.Server.KVUsageSource == metric && p.Value <= l.Server.KVUsageMaxFraction {
+			return
+		}
+		l.Server.KVUsageMaxFraction, l.Server.KVUsageKnown, l.Server.KVUsageSource = p.Value, true, metric
+		lo.kvMax = &Evidence{Source: EvidenceMetric, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: p.TimeNS,
+			Name: metric, Value: p.Value, Unit: "fraction", Note: fmt.Sprintf("KV cache %.0f%% used", 100*p.Value)}
+	})
+	gauge(servermetrics.Waiting, SeriesWaiting, "requests", true, func(l *LevelStats, lo *levelObs, p servermetrics.Point, metric string) {
+		if lo.waitingMax != nil && lo.waitingMax.Source == EvidenceMetric && p.Value <= l.Server.WaitingMax {
+			return
+		}
+		l.Server.WaitingMax, l.Server.WaitingKnown = p.Value, true
+		lo.waitingMax = &Evidence{Source: EvidenceMetric, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: p.TimeNS,
+			Name: metric, Value: p.Value, Unit: "requests", Note: fmt.Sprintf("%.0f requests waiting", p.Value)}
+	})
+	gauge(servermetrics.Running, SeriesRunning, "requests", true, func(l *LevelStats, _ *levelObs, p servermetrics.Point, _ string) {
+		if !l.Server.RunningKnown || p.Value > l.Server.RunningMax {
+			l.Server.RunningMax, l.Server.RunningKnown = p.Value, true
+		}
+	})
+	// Preemptions: counter increases whose interval ends inside a level.
+	var cum TimeSeries
+	for _, r := range res.Rates {
+		if r.Quantity != servermetrics.Preemptions {
+			continue
+		}
+		o.metricHas[servermetrics.Preemptions] = true
+		cum = TimeSeries{Name: SeriesPreemptions, Unit: "preemptions (cumulative)", Source: r.Metric}
+		total := 0.0
+		for _, p := range r.Points {
+			total += p.Increase
+			cum.Points = append(cum.Points, TimePoint{TS: float64(p.EndNS), V: total})
+			for _, i := range find(p.EndNS) {
+				l := &levels[i]
+				lo := o.perLevel[l.LevelIndex]
+				if l.Server.PreemptionsSource != r.Metric {
+					// The counter is authoritative over log lines, which
+					// some engines print only every Nth time.
+					l.Server.Preemptions, l.Server.PreemptionsSource = 0, r.Metric
+				}
+				l.Server.PreemptionsKnown = true
+				l.Server.Preemptions += int(math.Round(p.Increase))
+				if p.Increase > 0 {
+					lo.preemptMetric = &Evidence{Source: EvidenceMetric, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: p.EndNS,
+						Name: r.Metric, Value: float64(l.Server.Preemptions), Unit: "preemptions",
+						Note: fmt.Sprintf("%d preemptions counted by %s during the level", l.Server.Preemptions, r.Metric)}
+				}
+			}
+		}
+	}
+	if len(cum.Points) > 0 {
+		o.replaceSeries(cum)
+	}
+}
+
+// replaceSeries puts a metrics series in place of a log-derived one.
+func (o *observations) replaceSeries(ts TimeSeries) {
+	for i := range o.series {
+		if o.series[i].Name == ts.Name {
+			o.series[i] = ts
+			return
+		}
+	}
+	o.series = append(o.series, ts)
+}
+
+func (o *observations) observeGPU(run *Run, levels []LevelStats) {
+	if len(run.GPU) == 0 {
+		return
+	}
+	o.hasGPU = true
+	byDev := map[int32][]rundir.GPUTelemetryRow{}
+	for _, g := range run.GPU {
+		byDev[g.Device] = append(byDev[g.Device], g)
+	}
+	devs := make([]int, 0, len(byDev))
+	for d := range byDev {
+		devs = append(devs, int(d))
+	}
+	sort.Ints(devs)
+	for _, d := range devs {
+		rows := byDev[int32(d)]
+		sort.Slice(rows, func(i, j int) bool { return rows[i].TimeNS < rows[j].TimeNS })
+		add := func(name, unit string, v func(rundir.GPUTelemetryRow) float64) {
+			ts := TimeSeries{Name: name, Unit: unit, Source: "NVML", Device: d}
+			for _, r := range rows {
+				ts.Points = append(ts.Points, TimePoint{TS: float64(r.TimeNS), V: v(r)})
+			}
+			o.series = append(o.series, ts)
+		}
+		add(SeriesGPUUtil, "percent", func(r rundir.GPUTelemetryRow) float64 { return r.GPUUtilPct })
+		add(SeriesGPUPower, "W", func(r rundir.GPUTelemetryRow) float64 { return r.PowerW })
+		add(SeriesGPUSMClock, "MHz", func(r rundir.GPUTelemetryRow) float64 { return r.SMClockMHz })
+		add(SeriesGPUTemp, "°C", func(r rundir.GPUTelemetryRow) float64 { return r.TemperatureC })
+	}
+	for i := range levels {
+		l := &levels[i]
+		// Telemetry describes the measured window, where the load is steady.
+		from, to := l.WarmupEndNS, l.EndNS
+		if from == 0 {
+			continue
+		}
+		var utilSum, powerSum float64
+		var n int
+		throttle := map[string]bool{}
+		for _, d := range devs {
+			var u, p float64
+			k := 0
+			for _, r := range byDev[int32(d)] {
+				if r.TimeNS < from || r.TimeNS > to {
+					continue
+				}
+				u += r.GPUUtilPct
+				p += r.PowerW
+				k++
+				for _, t := range strings.Split(r.Throttle, ",") {
+					if t = strings.TrimSpace(t); t != "" {
+						throttle[t] = true
+					}
+				}
+			}
+			if k > 0 {
+				utilSum += u / float64(k)
+				powerSum += p / float64(k)
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		l.Server.GPUKnown = true
+		l.Server.GPUUtilMeanPct = utilSum / float64(n)
+		l.Server.GPUPowerMeanW = powerSum
+		var ts []string
+		for t := range throttle {
+			ts = append(ts, t)
+		}
+		sort.Strings(ts)
+		l.Server.GPUThrottle = strings.Join(ts, ",")
+		o.perLevel[l.LevelIndex].gpuUtil = &Evidence{Source: EvidenceTelemetry, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex,
+			Name: "gpu_util_pct", Value: l.Server.GPUUtilMeanPct, Unit: "percent",
+			Note: fmt.Sprintf("GPU utilization %.0f%% (mean over the measured window, %d GPU(s))", l.Server.GPUUtilMeanPct, n)}
+	}
+}
+
+func (o *observations) observeClient(run *Run, levels []LevelStats) {
+	if len(run.Client) == 0 {
+		return
+	}
+	o.hasClient = true
+	rows := append([]rundir.ClientSampleRow(nil), run.Client...)
+	sort.Slice(rows, func(i, j int) bool { return rows[i].TimeNS < rows[j].TimeNS })
+	cpu := TimeSeries{Name: SeriesClientCPU, Unit: "fraction of GOMAXPROCS", Source: "client self-check"}
+	for i := 1; i < len(rows); i++ {
+		if f, ok := cpuBusy(rows[i-1], rows[i]); ok {
+			cpu.Points = append(cpu.Points, TimePoint{TS: float64(rows[i].TimeNS), V: f})
+		}
+	}
+	if len(cpu.Points) > 0 {
+		o.series = append(o.series, cpu)
+	}
+	for i := range levels {
+		l := &levels[i]
+		from, to := l.WarmupEndNS, l.EndNS
+		if from == 0 {
+			from = l.StartNS
+		}
+		var in []rundir.ClientSampleRow
+		for _, r := range rows {
+			if r.TimeNS >= from && r.TimeNS <= to {
+				in = append(in, r)
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		c := &l.Client
+		c.Known = true
+		c.CPUs = int(in[0].CPUs)
+		for _, r := range in {
+			c.SendLagMaxS = math.Max(c.SendLagMaxS, r.SendLagMaxS)
+			c.OpenStreamsMax = max(c.OpenStreamsMax, r.OpenStreams)
+		}
+		if f, ok := cpuBusy(in[0], in[len(in)-1]); ok {
+			c.CPUBusyFraction = f
+		}
+		lo := o.perLevel[l.LevelIndex]
+		lo.clientCPU = &Evidence{Source: EvidenceClient, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: in[len(in)-1].TimeNS,
+			Name: "client CPU", Value: c.CPUBusyFraction, Unit: "fraction of GOMAXPROCS",
+			Note: fmt.Sprintf("load generator CPU %.0f%% of %d core(s)", 100*c.CPUBusyFraction, c.CPUs)}
+		lo.clientLag = &Evidence{Source: EvidenceClient, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex,
+			Name: "send lag max", Value: c.SendLagMaxS, Unit: "s",
+			Note: fmt.Sprintf("largest send lag %s", fmtSeconds(c.SendLagMaxS))}
+	}
+}
+
+// cpuBusy is the client's CPU time between two samples over wall time and
+// GOMAXPROCS.
+func cpuBusy(a, b rundir.ClientSampleRow) (float64, bool) {
+	dt := float64(b.TimeNS-a.TimeNS) / 1e9
+	if dt <= 0 || b.CPUs <= 0 {
+		return 0, false
+	}
+	cpu := (b.CPUUserS + b.CPUSystemS) - (a.CPUUserS + a.CPUSystemS)
+	return cpu / dt / float64(b.CPUs), true
+}
+
+// timeline turns the gathered series into plot data relative to the sweep
+// start, each capped at max points by bucket means.
+func (o *observations) timeline(levels []LevelStats, maxPoints int) *Timeline {
+	if len(levels) == 0 || levels[0].StartNS == 0 {
+		return nil
+	}
+	start := levels[0].StartNS
+	t := &Timeline{StartNS: start}
+	for _, l := range levels {
+		t.Levels = append(t.Levels, LevelSpan{Concurrency: l.Concurrency,
+			StartS: float64(l.StartNS-start) / 1e9, WarmupEndS: float64(l.WarmupEndNS-start) / 1e9, EndS: float64(l.EndNS-start) / 1e9})
+	}
+	for _, s := range o.series {
+		sort.Slice(s.Points, func(i, j int) bool { return s.Points[i].TS < s.Points[j].TS })
+		for i := range s.Points {
+			s.Points[i].TS = (s.Points[i].TS - float64(start)) / 1e9
+		}
+		s.Points = downsample(s.Points, maxPoints)
+		t.Series = append(t.Series, s)
+	}
+	return t
+}
+
+// downsample averages points into at most n buckets of equal count.
+func downsample(pts []TimePoint, n int) []TimePoint {
+	if n <= 0 || len(pts) <= n {
+		return pts
+	}
+	out := make([]TimePoint, 0, n)
+	for b := range n {
+		lo, hi := b*len(pts)/n, (b+1)*len(pts)/n
+		var ts, v float64
+		for _, p := range pts[lo:hi] {
+			ts += p.TS
+			v += p.V
+		}
+		k := float64(hi - lo)
+		out = append(out, TimePoint{TS: ts / k, V: v / k})
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package serverlog
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Helpers shared by the engine parsers. They fill s.ev and return the
+// status the parser should return.
+
+// addFact appends a fact to the current event without deciding its kind.
+func (s *Scanner) addFact(key, value string) {
+	s.ev.Facts = append(s.ev.Facts, Fact{Key: key, Value: value})
+}
+
+// fact makes the line a config event with one fact.
+func (s *Scanner) fact(key, value string) status {
+	if value == "" {
+		return stIgnored
+	}
+	s.addFact(key, value)
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// intFact reads an integer (thousands commas allowed) at the start of b.
+func (s *Scanner) intFact(key string, b []byte) status {
+	n, _, ok := parseIntPrefix(b)
+	if !ok {
+		return s.bad("%s: expected an integer, found %q", key, clip(b))
+	}
+	s.addFact(key, strconv.Itoa(n))
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// sizeFact reads a memory size ("3.54GiB", "2.6419 GB", "576.00 MiB") at
+// the start of b and records it in GiB.
+func (s *Scanner) sizeFact(key string, b []byte) status {
+	g, ok := sizeGiB(b)
+	if !ok {
+		return s.bad("%s: expected a size, found %q", key, clip(b))
+	}
+	s.addFact(key, fmtFloat(round6(g)))
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// sizeGiB reads a size with its unit. Engines print binary sizes; vLLM and
+// SGLang label GiB as "GB" (they divide by 2^30), so GB is read as GiB.
+func sizeGiB(b []byte) (float64, bool) {
+	v, rest, ok := parseFloatPrefix(b)
+	if !ok {
+		return 0, false
+	}
+	rest = trimSpace(rest)
+	switch {
+	case bytes.HasPrefix(rest, []byte("GiB")), bytes.HasPrefix(rest, []byte("GB")):
+		return v, true
+	case bytes.HasPrefix(rest, []byte("MiB")), bytes.HasPrefix(rest, []byte("MB")):
+		return v / 1024, true
+	case bytes.HasPrefix(rest, []byte("KiB")), bytes.HasPrefix(rest, []byte("KB")):
+		return v / (1024 * 1024), true
+	case bytes.HasPrefix(rest, []byte("TiB")), bytes.HasPrefix(rest, []byte("TB")):
+		return v * 1024, true
+	}
+	return 0, false
+}
+
+func round6(v float64) float64 {
+	f, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 6, 64), 64)
+	if err != nil {
+		return v
+	}
+	return f
+}
+
+// problem makes the line an error or warning event.
+func (s *Scanner) problem(kind Kind, class, msg string) status {
+	s.ev.Kind = kind
+	s.ev.Problem = Problem{Class: class, Message: msg}
+	return stEvent
+}
+
+// request makes the line a request lifecycle event.
+func (s *Scanner) request(action string, id []byte) status {
+	s.ev.Kind = KindRequest
+	s.ev.Request = Request{Action: action, ID: string(id), Status: -1, PromptTokens: -1, CompletionTokens: -1, MaxTokens: -1, TTFTMS: -1, E2EMS: -1, Running: -1, Waiting: -1}
+	return stEvent
+}
+
+// httpEvent records an access-log line.
+func (s *Scanner) httpEvent(method, path []byte, code int) status {
+	s.request(RequestHTTP, nil)
+	s.ev.Request.Method = string(method)
+	s.ev.Request.Path = string(path)
+	s.ev.Request.Status = code
+	return stEvent
+}
+
+// problemMarkers classify error text. The first match wins, so root causes
+// (out of memory, KV cache too small) come before their consequences (the
+// engine died).
+var problemMarkers = [...]struct{ class, marker string }{
+	{ProblemKVInsufficient, "larger than the maximum number of tokens that can be stored in KV cache"},
+	{ProblemKVInsufficient, "larger than the available KV cache memory"},
+	{ProblemKVInsufficient, "No available memory for the cache blocks"},
+	{ProblemCUDAOOM, "out of memory"},
+	{ProblemCUDAOOM, "OutOfMemoryError"},
+	{ProblemContextExceeded, "exceeds the available context size"},
+	{ProblemContextExceeded, "Context size has been exceeded"},
+	{ProblemEngineDead, "EngineDeadError"},
+	{ProblemEngineDead, "is already dead"},
+	{ProblemEngineDead, ") died"},
+	{ProblemEngineDead, "died unexpectedly"},
+	{ProblemEngineDead, "Engine loop has died"},
+	{ProblemEngineDead, "Engine loop is not running"},
+	{ProblemEngineDead, "EngineCore encountered"},
+	{ProblemEngineDead, "Engine core initialization failed"},
+	{ProblemEngineDead, "Scheduler hit an exception"},
+	{ProblemTimeout, "imed out"},
+	{ProblemTimeout, "TimeoutError"},
+	{ProblemTimeout, "Timeout"},
+	{ProblemAbort, "Aborted request"},
+	{ProblemAbort, "Abort request"},
+}
+
+// classify turns warning, error and headerless lines into problems.
+// Traceback frames and code lines are not counted as errors of their own:
+// the exception line at the end of the traceback is.
+func (s *Scanner) classify(lvl Level, msg []byte) status {
+	msg = trimSpaceRight(msg)
+	if len(msg) == 0 {
+		return stIgnored
+	}
+	frame := isTracebackFrame(msg)
+	body := msg
+	if rest, ok := stripRankPrefix(body); ok {
+		body = rest
+	}
+	if !frame {
+		for _, m := range problemMarkers {
+			if contains(body, m.marker) {
+				kind := KindError
+				if lvl == LevelWarning || lvl == LevelInfo || lvl == LevelDebug {
+					kind = KindWarning
+					if m.class == ProblemAbort {
+						kind = KindError
+					}
+				}
+				if kind == KindWarning && m.class == ProblemTimeout {
+					// warnings about timeout settings are not timeouts
+					return stIgnored
+				}
+				return s.problem(kind, m.class, string(trimSpace(body)))
+			}
+		}
+	}
+	switch {
+	case lvl >= LevelError && !frame:
+		return s.problem(KindError, ProblemOther, string(trimSpace(body)))
+	case lvl == LevelUnknown:
+		if !frame && isExceptionLine(body) {
+			return s.problem(KindError, ProblemOther, string(trimSpace(body)))
+		}
+		return stUnknown
+	}
+	return stIgnored
+}
+
+// isExceptionLine matches the last line of a Python traceback
+// ("RuntimeError: ...", "torch.OutOfMemoryError: ...") and "LLVM ERROR: ...".
+func isExceptionLine(b []byte) bool {
+	colon := index(b, ": ")
+	if colon <= 0 || colon > 96 {
+		return false
+	}
+	name := b[:colon]
+	if bstr(name) == "LLVM ERROR" {
+		return true
+	}
+	if bytes.IndexByte(name, ' ') >= 0 {
+		return false
+	}
+	return bytes.HasSuffix(name, []byte("Error")) || bytes.HasSuffix(name, []byte("Exception"))
+}
+
+// isTracebackFrame reports lines of a Python traceback other than the
+// final exception line.
+func isTracebackFrame(b []byte) bool {
+	if rest, ok := stripRankPrefix(b); ok {
+		b = rest
+	}
+	if len(b) == 0 {
+		return true
+	}
+	switch b[0] {
+	case ' ', '\t', '^', '~', '|', '+':
+		return true
+	}
+	return bytes.HasPrefix(b, []byte("Traceback")) || bytes.HasPrefix(b, []byte("File \"")) ||
+		bytes.HasPrefix(b, []byte("During handling")) || bytes.HasPrefix(b, []byte("The above exception"))
+}
+
+// stripRankPrefix removes torch's "[rank0]: " prefix.
+func stripRankPrefix(b []byte) ([]byte, bool) {
+	if len(b) > 7 && bstr(b[:5]) == "[rank" {
+		if i := index(b[:min(len(b), 24)], "]: "); i > 0 {
+			return b[i+3:], true
+		}
+	}
+	return b, false
+}
+
+func trimSpaceRight(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,348 @@
+package serverlog
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Engine names a serving engine whose log format the scanner knows. The
+// values match the engine names used in run manifests.
+type Engine string
+
+// The engines the scanner reads. EngineUnknown means "detect it" in
+// Options and "could not tell" in results.
+const (
+	EngineUnknown      Engine = ""
+	EngineVLLM         Engine = "vllm"
+	EngineSGLang       Engine = "sglang"
+	EngineLlamaCpp     Engine = "llamacpp"
+	EngineNodeLlamaCpp Engine = "node-llama-cpp"
+)
+
+// Engines lists the known engines in the order auto-detection prefers them.
+var Engines = []Engine{EngineVLLM, EngineSGLang, EngineLlamaCpp, EngineNodeLlamaCpp}
+
+// ParseEngine reads an engine name as a user types it: "auto" or "" for
+// detection, and the usual spellings of each engine.
+func ParseEngine(s string) (Engine, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return EngineUnknown, nil
+	case "vllm":
+		return EngineVLLM, nil
+	case "sglang":
+		return EngineSGLang, nil
+	case "llamacpp", "llama.cpp", "llama-server", "llama-cpp":
+		return EngineLlamaCpp, nil
+	case "node-llama-cpp", "nodellama", "node-llama", "testengine":
+		return EngineNodeLlamaCpp, nil
+	}
+	return EngineUnknown, fmt.Errorf("unknown engine %q: want auto, vllm, sglang, llamacpp or node-llama-cpp", s)
+}
+
+// Kind says what an event is about; it selects which payload field of Event
+// is filled.
+type Kind uint8
+
+// Event kinds.
+const (
+	KindUnknown      Kind = iota
+	KindStats             // periodic scheduler statistics (Event.Stats)
+	KindPreemption        // a request evicted from the running batch (Event.Preemption)
+	KindConfig            // start-up facts and arguments (Event.Facts)
+	KindError             // an error (Event.Problem)
+	KindWarning           // a warning worth reporting, e.g. swap space (Event.Problem)
+	KindSlot              // llama.cpp slot activity (Event.Slot)
+	KindTiming            // llama.cpp per-task prompt/eval timing (Event.Timing)
+	KindContextShift      // llama.cpp context shift (Event.ContextShift)
+	KindKVFull            // llama.cpp found no free KV cache cells (Event.Problem, Event.Slot)
+	KindRequest           // request lifecycle and HTTP access lines (Event.Request)
+)
+
+var kindNames = [...]string{"unknown", "stats", "preemption", "config", "error", "warning", "slot", "timing", "context_shift", "kv_full", "request"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// Level is the severity printed on the line, when there is one.
+type Level uint8
+
+// Severity levels, in increasing order.
+const (
+	LevelUnknown Level = iota
+	LevelDebug
+	LevelInfo
+	LevelWarning
+	LevelError
+	LevelCritical
+)
+
+var levelNames = [...]string{"", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
+
+func (l Level) String() string {
+	if int(l) < len(levelNames) {
+		return levelNames[l]
+	}
+	return fmt.Sprintf("level(%d)", l)
+}
+
+// TimeQuality says where an event's time came from and how much of it was
+// inferred.
+type TimeQuality uint8
+
+// Time qualities, from best to worst.
+const (
+	TimeNone     TimeQuality = iota // the line carried no time
+	TimeComplete                    // date, time and zone from the line or its wrapper
+	TimeNoZone                      // date and time from the line; zone from Options.Location
+	TimeNoYear                      // month, day and time from the line; year from Options, zone from Options.Location
+	TimeRelative                    // llama.cpp offset since its log started (Event.Elapsed); Time set only if Options.Reference is
+)
+
+var timeQualityNames = [...]string{"none", "complete", "no-zone", "no-year", "relative"}
+
+func (q TimeQuality) String() string {
+	if int(q) < len(timeQualityNames) {
+		return timeQualityNames[q]
+	}
+	return fmt.Sprintf("timequality(%d)", q)
+}
+
+// Event is one recognised log line. Only the payload field that matches
+// Kind is meaningful.
+type Event struct {
+	Line        int64         // 1-based line number in the input
+	Raw         string        // the line as read, without the line break, for quoting as evidence
+	Time        time.Time     // the engine's (or wrapper's) time of the line; zero when unknown
+	TimeQuality TimeQuality   // how Time was obtained
+	Elapsed     time.Duration // llama.cpp --log-timestamps offset, when TimeQuality is TimeRelative
+	RecvTime    time.Time     // client receive time from the capture sidecar (see Align); zero when unknown
+	Engine      Engine
+	Kind        Kind
+	Level       Level
+
+	Stats        Stats        // KindStats
+	Preemption   Preemption   // KindPreemption
+	Facts        []Fact       // KindConfig
+	Problem      Problem      // KindError, KindWarning, KindKVFull
+	Slot         Slot         // KindSlot, KindKVFull
+	Timing       Timing       // KindTiming
+	ContextShift ContextShift // KindContextShift
+	Request      Request      // KindRequest
+}
+
+// StatField is a bit set naming the Stats fields a line carried.
+type StatField uint32
+
+// Stats fields.
+const (
+	FieldPromptThroughput StatField = 1 << iota
+	FieldGenerationThroughput
+	FieldRunning
+	FieldWaiting
+	FieldSwapped
+	FieldKVUsage
+	FieldCPUKVUsage
+	FieldPrefixCacheHitRate
+	FieldCPUPrefixCacheHitRate
+	FieldNewSeqs
+	FieldNewTokens
+	FieldCachedTokens
+	FieldBatchTokens
+	FieldPendingTokens
+	FieldKVUsedTokens
+	FieldKVBudgetTokens
+	FieldCUDAGraph
+	FieldAcceptLength
+	FieldEngineIndex
+)
+
+// Stats is a periodic statistics line: vLLM's "Avg prompt throughput ..."
+// line, SGLang's prefill and decode batch lines, the test engine's step
+// line. Fractions are 0..1 even where the engine prints percent.
+type Stats struct {
+	Set   StatField // which fields the line carried
+	Phase string    // "" for periodic summaries, "prefill" or "decode" for SGLang batches, "step" for the test engine
+
+	EngineIndex           int     // vLLM V1 "Engine 000"
+	PromptTokensPerS      float64 // vLLM average prompt throughput; SGLang prefill input throughput
+	GenerationTokensPerS  float64 // vLLM average generation throughput; SGLang decode gen throughput
+	Running               int     // requests in the running batch
+	Waiting               int     // requests waiting (vLLM Pending/Waiting, SGLang #queue-req)
+	Swapped               int     // vLLM V0 swapped requests
+	KVUsage               float64 // GPU KV cache in use, fraction 0..1 (SGLang token usage, full token usage)
+	CPUKVUsage            float64 // vLLM V0 CPU (swap) KV cache in use, fraction 0..1
+	PrefixCacheHitRate    float64 // fraction 0..1
+	CPUPrefixCacheHitRate float64 // vLLM V0 CPU prefix cache hit rate, fraction 0..1
+	NewSeqs               int     // SGLang prefill #new-seq
+	NewTokens             int     // SGLang prefill #new-token
+	CachedTokens          int     // SGLang prefill #cached-token
+	BatchTokens           int     // SGLang decode #token, test engine batch_tokens
+	PendingTokens         int     // SGLang #pending-token
+	KVUsedTokens          int     // test engine kv_used_tokens
+	KVBudgetTokens        int     // test engine kv_budget_tokens
+	CUDAGraph             bool    // SGLang "cuda graph: True"
+	AcceptLength          float64 // SGLang speculative "accept len"
+}
+
+// Has reports whether the line carried field f.
+func (s *Stats) Has(f StatField) bool { return s.Set&f != 0 }
+
+// Preemption modes.
+const (
+	ModeRecompute = "recompute" // vLLM RECOMPUTE, the test engine's recompute
+	ModeSwap      = "swap"      // vLLM V0 SWAP (KV blocks moved to CPU)
+	ModeRetract   = "retract"   // SGLang retraction
+)
+
+// Preemption is one eviction event: a vLLM V0 "Sequence group ... is
+// preempted" warning, an SGLang retraction, a test-engine preempt line.
+type Preemption struct {
+	Mode            string // ModeRecompute, ModeSwap or ModeRetract
+	RequestID       string // the evicted request, when printed
+	Count           int    // requests evicted by this event
+	Cumulative      int    // the engine's own running total, when CumulativeKnown
+	CumulativeKnown bool
+	// SGLang: the scheduler's new-token ratio before and after the retraction.
+	NewTokenRatioBefore, NewTokenRatioAfter float64
+	// Test engine: the budget state at the eviction.
+	KVUsedTokens, KVBudgetTokens, Generated int
+}
+
+// Fact is one start-up fact. Well-known facts use the Fact* keys; arguments
+// from an argument dump use "arg.<name>" with the value as printed.
+type Fact struct {
+	Key   string
+	Value string
+	// NonDefault is true when the engine itself said the argument was not a
+	// default (vLLM's "non-default args"), or when the value differs from
+	// the engine's known default.
+	NonDefault bool
+}
+
+// Well-known fact keys.
+const (
+	FactVersion              = "version"
+	FactEngineGeneration     = "engine_generation" // vLLM "V0" or "V1"
+	FactModel                = "model"
+	FactArchitecture         = "architecture"
+	FactDtype                = "dtype"
+	FactQuantization         = "quantization"
+	FactKVCacheDtype         = "kv_cache_dtype"
+	FactMaxModelLen          = "max_model_len"
+	FactTensorParallel       = "tensor_parallel_size"
+	FactPipelineParallel     = "pipeline_parallel_size"
+	FactGPUMemoryUtilization = "gpu_memory_utilization"
+	FactKVCacheTokens        = "kv_cache_tokens"
+	FactKVCacheBlocksGPU     = "kv_cache_blocks_gpu"
+	FactKVCacheBlocksCPU     = "kv_cache_blocks_cpu"
+	FactKVCacheGiB           = "kv_cache_gib"
+	FactWeightsGiB           = "weights_gib"
+	FactMaxConcurrency       = "max_concurrency"        // requests of FactMaxConcurrencyTokens tokens that fit the KV cache
+	FactMaxConcurrencyTokens = "max_concurrency_tokens" // tokens per request in that estimate
+	FactCUDAGraph            = "cuda_graph"             // "captured" or "disabled"
+	FactCUDAGraphSeconds     = "cuda_graph_capture_s"
+	FactCUDAGraphGiB         = "cuda_graph_gib"
+	FactMaxNumSeqs           = "max_num_seqs"
+	FactMaxBatchedTokens     = "max_num_batched_tokens"
+	FactPrefixCaching        = "enable_prefix_caching"
+	FactChunkedPrefill       = "chunked_prefill"
+	FactPlatform             = "platform"
+	FactContextSize          = "n_ctx"      // llama.cpp context (all slots)
+	FactSlotContext          = "n_ctx_slot" // llama.cpp context per slot
+	FactSlots                = "n_slots"    // llama.cpp parallel slots; test engine sequences
+	FactMaxRunningRequests   = "max_running_requests"
+	FactListening            = "listening"
+)
+
+// Problem classes for errors and warnings.
+const (
+	ProblemCUDAOOM         = "cuda_oom"         // CUDA/GPU out of memory
+	ProblemEngineDead      = "engine_dead"      // the engine process died or the engine loop stopped
+	ProblemAbort           = "abort"            // a request was aborted
+	ProblemTimeout         = "timeout"          // a timeout
+	ProblemKVInsufficient  = "kv_insufficient"  // the KV cache cannot hold even one request of the configured length
+	ProblemContextExceeded = "context_exceeded" // a request longer than the context was refused
+	ProblemKVFull          = "kv_full"          // llama.cpp found no free KV cache cells for a batch
+	ProblemSwapSpace       = "swap_space"       // vLLM V0 swap space warning
+	ProblemHTTP            = "http_error"       // an HTTP error status returned to a client
+	ProblemOther           = "error"            // any other error-level line
+)
+
+// Problem is an error or a warning worth reporting.
+type Problem struct {
+	Class   string // one of the Problem* classes
+	Message string // the message part of the line
+}
+
+// Slot actions (llama.cpp).
+const (
+	SlotLaunch    = "launch"     // a task was assigned to the slot
+	SlotNewPrompt = "new_prompt" // prompt size known
+	SlotRelease   = "release"    // the task finished and the slot is free
+)
+
+// Slot is llama.cpp slot activity. Integer fields are -1 when the line did
+// not carry them.
+type Slot struct {
+	Action       string // SlotLaunch, SlotNewPrompt, SlotRelease
+	ID           int
+	Task         int
+	PromptTokens int  // new prompt: tokens in the prompt
+	NCtxSlot     int  // new prompt: context of the slot
+	NPast        int  // release: tokens in the slot's cache
+	Truncated    bool // release: the prompt was truncated
+}
+
+// Timing phases (llama.cpp).
+const (
+	TimingPrompt = "prompt" // prompt eval (prefill)
+	TimingEval   = "eval"   // generation
+	TimingTotal  = "total"
+)
+
+// Timing is one line of llama.cpp's per-task timing block.
+type Timing struct {
+	Slot, Task int // -1 when unknown
+	Phase      string
+	MS         float64 // milliseconds spent
+	Tokens     int     // tokens processed or generated; -1 when not printed
+	MSPerToken float64
+	TokensPerS float64
+}
+
+// ContextShift is a llama.cpp context shift: n_discard tokens after the
+// first n_keep were dropped to make room.
+type ContextShift struct {
+	Slot, Task             int // -1 when unknown
+	NKeep, NLeft, NDiscard int
+}
+
+// Request actions.
+const (
+	RequestReceived = "received" // vLLM "Received request"
+	RequestAdded    = "added"    // vLLM "Added request"
+	RequestAdmitted = "admitted" // test engine admit
+	RequestFinished = "finished" // vLLM "Finished request", test engine finish
+	RequestHTTP     = "http"     // an HTTP access log line
+)
+
+// Request is a request lifecycle line or an HTTP access line. Integer
+// fields are -1 when not printed.
+type Request struct {
+	Action           string
+	ID               string
+	Status           int // HTTP status
+	Method, Path     string
+	PromptTokens     int
+	CompletionTokens int
+	MaxTokens        int
+	Reason           string  // finish reason
+	TTFTMS, E2EMS    float64 // test engine finish line; -1 when not printed
+	Running, Waiting int     // test engine admit line
+}

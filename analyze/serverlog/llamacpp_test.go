@@ -1,0 +1,207 @@
+package serverlog
+
+import (
+	"testing"
+	"time"
+)
+
+func TestLlamaTimings(t *testing.T) {
+	tests := []struct {
+		file string
+		line int64
+		want Timing
+	}{
+		{"llamacpp-2023-11-gen-a-contextshift.log", 4, Timing{Slot: -1, Task: -1, Phase: TimingPrompt, MS: 845.49, Tokens: 934, MSPerToken: 0.91, TokensPerS: 1104.68}},
+		// older releases count generated tokens as "runs"
+		{"llamacpp-2023-11-gen-a-contextshift.log", 5, Timing{Slot: -1, Task: -1, Phase: TimingEval, MS: 13463.77, Tokens: 352, MSPerToken: 38.25, TokensPerS: 26.14}},
+		{"llamacpp-2023-11-gen-a-contextshift.log", 6, Timing{Slot: -1, Task: -1, Phase: TimingTotal, MS: 14309.26, Tokens: -1}},
+		{"llamacpp-2024-01-gen-a-startup.log", 19, Timing{Slot: -1, Task: -1, Phase: TimingPrompt, MS: 232.47, Tokens: 492, MSPerToken: 0.47, TokensPerS: 2116.38}},
+		// JSON records carry the slot and task
+		{"llamacpp-b2xxx-json-timings.log", 1, Timing{Slot: 0, Task: 19, Phase: TimingPrompt, MS: 2684.39, Tokens: 27, MSPerToken: 99.42, TokensPerS: 10.06}},
+		{"llamacpp-b2xxx-json-timings.log", 2, Timing{Slot: 0, Task: 19, Phase: TimingEval, MS: 3559.27, Tokens: 25, MSPerToken: 142.37, TokensPerS: 7.02}},
+		{"llamacpp-b2xxx-json-timings.log", 3, Timing{Slot: 0, Task: 19, Phase: TimingTotal, MS: 6243.66, Tokens: -1}},
+		// the block after "slot print_timing: id 0 | task 124 |" belongs to that task
+		{"llamacpp-b7xxx-print-timing-block.log", 4, Timing{Slot: 0, Task: 124, Phase: TimingPrompt, MS: 5093.47, Tokens: 1360, MSPerToken: 3.75, TokensPerS: 267.01}},
+		{"llamacpp-b7xxx-print-timing-block.log", 5, Timing{Slot: 0, Task: 124, Phase: TimingEval, MS: 319.58, Tokens: 10, MSPerToken: 31.96, TokensPerS: 31.29}},
+		{"llamacpp-b7xxx-print-timing-block.log", 6, Timing{Slot: 0, Task: 124, Phase: TimingTotal, MS: 5413.05, Tokens: 1370}},
+		// router mode prefixes the block lines with "[pid] "
+		{"llamacpp-b9xxx-router-timing.log", 4, Timing{Slot: 0, Task: 388, Phase: TimingEval, MS: 16112.5, Tokens: 192, MSPerToken: 83.92, TokensPerS: 11.92}},
+		// newest: every timing line carries the slot prefix
+		{"llamacpp-b9xxx-single-line-timing.log", 5, Timing{Slot: 0, Task: 9161, Phase: TimingPrompt, MS: 8476.55, Tokens: 1938, MSPerToken: 4.37, TokensPerS: 228.63}},
+		{"llamacpp-b9xxx-single-line-timing.log", 7, Timing{Slot: 0, Task: 9161, Phase: TimingTotal, MS: 10310.9, Tokens: 1999}},
+	}
+	for _, tt := range tests {
+		evs, _ := scanFile(t, tt.file, Options{})
+		if got := wantEvent(t, evs, tt.line, KindTiming).Timing; got != tt.want {
+			t.Errorf("%s:%d:\n got %+v\nwant %+v", tt.file, tt.line, got, tt.want)
+		}
+	}
+	// progress and "n_decoded" lines of print_timing are not timings
+	evs, _ := scanFile(t, "llamacpp-b9xxx-single-line-timing.log", Options{})
+	for _, l := range []int64{4, 8, 9} {
+		if _, ok := evs[l]; ok {
+			t.Errorf("line %d should not be an event", l)
+		}
+	}
+	// --log-timestamps: relative to the start of the log, anchored by Reference
+	start := utc(2026, time.May, 1, 10, 0, 0, 0)
+	evs, _ = scanFile(t, "llamacpp-b9xxx-single-line-timing.log", Options{Reference: start})
+	ev := evs[5]
+	wantElapsed := 132*time.Minute + 15*time.Second + 702*time.Millisecond + 22*time.Microsecond
+	if ev.Elapsed != wantElapsed || ev.TimeQuality != TimeRelative || !ev.Time.Equal(start.Add(wantElapsed)) {
+		t.Errorf("elapsed %s time %s (%s)", ev.Elapsed, ev.Time, ev.TimeQuality)
+	}
+}
+
+func TestLlamaSlots(t *testing.T) {
+	tests := []struct {
+		file string
+		line int64
+		want Slot
+	}{
+		{"llamacpp-2023-11-gen-a-contextshift.log", 7, Slot{Action: SlotRelease, ID: 0, Task: -1, PromptTokens: -1, NCtxSlot: -1, NPast: 1634}},
+		{"llamacpp-2023-11-gen-a-contextshift.log", 9, Slot{Action: SlotLaunch, ID: 0, Task: 205, PromptTokens: -1, NCtxSlot: -1, NPast: -1}},
+		{"llamacpp-2024-01-gen-a-kvfull-compose.log", 2, Slot{Action: SlotLaunch, ID: 0, Task: 812, PromptTokens: -1, NCtxSlot: -1, NPast: -1}},
+		{"llamacpp-b2xxx-json-timings.log", 4, Slot{Action: SlotRelease, ID: 0, Task: 19, PromptTokens: -1, NCtxSlot: -1, NPast: 323}},
+		{"ik_llama-3774-text-format-slots.log", 1, Slot{Action: SlotLaunch, ID: 1, Task: 106779, PromptTokens: -1, NCtxSlot: -1, NPast: -1}},
+		{"llamacpp-b4xxx-journald-slots.log", 4, Slot{Action: SlotRelease, ID: 0, Task: 519, PromptTokens: -1, NCtxSlot: -1, NPast: 380}},
+		{"llamacpp-b4xxx-journald-slots.log", 12, Slot{Action: SlotLaunch, ID: 0, Task: 562, PromptTokens: -1, NCtxSlot: -1, NPast: -1}},
+		{"llamacpp-b4xxx-journald-slots.log", 13, Slot{Action: SlotNewPrompt, ID: 0, Task: 562, PromptTokens: 342, NCtxSlot: 4096, NPast: -1}},
+		{"llamacpp-b7xxx-print-timing-block.log", 7, Slot{Action: SlotRelease, ID: 0, Task: 124, PromptTokens: -1, NCtxSlot: -1, NPast: 1369}},
+		{"llamacpp-b7xxx-print-timing-block.log", 11, Slot{Action: SlotLaunch, ID: 0, Task: 135, PromptTokens: -1, NCtxSlot: -1, NPast: -1}},
+		{"llamacpp-b7xxx-print-timing-block.log", 12, Slot{Action: SlotNewPrompt, ID: 0, Task: 135, PromptTokens: 1371, NCtxSlot: 32768, NPast: -1}},
+		{"llamacpp-b10970-senderror.log", 4, Slot{Action: SlotRelease, ID: 0, Task: 3, PromptTokens: -1, NCtxSlot: -1, NPast: 0}},
+	}
+	for _, tt := range tests {
+		evs, _ := scanFile(t, tt.file, Options{Year: 2024})
+		if got := wantEvent(t, evs, tt.line, KindSlot).Slot; got != tt.want {
+			t.Errorf("%s:%d:\n got %+v\nwant %+v", tt.file, tt.line, got, tt.want)
+		}
+	}
+	// journald short output has no year: it comes from Options
+	evs, s := scanFile(t, "llamacpp-b4xxx-journald-slots.log", Options{Year: 2024})
+	checkTime(t, evs[4], utc(2024, time.December, 2, 12, 10, 29, 0), TimeNoYear)
+	checkCounts(t, s, Counts{Lines: 13, Events: 5, Ignored: 8, Wrapped: 13})
+	// a sampler-chain line for task -1 is not a launch
+	evs, _ = scanFile(t, "llamacpp-b7xxx-print-timing-block.log", Options{})
+	if _, ok := evs[10]; ok {
+		t.Errorf("line 10 (sampler chain) should not be an event: %+v", evs[10])
+	}
+}
+
+func TestLlamaContextShiftAndKVFull(t *testing.T) {
+	evs, _ := scanFile(t, "llamacpp-2023-11-gen-a-contextshift.log", Options{})
+	for l := int64(12); l <= 17; l++ {
+		if cs := wantEvent(t, evs, l, KindContextShift).ContextShift; cs != (ContextShift{Slot: 0, Task: -1, NKeep: 2224, NLeft: 3894, NDiscard: 1947}) {
+			t.Errorf("line %d: %+v", l, cs)
+		}
+	}
+	evs, s := scanFile(t, "llamacpp-b10970-contextshift.log", Options{})
+	checkFacts(t, evs, 1, map[string]string{FactSlots: "1", FactSlotContext: "256"})
+	ev := wantEvent(t, evs, 2, KindContextShift)
+	if ev.ContextShift != (ContextShift{Slot: 0, Task: 0, NKeep: 0, NLeft: 255, NDiscard: 127}) || ev.Level != LevelWarning || ev.Elapsed != 7935631*time.Microsecond {
+		t.Errorf("%+v", ev)
+	}
+	checkCounts(t, s, Counts{Lines: 4, Events: 4})
+
+	evs, s = scanFile(t, "llamacpp-2024-01-gen-a-kvfull-compose.log", Options{})
+	checkCounts(t, s, Counts{Lines: 13, Events: 11, Ignored: 2, Wrapped: 13})
+	for l := int64(4); l <= 13; l++ {
+		if p := wantEvent(t, evs, l, KindKVFull).Problem; p.Class != ProblemKVFull {
+			t.Errorf("line %d: %+v", l, p)
+		}
+	}
+	sum := summarizeFile(t, "llamacpp-2024-01-gen-a-kvfull-compose.log", Options{})
+	if sum.KVFull != 10 || sum.SlotLaunches != 1 {
+		t.Errorf("summary kv full %d launches %d", sum.KVFull, sum.SlotLaunches)
+	}
+}
+
+func TestLlamaStartupAndErrors(t *testing.T) {
+	tests := []struct {
+		file string
+		line int64
+		want map[string]string
+	}{
+		{"llamacpp-b583-startup.log", 1, map[string]string{FactVersion: "b583 (daa9623)"}},
+		{"llamacpp-b583-startup.log", 6, map[string]string{FactListening: "0.0.0.0:8080"}},
+		{"llamacpp-b583-startup.log", 8, map[string]string{FactModel: "/app/ggml-model-Q8.gguf"}},
+		{"llamacpp-b3579-text-format.log", 1, map[string]string{FactVersion: "b3579 (fc4ca27b)"}},
+		{"llamacpp-2024-01-gen-a-startup.log", 1, map[string]string{FactContextSize: "512"}},
+		{"llamacpp-2024-01-gen-a-startup.log", 5, map[string]string{FactKVCacheGiB: "0.15625", FactKVCacheDtype: "f16"}},
+		{"llamacpp-2024-01-gen-a-startup.log", 11, map[string]string{FactSlotContext: "512"}},
+		{"llamacpp-2024-01-gen-a-startup.log", 12, map[string]string{FactListening: "model loaded"}},
+		{"llamacpp-ollama-2024-06-json-startup.log", 1, map[string]string{FactSlots: "1"}},
+		{"llamacpp-ollama-2024-06-json-startup.log", 2, map[string]string{FactSlotContext: "2048"}},
+		{"llamacpp-ollama-2024-06-json-startup.log", 5, map[string]string{FactListening: "127.0.0.1:24108"}},
+		{"llamacpp-b8xxx-compose-router-slots.log", 2, map[string]string{FactSlots: "2"}},
+		{"llamacpp-b8xxx-compose-router-slots.log", 6, map[string]string{FactSlotContext: "131072"}},
+		{"llamacpp-b9265-new-slots.log", 4, map[string]string{FactSlotContext: "1024"}},
+	}
+	for _, tt := range tests {
+		evs, _ := scanFile(t, tt.file, Options{})
+		t.Run(tt.file, func(t *testing.T) { checkFacts(t, evs, tt.line, tt.want) })
+	}
+	evs, _ := scanFile(t, "llamacpp-b3579-text-format.log", Options{})
+	checkTime(t, evs[1], time.Unix(1723538705, 0).UTC(), TimeComplete)
+
+	evs, _ = scanFile(t, "llamacpp-b10970-senderror.log", Options{})
+	for _, l := range []int64{1, 3} {
+		if p := wantEvent(t, evs, l, KindError).Problem; p.Class != ProblemContextExceeded {
+			t.Errorf("line %d: %+v", l, p)
+		}
+	}
+	evs, _ = scanFile(t, "llamacpp-ollama-2024-06-json-startup.log", Options{})
+	if ev := wantEvent(t, evs, 4, KindError); ev.Level != LevelError || ev.Problem.Class != ProblemOther {
+		t.Errorf("ERR record: %+v", ev)
+	}
+	evs, _ = scanFile(t, "llamacpp-2023-11-gen-a-contextshift.log", Options{})
+	for l, want := range map[int64]int{8: 200, 19: 404} {
+		r := wantEvent(t, evs, l, KindRequest).Request
+		if r.Action != RequestHTTP || r.Method != "POST" || r.Path != "/completion" || r.Status != want {
+			t.Errorf("line %d: %+v", l, r)
+		}
+	}
+	checkTime(t, evs[8], time.Unix(1699284188, 0).UTC(), TimeComplete)
+}
+
+func TestLlamaJournaldISORouter(t *testing.T) {
+	// journalctl -o short-iso-precise wraps router lines that carry their
+	// own relative stamps; nothing here is an event, but every line is
+	// unwrapped and recognised.
+	_, s := scanFile(t, "llamacpp-b9xxx-journald-iso-router.log", Options{})
+	if s.Engine() != EngineLlamaCpp {
+		t.Fatalf("engine %q", s.Engine())
+	}
+	checkCounts(t, s, Counts{Lines: 5, Ignored: 5, Wrapped: 5})
+}
+
+func TestNodeLlamaContract(t *testing.T) {
+	evs, s := scanFile(t, "node-llama-cpp-3.21.1-contract-example.log", Options{})
+	if s.Engine() != EngineNodeLlamaCpp {
+		t.Fatalf("engine %q", s.Engine())
+	}
+	checkCounts(t, s, Counts{Lines: 6, Events: 6})
+	checkTime(t, evs[1], utc(2026, time.November, 30, 12, 0, 0, 123e6), TimeComplete)
+	f := map[string]string{}
+	for _, x := range wantEvent(t, evs, 1, KindConfig).Facts {
+		f[x.Key] = x.Value
+	}
+	if f[FactVersion] != "3.21.1" || f[FactModel] != "/path/x.gguf" || f[FactSlotContext] != "1024" || f[FactSlots] != "8" || f[FactKVCacheTokens] != "4096" {
+		t.Errorf("engine start facts %v", f)
+	}
+	if r := wantEvent(t, evs, 2, KindRequest).Request; r.Action != RequestAdmitted || r.ID != "cmpl-7" || r.PromptTokens != 130 || r.MaxTokens != 16 || r.Running != 3 || r.Waiting != 0 {
+		t.Errorf("admit %+v", r)
+	}
+	checkStats(t, evs, 3, Stats{Set: FieldRunning | FieldWaiting | FieldBatchTokens | FieldNewTokens | FieldKVUsedTokens | FieldKVBudgetTokens | FieldKVUsage,
+		Phase: "step", Running: 4, Waiting: 2, BatchTokens: 4, KVUsedTokens: 1024, KVBudgetTokens: 4096, KVUsage: 0.25})
+	if p := wantEvent(t, evs, 4, KindPreemption).Preemption; p != (Preemption{Mode: ModeRecompute, RequestID: "cmpl-9", Count: 1, Cumulative: 3, CumulativeKnown: true, KVUsedTokens: 4100, KVBudgetTokens: 4096, Generated: 37}) {
+		t.Errorf("preempt %+v", p)
+	}
+	if r := wantEvent(t, evs, 5, KindRequest).Request; r.Action != RequestFinished || r.CompletionTokens != 16 || r.Reason != "length" || r.TTFTMS != 12.3 || r.E2EMS != 140.2 {
+		t.Errorf("finish %+v", r)
+	}
+	if p := wantEvent(t, evs, 6, KindError).Problem; p.Class != ProblemContextExceeded || p.Message != "prompt+max_tokens 1300 exceeds per-sequence context 1024" {
+		t.Errorf("error %+v", p)
+	}
+}

@@ -1,0 +1,229 @@
+package serverlog
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// The project's test engine (test/engine, a shim over node-llama-cpp)
+// writes one event per line, as fixed in docs/testengine-format.md:
+//
+//	2026-11-30T12:00:00.457Z INFO step n=1234 running=4 waiting=2 batch_tokens=4 prefill_tokens=0 kv_used_tokens=1024 kv_budget_tokens=4096 kv_usage=0.250
+//
+// The RFC 3339 stamp has already been removed by unwrap (it has the shape
+// of a kubectl --timestamps prefix) and arrives as the wrapper stamp.
+
+// parseNode reads one test-engine line.
+func (s *Scanner) parseNode(b []byte, wst stamp) status {
+	sp := bytes.IndexByte(b, ' ')
+	if sp < 0 {
+		return stUnknown
+	}
+	var lvl Level
+	switch bstr(b[:sp]) {
+	case "INFO":
+		lvl = LevelInfo
+	case "WARN":
+		lvl = LevelWarning
+	case "ERROR":
+		lvl = LevelError
+	case "DEBUG":
+		lvl = LevelDebug
+	default:
+		return stUnknown
+	}
+	if wst.q != TimeComplete {
+		return stUnknown
+	}
+	rest := b[sp+1:]
+	sp = bytes.IndexByte(rest, ' ')
+	verb := rest
+	if sp >= 0 {
+		verb = rest[:sp]
+		rest = rest[sp+1:]
+	} else {
+		rest = nil
+	}
+	s.ev.Level = lvl
+	kv := nodeFields(rest)
+	switch bstr(verb) {
+	case "engine":
+		if len(kv.words) == 0 || kv.words[0] != "start" {
+			return stIgnored
+		}
+		for _, p := range kv.pairs {
+			switch p.key {
+			case "version":
+				s.addFact(FactVersion, p.val)
+			case "llama":
+				s.addFact("llama_cpp", p.val)
+			case "model":
+				s.addFact(FactModel, p.val)
+			case "n_ctx_per_seq":
+				s.addFact(FactSlotContext, p.val)
+			case "sequences":
+				s.addFact(FactSlots, p.val)
+			case "kv_budget_tokens":
+				s.addFact(FactKVCacheTokens, p.val)
+			case "threads", "batch":
+				s.addFact(p.key, p.val)
+			}
+		}
+		if len(s.ev.Facts) == 0 {
+			return s.bad("test engine start: no fields")
+		}
+		s.ev.Kind = KindConfig
+		return stEvent
+	case "admit":
+		s.request(RequestAdmitted, []byte(kv.get("req")))
+		r := &s.ev.Request
+		r.PromptTokens = kv.int("prompt_tokens", -1)
+		r.MaxTokens = kv.int("max_tokens", -1)
+		r.Running = kv.int("running", -1)
+		r.Waiting = kv.int("waiting", -1)
+		return stEvent
+	case "step":
+		st := &s.ev.Stats
+		st.Phase = "step"
+		for _, p := range kv.pairs {
+			var f StatField
+			switch p.key {
+			case "running":
+				f = FieldRunning
+			case "waiting":
+				f = FieldWaiting
+			case "batch_tokens":
+				f = FieldBatchTokens
+			case "prefill_tokens":
+				f = FieldNewTokens
+			case "kv_used_tokens":
+				f = FieldKVUsedTokens
+			case "kv_budget_tokens":
+				f = FieldKVBudgetTokens
+			case "kv_usage":
+				f = FieldKVUsage
+			default:
+				continue
+			}
+			v, err := strconv.ParseFloat(p.val, 64)
+			if err != nil {
+				return s.bad("test engine step: %s: expected a number, found %q", p.key, p.val)
+			}
+			st.Set |= f
+			switch f {
+			case FieldRunning:
+				st.Running = int(v)
+			case FieldWaiting:
+				st.Waiting = int(v)
+			case FieldBatchTokens:
+				st.BatchTokens = int(v)
+			case FieldNewTokens:
+				st.NewTokens = int(v)
+			case FieldKVUsedTokens:
+				st.KVUsedTokens = int(v)
+			case FieldKVBudgetTokens:
+				st.KVBudgetTokens = int(v)
+			case FieldKVUsage:
+				st.KVUsage = v
+			}
+		}
+		if st.Set == 0 {
+			return s.bad("test engine step: no fields")
+		}
+		s.ev.Kind = KindStats
+		return stEvent
+	case "preempt":
+		p := &s.ev.Preemption
+		p.Mode = kv.get("mode")
+		if p.Mode == "" {
+			p.Mode = ModeRecompute
+		}
+		p.RequestID = kv.get("req")
+		p.Count = 1
+		p.Generated = kv.int("generated", 0)
+		p.KVUsedTokens = kv.int("kv_used_tokens", 0)
+		p.KVBudgetTokens = kv.int("kv_budget_tokens", 0)
+		if n := kv.int("total_preemptions", -1); n >= 0 {
+			p.Cumulative, p.CumulativeKnown = n, true
+		}
+		s.ev.Kind = KindPreemption
+		return stEvent
+	case "finish":
+		s.request(RequestFinished, []byte(kv.get("req")))
+		r := &s.ev.Request
+		r.PromptTokens = kv.int("prompt_tokens", -1)
+		r.CompletionTokens = kv.int("completion_tokens", -1)
+		r.Reason = kv.get("reason")
+		r.TTFTMS = kv.float("ttft_ms", -1)
+		r.E2EMS = kv.float("e2e_ms", -1)
+		return stEvent
+	case "request":
+		msg := kv.get("error")
+		class := ProblemHTTP
+		if strings.Contains(msg, "exceeds") {
+			class = ProblemContextExceeded
+		}
+		s.problem(KindError, class, msg)
+		return stEvent
+	}
+	if lvl >= LevelError {
+		return s.problem(KindError, ProblemOther, string(b))
+	}
+	return stIgnored
+}
+
+type nodeKV struct{ key, val string }
+
+type nodeFieldSet struct {
+	words []string // bare words before the first key=value
+	pairs []nodeKV
+}
+
+func (f nodeFieldSet) get(k string) string {
+	for _, p := range f.pairs {
+		if p.key == k {
+			return p.val
+		}
+	}
+	return ""
+}
+
+func (f nodeFieldSet) int(k string, def int) int {
+	n, err := strconv.Atoi(f.get(k))
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+func (f nodeFieldSet) float(k string, def float64) float64 {
+	x, err := strconv.ParseFloat(f.get(k), 64)
+	if err != nil {
+		return def
+	}
+	return x
+}
+
+// nodeFields splits `a=1 b="x y" c=2` (double-quoted values may contain
+// spaces and \" escapes).
+func nodeFields(b []byte) nodeFieldSet {
+	var out nodeFieldSet
+	for _, tok := range splitFieldsQuoted(b) {
+		eq := strings.IndexByte(tok, '=')
+		if eq <= 0 {
+			out.words = append(out.words, tok)
+			continue
+		}
+		v := tok[eq+1:]
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			if u, err := strconv.Unquote(v); err == nil {
+				v = u
+			} else {
+				v = v[1 : len(v)-1]
+			}
+		}
+		out.pairs = append(out.pairs, nodeKV{tok[:eq], v})
+	}
+	return out
+}

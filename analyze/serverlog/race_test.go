@@ -1,0 +1,5 @@
+//go:build race
+
+package serverlog
+
+const raceEnabled = true

@@ -1,0 +1,418 @@
+package serverlog
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Defaults for Options fields left at zero.
+const (
+	DefaultMaxLineBytes    = 1 << 20 // longer lines are cut (and counted in Counts.Long)
+	DefaultDetectLines     = 2000    // lines read ahead to detect the engine
+	DefaultMaxSyntaxErrors = 100     // syntax errors kept; more are only counted
+	detectBytes            = 8 << 20 // read-ahead limit for detection, in bytes
+	readBufferBytes        = 64 << 10
+	maxRawBytes            = 64 << 10 // Event.Raw is cut to this length
+)
+
+// Options control a Scanner. The zero value detects the engine, reads
+// times without a zone as UTC and leaves the year of vLLM's "MM-DD"
+// stamps unknown (year 0).
+type Options struct {
+	// Engine selects the parser; EngineUnknown detects it from the first
+	// lines.
+	Engine Engine
+	// Year is the year of stamps that do not print one (vLLM, journald
+	// short). Zero takes the year from Reference.
+	Year int
+	// Location is the zone of stamps that do not print one (vLLM, SGLang).
+	// Nil means UTC.
+	Location *time.Location
+	// Reference is a time near the start of the log, typically the run's
+	// start time. It supplies the year when Year is zero and anchors
+	// llama.cpp's relative --log-timestamps stamps.
+	Reference time.Time
+	// Clock, when set, gives each event its client receive time
+	// (Event.RecvTime) from the capture sidecar; see Align.
+	Clock LineClock
+	// File names the input in SyntaxErrors.
+	File string
+	// MaxLineBytes bounds the memory used for one line.
+	MaxLineBytes int
+	// DetectLines bounds the read-ahead used to detect the engine.
+	DetectLines int
+	// MaxSyntaxErrors bounds how many SyntaxErrors are kept.
+	MaxSyntaxErrors int
+}
+
+// Counts summarise what a Scanner has read so far.
+type Counts struct {
+	Lines   int64 // lines read
+	Events  int64 // lines that produced an event
+	Ignored int64 // lines in a known format with nothing to extract
+	Unknown int64 // lines in no known format (tracebacks, progress bars, other tools)
+	Bad     int64 // lines that looked like a known record but could not be read
+	Long    int64 // lines cut at Options.MaxLineBytes
+	Wrapped int64 // lines that came inside a container, journald or CI wrapper
+}
+
+// SyntaxError is a line that looked like a known record but could not be
+// read. It is not fatal: the scan goes on.
+type SyntaxError struct {
+	File string
+	Line int64
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// status is what a parser made of a line.
+type status uint8
+
+const (
+	stUnknown status = iota
+	stIgnored
+	stEvent
+	stBad
+)
+
+// Scanner reads a server log line by line and yields an Event for each
+// line it recognises.
+type Scanner struct {
+	r      *bufio.Reader
+	opts   Options
+	engine Engine
+
+	detected   bool
+	pending    [][]byte
+	pendingPos int
+	eof        bool
+	err        error
+	long       []byte
+
+	line    int64
+	counts  Counts
+	synErrs []*SyntaxError
+	badMsg  string
+
+	ev        Event
+	lineStamp stamp
+	u         unwrapper
+
+	// year inference for stamps without a year
+	lastMon   int
+	yearShift int
+
+	// llama.cpp: the slot/task of an open multi-line timing block
+	timingSlot, timingTask int
+	timingOpen             bool
+}
+
+// NewScanner returns a Scanner reading r.
+func NewScanner(r io.Reader, opts Options) *Scanner {
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if opts.DetectLines <= 0 {
+		opts.DetectLines = DefaultDetectLines
+	}
+	if opts.MaxSyntaxErrors <= 0 {
+		opts.MaxSyntaxErrors = DefaultMaxSyntaxErrors
+	}
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	return &Scanner{
+		r:          bufio.NewReaderSize(r, readBufferBytes),
+		opts:       opts,
+		engine:     opts.Engine,
+		timingSlot: -1,
+		timingTask: -1,
+	}
+}
+
+// Scan advances to the next recognised line. It returns false at the end
+// of the input or on a read error (see Err).
+func (s *Scanner) Scan() bool {
+	if !s.detected {
+		s.detect()
+	}
+	for {
+		raw, ok := s.nextLine()
+		if !ok {
+			return false
+		}
+		s.line++
+		s.counts.Lines++
+		switch s.parse(raw) {
+		case stEvent:
+			s.counts.Events++
+			s.finishEvent(raw)
+			return true
+		case stIgnored:
+			s.counts.Ignored++
+		case stBad:
+			s.counts.Bad++
+			if len(s.synErrs) < s.opts.MaxSyntaxErrors {
+				s.synErrs = append(s.synErrs, &SyntaxError{File: s.opts.File, Line: s.line, Msg: s.badMsg})
+			}
+		default:
+			s.counts.Unknown++
+		}
+	}
+}
+
+// Event returns the event found by the last call to Scan. The Event is
+// overwritten by the next call to Scan; copy it (ev := *s.Event()) to keep
+// it.
+func (s *Scanner) Event() *Event { return &s.ev }
+
+// Err returns the first read error, if any. A clean end of input is not an
+// error.
+func (s *Scanner) Err() error { return s.err }
+
+// Engine returns the engine given in Options or detected from the log;
+// EngineUnknown if detection found nothing.
+func (s *Scanner) Engine() Engine {
+	if !s.detected {
+		s.detect()
+	}
+	return s.engine
+}
+
+// Counts returns the line counts so far.
+func (s *Scanner) Counts() Counts { return s.counts }
+
+// SyntaxErrors returns the first Options.MaxSyntaxErrors syntax errors.
+func (s *Scanner) SyntaxErrors() []*SyntaxError { return s.synErrs }
+
+// detect reads ahead until a line names the engine, keeping the lines read
+// so that Scan replays them.
+func (s *Scanner) detect() {
+	s.detected = true
+	if s.engine != EngineUnknown {
+		return
+	}
+	size := 0
+	for len(s.pending) < s.opts.DetectLines && size < detectBytes {
+		line, ok := s.readLine()
+		if !ok {
+			return
+		}
+		cp := append([]byte(nil), line...)
+		s.pending = append(s.pending, cp)
+		size += len(cp)
+		msg, _, _ := s.u.unwrap(cp)
+		if e := detectLine(msg); e != EngineUnknown {
+			s.engine = e
+			return
+		}
+	}
+}
+
+func (s *Scanner) nextLine() ([]byte, bool) {
+	if s.pendingPos < len(s.pending) {
+		l := s.pending[s.pendingPos]
+		s.pending[s.pendingPos] = nil
+		s.pendingPos++
+		if s.pendingPos == len(s.pending) {
+			s.pending, s.pendingPos = nil, 0
+		}
+		return l, true
+	}
+	return s.readLine()
+}
+
+// readLine returns the next line without its line break. Lines longer than
+// MaxLineBytes are cut; the rest of such a line is skipped.
+func (s *Scanner) readLine() ([]byte, bool) {
+	if s.eof {
+		return nil, false
+	}
+	line, err := s.r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		s.long = append(s.long[:0], line...)
+		cut := false
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = s.r.ReadSlice('\n')
+			if room := s.opts.MaxLineBytes - len(s.long); room > 0 {
+				if len(line) > room {
+					s.long = append(s.long, line[:room]...)
+					cut = true
+				} else {
+					s.long = append(s.long, line...)
+				}
+			} else if len(line) > 0 && !(len(line) == 1 && line[0] == '\n') {
+				cut = true
+			}
+		}
+		if len(s.long) > s.opts.MaxLineBytes {
+			s.long = s.long[:s.opts.MaxLineBytes]
+			cut = true
+		}
+		if cut {
+			s.counts.Long++
+		}
+		line = s.long
+	}
+	if err != nil {
+		s.eof = true
+		if !errors.Is(err, io.EOF) {
+			s.err = fmt.Errorf("serverlog: reading %s after line %d: %w", s.fileName(), s.line+int64(len(s.pending)), err)
+		}
+		if len(line) == 0 {
+			return nil, false
+		}
+	}
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line, true
+}
+
+func (s *Scanner) fileName() string {
+	if s.opts.File == "" {
+		return "input"
+	}
+	return s.opts.File
+}
+
+// parse unwraps one line and hands it to the engine's parser.
+func (s *Scanner) parse(raw []byte) status {
+	s.ev = Event{}
+	s.lineStamp = stamp{}
+	s.badMsg = ""
+	msg, wst, kinds := s.u.unwrap(raw)
+	if kinds&^(wrapANSI|wrapCR) != 0 && !(s.engine == EngineNodeLlamaCpp && kinds&^(wrapANSI|wrapCR) == wrapISO) {
+		s.counts.Wrapped++
+	}
+	if wst.better(s.lineStamp) {
+		s.lineStamp = wst
+	}
+	wrapperStamp := s.lineStamp
+	var st status
+	switch s.engine {
+	case EngineVLLM:
+		st = s.parseVLLM(msg)
+	case EngineSGLang:
+		st = s.parseSGLang(msg)
+	case EngineLlamaCpp:
+		st = s.parseLlama(msg)
+	case EngineNodeLlamaCpp:
+		st = s.parseNode(msg, wrapperStamp)
+	default:
+		st = s.parseAny(msg, wrapperStamp)
+	}
+	if st == stEvent && wrapperStamp.q != TimeNone && !s.lineStamp.better(wrapperStamp) {
+		// A wrapper time beats the engine's own stamp unless the engine's
+		// is more complete: the wrapper's is the capture time, usually
+		// zoned and sub-second, where vLLM prints whole seconds without a
+		// year or zone.
+		s.lineStamp = wrapperStamp
+	}
+	return st
+}
+
+// parseAny tries every engine's parser; used when detection found nothing.
+func (s *Scanner) parseAny(msg []byte, wst stamp) status {
+	best := stUnknown
+	for _, e := range Engines {
+		s.ev = Event{}
+		s.lineStamp = wst
+		var st status
+		switch e {
+		case EngineVLLM:
+			st = s.parseVLLM(msg)
+		case EngineSGLang:
+			st = s.parseSGLang(msg)
+		case EngineLlamaCpp:
+			st = s.parseLlama(msg)
+		case EngineNodeLlamaCpp:
+			st = s.parseNode(msg, wst)
+		}
+		if st == stEvent {
+			s.ev.Engine = e
+			return st
+		}
+		if st > best {
+			best = st
+		}
+	}
+	s.ev = Event{}
+	return best
+}
+
+// bad marks the line as a syntax error.
+func (s *Scanner) bad(format string, args ...any) status {
+	s.badMsg = fmt.Sprintf(format, args...)
+	return stBad
+}
+
+// finishEvent fills the fields every event has.
+func (s *Scanner) finishEvent(raw []byte) {
+	ev := &s.ev
+	ev.Line = s.line
+	if len(raw) > maxRawBytes {
+		raw = raw[:maxRawBytes]
+	}
+	ev.Raw = string(raw)
+	if ev.Engine == EngineUnknown {
+		ev.Engine = s.engine
+	}
+	ev.Time, ev.TimeQuality, ev.Elapsed = s.resolve(s.lineStamp)
+	if s.opts.Clock != nil {
+		if ns, ok := s.opts.Clock.RecvTimeNS(s.line); ok {
+			ev.RecvTime = time.Unix(0, ns)
+		}
+	}
+}
+
+// resolve turns a stamp into a time, supplying the year and zone from
+// Options where the line lacks them.
+func (s *Scanner) resolve(st stamp) (time.Time, TimeQuality, time.Duration) {
+	switch st.q {
+	case TimeComplete:
+		return st.t, TimeComplete, 0
+	case TimeNoZone:
+		return time.Date(st.year, time.Month(st.mon), st.day, st.h, st.m, st.s, st.n, s.opts.Location), TimeNoZone, 0
+	case TimeNoYear:
+		y := s.inferYear(st.mon)
+		return time.Date(y, time.Month(st.mon), st.day, st.h, st.m, st.s, st.n, s.opts.Location), TimeNoYear, 0
+	case TimeRelative:
+		if s.opts.Reference.IsZero() {
+			return time.Time{}, TimeRelative, st.elapsed
+		}
+		return s.opts.Reference.Add(st.elapsed), TimeRelative, st.elapsed
+	}
+	return time.Time{}, TimeNone, 0
+}
+
+// inferYear gives the year of a month-day stamp: Options.Year, else the
+// year of Options.Reference, moved on by one each time the log runs from
+// December into January.
+func (s *Scanner) inferYear(mon int) int {
+	base := s.opts.Year
+	if base == 0 && !s.opts.Reference.IsZero() {
+		base = s.opts.Reference.Year()
+		if s.lastMon == 0 && int(s.opts.Reference.Month())-mon > 6 {
+			// The run started in December and the first line is January.
+			s.yearShift = 1
+		}
+	}
+	if s.lastMon != 0 && mon < s.lastMon && s.lastMon-mon > 6 {
+		s.yearShift++
+	}
+	s.lastMon = mon
+	if base == 0 {
+		return 0
+	}
+	return base + s.yearShift
+}

@@ -1,0 +1,387 @@
+package serverlog
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// SGLang prints records as
+//
+//	[YYYY-MM-DD HH:MM:SS] message
+//	[YYYY-MM-DD HH:MM:SS TP0] message          (scheduler of tensor-parallel rank 0)
+//	[YYYY-MM-DD HH:MM:SS DP0 TP0 EP0] message  (data/expert parallel ranks)
+//
+// in the server's local time without a zone. Releases before the
+// timestamped format printed "[gpu=0] " or "[gpu_id=0] " instead.
+
+// parseSGLang reads one SGLang line.
+func (s *Scanner) parseSGLang(b []byte) status {
+	msg, ok := s.sglangHeader(b)
+	if !ok {
+		if rest, ok2 := afterPrefix(b, "INFO:"); ok2 {
+			return s.uvicornAccess(rest)
+		}
+		// Records quoted without their prefix (documentation, other tools
+		// re-logging them) are still read when the message is known.
+		if st := s.sglangMessage(b, false); st != stUnknown {
+			return st
+		}
+		s.ev = Event{}
+		return s.classify(LevelUnknown, b)
+	}
+	return s.sglangMessage(msg, true)
+}
+
+// sglangHeader strips the bracketed prefix and sets the stamp.
+func (s *Scanner) sglangHeader(b []byte) ([]byte, bool) {
+	if len(b) < 3 || b[0] != '[' {
+		return nil, false
+	}
+	if y, mon, day, h, m, sec, ok := dateClock(b[1:]); ok && b[11] == ' ' {
+		end := bytes.IndexByte(b[20:min(len(b), 80)], ']')
+		if end < 0 {
+			return nil, false
+		}
+		tail := b[20 : 20+end]
+		ns := 0
+		if len(tail) > 0 && (tail[0] == ',' || tail[0] == '.') {
+			// optional milliseconds
+			j := 1
+			digits := 0
+			for j < len(tail) && isDigit(tail[j]) {
+				if digits < 9 {
+					ns = ns*10 + int(tail[j]-'0')
+					digits++
+				}
+				j++
+			}
+			for ; digits < 9 && digits > 0; digits++ {
+				ns *= 10
+			}
+			tail = tail[j:]
+		}
+		if len(tail) > 0 && tail[0] != ' ' {
+			return nil, false
+		}
+		s.lineStamp = stamp{q: TimeNoZone, year: y, mon: mon, day: day, h: h, m: m, s: sec, n: ns}
+		rest := b[21+end:]
+		if len(rest) > 0 && rest[0] == ' ' {
+			rest = rest[1:]
+		}
+		return rest, true
+	}
+	for _, p := range [...]string{"[gpu=", "[gpu_id="} {
+		if rest, ok := afterPrefix(b, p); ok {
+			if i := index(rest, "] "); i > 0 && i < 6 {
+				return rest[i+2:], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// sglangMessage reads the message after the prefix. headed says whether the
+// line had SGLang's prefix; without it only known messages count.
+func (s *Scanner) sglangMessage(msg []byte, headed bool) status {
+	if len(msg) == 0 {
+		return stIgnored
+	}
+	switch msg[0] {
+	case 'P':
+		if rest, ok := afterPrefix(msg, "Prefill batch"); ok {
+			return s.sglangBatch("prefill", rest)
+		}
+	case 'D':
+		if rest, ok := afterPrefix(msg, "Decode batch"); ok {
+			return s.sglangBatch("decode", rest)
+		}
+		if rest, ok := afterPrefix(msg, "Decode out of memory happened."); ok {
+			return s.sglangRetract(rest)
+		}
+	case 'K':
+		if rest, ok := afterPrefix(msg, "KV cache pool is full. Retract requests."); ok {
+			return s.sglangRetract(rest)
+		}
+		if rest, ok := afterPrefix(msg, "KV Cache is allocated."); ok {
+			return s.sglangKVAllocated(rest)
+		}
+	case 's':
+		if rest, ok := afterPrefix(msg, "server_args=ServerArgs("); ok {
+			return s.sglangArgs(rest)
+		}
+	case 'm':
+		if rest, ok := afterPrefix(msg, "max_total_num_tokens="); ok {
+			return s.sglangLimits(msg, rest)
+		}
+	case 'L':
+		if rest, ok := afterPrefix(msg, "Load weight end."); ok {
+			if v, ok2 := after(rest, "mem usage="); ok2 {
+				return s.sizeFact(FactWeightsGiB, v)
+			}
+			return stIgnored
+		}
+	case 'C':
+		if rest, ok := afterPrefix(msg, "Capture"); ok && contains(rest, "graph end") {
+			s.addFact(FactCUDAGraph, "captured")
+			if v, ok2 := after(rest, "elapsed="); ok2 {
+				if f, _, ok3 := parseFloatPrefix(v); ok3 {
+					s.addFact(FactCUDAGraphSeconds, fmtFloat(f))
+				}
+			} else if v, ok2 := after(rest, "Time elapsed: "); ok2 {
+				if f, _, ok3 := parseFloatPrefix(v); ok3 {
+					s.addFact(FactCUDAGraphSeconds, fmtFloat(f))
+				}
+			}
+			if v, ok2 := after(rest, "mem usage="); ok2 {
+				if g, ok3 := sizeGiB(v); ok3 {
+					s.addFact(FactCUDAGraphGiB, fmtFloat(g))
+				}
+			}
+			s.ev.Kind = KindConfig
+			return stEvent
+		}
+	case 'T':
+		if _, ok := afterPrefix(msg, "The server is fired up and ready to roll!"); ok {
+			return s.fact(FactListening, "ready")
+		}
+	case 'I':
+		if rest, ok := afterPrefix(msg, "INFO:"); ok {
+			return s.uvicornAccess(rest)
+		}
+	}
+	if !headed {
+		return stUnknown
+	}
+	lvl := LevelInfo
+	if contains(msg, "Error") || contains(msg, "Exception") || contains(msg, "exception") {
+		lvl = LevelError
+	}
+	st := s.classify(lvl, msg)
+	if st == stUnknown {
+		return stIgnored
+	}
+	return st
+}
+
+// sglangBatch reads
+//
+//	Prefill batch. #new-seq: 1, #new-token: 6, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0
+//	Decode batch. #running-req: 1, #token: 38, token usage: 0.00, cuda graph: True, gen throughput (token/s): 2.29, #queue-req: 0
+//
+// and the later variants with a comma after "batch", "full token usage",
+// "swa token usage", "#pending-token", "input throughput (token/s)".
+func (s *Scanner) sglangBatch(phase string, rest []byte) status {
+	st := &s.ev.Stats
+	st.Phase = phase
+	// "[DP0]"-style tags before the list
+	rest = trimSpace(rest)
+	for len(rest) > 0 && (rest[0] == '.' || rest[0] == ',' || rest[0] == ' ') {
+		rest = rest[1:]
+	}
+	if len(rest) > 0 && rest[0] == '[' {
+		if i := bytes.IndexByte(rest, ']'); i > 0 {
+			rest = rest[i+1:]
+		}
+	}
+	it := kvIter{b: rest}
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		k := bstr(key)
+		var f StatField
+		switch k {
+		case "#running-req":
+			f = FieldRunning
+		case "#queue-req":
+			f = FieldWaiting
+		case "token usage", "full token usage":
+			f = FieldKVUsage
+		case "#token", "#full token":
+			f = FieldBatchTokens
+		case "gen throughput (token/s)":
+			f = FieldGenerationThroughput
+		case "input throughput (token/s)":
+			f = FieldPromptThroughput
+		case "#new-seq":
+			f = FieldNewSeqs
+		case "#new-token":
+			f = FieldNewTokens
+		case "#cached-token":
+			f = FieldCachedTokens
+		case "cache hit rate":
+			f = FieldPrefixCacheHitRate
+		case "#pending-token":
+			f = FieldPendingTokens
+		case "cuda graph", "npu graph":
+			b, okb := kvBool(val)
+			if !okb {
+				return s.bad("SGLang %s batch: %s: expected True or False, found %q", phase, key, val)
+			}
+			st.CUDAGraph = b
+			st.Set |= FieldCUDAGraph
+			continue
+		case "accept len":
+			f = FieldAcceptLength
+		default:
+			continue
+		}
+		if st.Set&f != 0 {
+			continue
+		}
+		v, okv := kvNumber(val)
+		if !okv {
+			return s.bad("SGLang %s batch: %s: expected a number, found %q", phase, key, val)
+		}
+		st.Set |= f
+		switch f {
+		case FieldRunning:
+			st.Running = int(v)
+		case FieldWaiting:
+			st.Waiting = int(v)
+		case FieldKVUsage:
+			st.KVUsage = v
+		case FieldBatchTokens:
+			st.BatchTokens = int(v)
+		case FieldGenerationThroughput:
+			st.GenerationTokensPerS = v
+		case FieldPromptThroughput:
+			st.PromptTokensPerS = v
+		case FieldNewSeqs:
+			st.NewSeqs = int(v)
+		case FieldNewTokens:
+			st.NewTokens = int(v)
+		case FieldCachedTokens:
+			st.CachedTokens = int(v)
+		case FieldPrefixCacheHitRate:
+			st.PrefixCacheHitRate = v
+		case FieldPendingTokens:
+			st.PendingTokens = int(v)
+		case FieldAcceptLength:
+			st.AcceptLength = v
+		}
+	}
+	if st.Set == 0 {
+		return s.bad("SGLang %s batch: expected \"#key: value\" pairs, found %q", phase, clip(rest))
+	}
+	s.ev.Kind = KindStats
+	return stEvent
+}
+
+// sglangRetract reads "KV cache pool is full. Retract requests.
+// #retracted_reqs: 1, #new_token_ratio: 0.9998 -> 1.0000" (older releases:
+// "Decode out of memory happened. #retracted_reqs: ...").
+func (s *Scanner) sglangRetract(rest []byte) status {
+	p := &s.ev.Preemption
+	p.Mode = ModeRetract
+	v, ok := after(rest, "#retracted_reqs: ")
+	if !ok {
+		return s.bad("SGLang retraction: expected #retracted_reqs, found %q", clip(rest))
+	}
+	n, _, ok := parseIntPrefix(v)
+	if !ok {
+		return s.bad("SGLang retraction: #retracted_reqs: expected an integer, found %q", clip(v))
+	}
+	p.Count = n
+	if r, ok2 := after(rest, "#new_token_ratio: "); ok2 {
+		if a, r2, ok3 := parseFloatPrefix(r); ok3 {
+			p.NewTokenRatioBefore = a
+			if r3, ok4 := after(r2, "-> "); ok4 {
+				if b2, _, ok5 := parseFloatPrefix(r3); ok5 {
+					p.NewTokenRatioAfter = b2
+				}
+			}
+		}
+	}
+	s.ev.Kind = KindPreemption
+	return stEvent
+}
+
+// sglangKVAllocated reads "KV Cache is allocated. dtype: torch.bfloat16,
+// #tokens: 87552, K size: 6.01 GB, V size: 6.01 GB".
+func (s *Scanner) sglangKVAllocated(rest []byte) status {
+	it := kvIter{b: rest}
+	var k, v float64
+	found := false
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		switch bstr(key) {
+		case "#tokens":
+			n, _, okn := parseIntPrefix(val)
+			if !okn {
+				return s.bad("SGLang KV cache: #tokens: expected an integer, found %q", val)
+			}
+			s.addFact(FactKVCacheTokens, strconv.Itoa(n))
+			found = true
+		case "dtype":
+			s.addFact(FactKVCacheDtype, strings.TrimPrefix(string(trimSpace(val)), "torch."))
+		case "K size":
+			k, _ = sizeGiB(val)
+		case "V size":
+			v, _ = sizeGiB(val)
+		}
+	}
+	if k+v > 0 {
+		s.addFact(FactKVCacheGiB, fmtFloat(round6(k+v)))
+	}
+	if !found {
+		return s.bad("SGLang KV cache: expected #tokens, found %q", clip(rest))
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// sglangLimits reads "max_total_num_tokens=87552, chunked_prefill_size=2048,
+// max_prefill_tokens=16384, max_running_requests=2048, context_len=32768,
+// available_gpu_mem=1.91 GB".
+func (s *Scanner) sglangLimits(msg, _ []byte) status {
+	for _, a := range parseKwargs(string(msg)) {
+		switch a.key {
+		case "max_total_num_tokens":
+			s.addFact(FactKVCacheTokens, a.val)
+		case "max_running_requests":
+			s.addFact(FactMaxRunningRequests, a.val)
+		case "context_len":
+			s.addFact(FactMaxModelLen, a.val)
+		case "chunked_prefill_size":
+			s.addFact(FactMaxBatchedTokens, a.val)
+		}
+	}
+	if len(s.ev.Facts) == 0 {
+		return s.bad("SGLang limits: no values in %q", clip(msg))
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// sglangArgs reads "server_args=ServerArgs(model_path='...', ...)".
+func (s *Scanner) sglangArgs(rest []byte) status {
+	text := string(rest)
+	end := matchingClose("("+text, 0)
+	if end < 0 {
+		return s.bad("SGLang server_args: unterminated ServerArgs(")
+	}
+	args := parseKwargs(text[:end-1])
+	if len(args) == 0 {
+		return s.bad("SGLang server_args: no arguments found")
+	}
+	modelPath := ""
+	for _, a := range args {
+		if a.key == "model_path" {
+			modelPath = a.val
+		}
+	}
+	for _, a := range args {
+		nd := !isDefault(sglangDefaults, a.key, a.val)
+		switch {
+		case a.key == "model_path":
+			nd = true
+		case a.val == modelPath && (a.key == "tokenizer_path" || a.key == "served_model_name"):
+			// derived from the model path, not set by the user
+			nd = false
+		}
+		s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: nd})
+		if nd {
+			s.argFact(a)
+		}
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}

@@ -1,0 +1,686 @@
+package serverlog
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// vLLM prints records as
+//
+//	[(Proc pid=N) ]LEVEL MM-DD HH:MM:SS [file.py:N] message    (0.8 and later)
+//	[(Proc pid=N) ]LEVEL MM-DD HH:MM:SS file.py:N] message     (before 0.8)
+//
+// with a year-less, zone-less stamp in the server's local time. Process
+// prefixes name the V1 front end and engine core ("(APIServer pid=1)",
+// "(EngineCore_0 pid=7)"), workers ("(VllmWorker rank=1 pid=9)",
+// "(Worker_TP0 pid=99)") and Ray actors ("(RayWorkerWrapper pid=663)").
+
+// parseVLLM reads one vLLM line.
+func (s *Scanner) parseVLLM(b []byte) status {
+	body := stripProcPrefix(b)
+	lvl, msg, ok := s.vllmHeader(body)
+	if !ok {
+		// A progress bar written without a newline can precede the record
+		// on the same line ("... 1.31s/it]INFO 06-16 21:24:15 ...").
+		if j := findVLLMHeader(body); j > 0 {
+			lvl, msg, ok = s.vllmHeader(body[j:])
+		}
+	}
+	if !ok {
+		return s.vllmHeaderless(body)
+	}
+	s.ev.Level = lvl
+	return s.vllmMessage(lvl, msg)
+}
+
+// stripProcPrefix removes "(APIServer pid=118) " and similar prefixes.
+func stripProcPrefix(b []byte) []byte {
+	if len(b) > 0 && b[0] == '(' {
+		lim := len(b)
+		if lim > 128 {
+			lim = 128
+		}
+		if i := index(b[:lim], ") "); i > 0 && bytes.IndexByte(b[1:i], '(') < 0 {
+			return b[i+2:]
+		}
+	}
+	return b
+}
+
+// vllmLevel reads the level word at the start of b.
+func vllmLevel(b []byte) (Level, int) {
+	if len(b) < 5 {
+		return LevelUnknown, 0
+	}
+	switch b[0] {
+	case 'I':
+		if bstr(b[:5]) == "INFO " {
+			return LevelInfo, 5
+		}
+	case 'W':
+		if len(b) >= 8 && bstr(b[:8]) == "WARNING " {
+			return LevelWarning, 8
+		}
+	case 'E':
+		if len(b) >= 6 && bstr(b[:6]) == "ERROR " {
+			return LevelError, 6
+		}
+	case 'D':
+		if len(b) >= 6 && bstr(b[:6]) == "DEBUG " {
+			return LevelDebug, 6
+		}
+	case 'C':
+		if len(b) >= 9 && bstr(b[:9]) == "CRITICAL " {
+			return LevelCritical, 9
+		}
+	}
+	return LevelUnknown, 0
+}
+
+// vllmHeader reads "LEVEL MM-DD HH:MM:SS source] " and sets the line's
+// stamp. It returns the message after the header.
+func (s *Scanner) vllmHeader(b []byte) (Level, []byte, bool) {
+	lvl, n := vllmLevel(b)
+	if n == 0 {
+		return LevelUnknown, nil, false
+	}
+	mon, day, h, m, sec, ok := monthDayClock(b[n:])
+	if !ok || n+14 >= len(b) || b[n+14] != ' ' {
+		return LevelUnknown, nil, false
+	}
+	rest := b[n+15:]
+	// The source location: "[file.py:123] ", "file.py:123] ", or, in some
+	// documentation copies, "file.py:123 ".
+	if len(rest) > 0 && rest[0] == '[' {
+		i := index(rest, "] ")
+		if i < 0 || i > 200 {
+			if i2 := bytes.IndexByte(rest, ']'); i2 == len(rest)-1 {
+				rest = rest[len(rest):]
+			} else {
+				return LevelUnknown, nil, false
+			}
+		} else {
+			rest = rest[i+2:]
+		}
+	} else {
+		sp := bytes.IndexByte(rest, ' ')
+		if sp < 0 {
+			sp = len(rest)
+		}
+		tok := rest[:sp]
+		if len(tok) > 0 && tok[len(tok)-1] == ']' {
+			tok = tok[:len(tok)-1]
+		}
+		colon := bytes.LastIndexByte(tok, ':')
+		if colon <= 0 || !allDigits(tok, colon+1, len(tok)-colon-1) || colon+1 == len(tok) {
+			return LevelUnknown, nil, false
+		}
+		if sp < len(rest) {
+			rest = rest[sp+1:]
+		} else {
+			rest = rest[sp:]
+		}
+	}
+	s.lineStamp = stamp{q: TimeNoYear, mon: mon, day: day, h: h, m: m, s: sec}
+	return lvl, rest, true
+}
+
+// findVLLMHeader finds a record header that does not start the line.
+func findVLLMHeader(b []byte) int {
+	for _, w := range [...]string{"INFO ", "WARNING ", "ERROR ", "CRITICAL ", "DEBUG "} {
+		off := 0
+		for {
+			i := index(b[off:], w)
+			if i < 0 {
+				break
+			}
+			i += off
+			if _, _, _, _, _, ok := monthDayClock(b[i+len(w):]); ok && i > 0 {
+				return i
+			}
+			off = i + 1
+		}
+	}
+	return -1
+}
+
+// vllmMessage dispatches on the message text. Cheap first-byte and prefix
+// checks come first; most lines are answered without a search.
+func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
+	if len(msg) == 0 {
+		return stIgnored
+	}
+	switch msg[0] {
+	case 'A':
+		if _, ok := afterPrefix(msg, "Avg prompt throughput"); ok {
+			return s.vllmStats(msg)
+		}
+		if rest, ok := afterPrefix(msg, "Aborted request "); ok {
+			return s.problem(KindError, ProblemAbort, string(trimID(rest)))
+		}
+		if rest, ok := afterPrefix(msg, "Added request "); ok {
+			return s.request(RequestAdded, trimID(rest))
+		}
+		if rest, ok := afterPrefix(msg, "Automatically detected platform "); ok {
+			return s.fact(FactPlatform, strings.TrimSuffix(string(firstField(rest)), "."))
+		}
+		if rest, ok := afterPrefix(msg, "Available KV cache memory: "); ok {
+			return s.sizeFact(FactKVCacheGiB, rest)
+		}
+	case 'E':
+		if rest, ok := afterPrefix(msg, "Engine "); ok {
+			idx, r2, ok2 := parseIntPrefix(rest)
+			if ok2 {
+				if r3, ok3 := afterPrefix(r2, ": "); ok3 {
+					if _, ok4 := afterPrefix(r3, "Avg prompt throughput"); ok4 {
+						s.ev.Stats.EngineIndex = idx
+						s.ev.Stats.Set |= FieldEngineIndex
+						return s.vllmStats(r3)
+					}
+					if v, ok4 := after(r3, "num_gpu_blocks is: "); ok4 {
+						return s.intFact(FactKVCacheBlocksGPU, v)
+					}
+				}
+			}
+		}
+	case 'P':
+		if rest, ok := afterPrefix(msg, "Prefix cache hit rate: GPU: "); ok {
+			return s.vllmPrefixHitRate(rest)
+		}
+		if _, ok := afterPrefix(msg, "Possibly too large swap space"); ok {
+			return s.problem(KindWarning, ProblemSwapSpace, string(msg))
+		}
+	case 'S':
+		if rest, ok := afterPrefix(msg, "Sequence group "); ok {
+			return s.vllmPreemption(rest)
+		}
+		if rest, ok := afterPrefix(msg, "Starting to load model "); ok {
+			return s.fact(FactModel, strings.TrimSuffix(string(trimSpace(rest)), "..."))
+		}
+	case 'v':
+		if rest, ok := afterPrefix(msg, "vLLM API server version "); ok {
+			return s.fact(FactVersion, string(trimSpace(rest)))
+		}
+	case 'a':
+		if rest, ok := afterPrefix(msg, "args: Namespace("); ok {
+			return s.vllmArgs(rest, false)
+		}
+	case 'n':
+		if rest, ok := afterPrefix(msg, "non-default args: {"); ok {
+			return s.vllmArgs(rest, true)
+		}
+	case 'I':
+		if rest, ok := afterPrefix(msg, "Initializing a"); ok {
+			return s.vllmEngineConfig(rest)
+		}
+	case '#':
+		return s.vllmBlocks(msg)
+	case 'G':
+		if rest, ok := afterPrefix(msg, "GPU KV cache size: "); ok {
+			return s.intFact(FactKVCacheTokens, rest)
+		}
+		if rest, ok := afterPrefix(msg, "Graph capturing finished in "); ok {
+			return s.vllmGraphDone(rest)
+		}
+	case 'M':
+		if rest, ok := afterPrefix(msg, "Maximum concurrency for "); ok {
+			return s.vllmConcurrency(rest)
+		}
+		if rest, ok := afterPrefix(msg, "Memory profiling results: "); ok {
+			return s.vllmMemoryProfile(rest)
+		}
+		if rest, ok := afterPrefix(msg, "Model loading took "); ok {
+			return s.sizeFact(FactWeightsGiB, rest)
+		}
+	case 'L':
+		if rest, ok := afterPrefix(msg, "Loading model weights took "); ok {
+			return s.sizeFact(FactWeightsGiB, rest)
+		}
+	case 'U':
+		if rest, ok := afterPrefix(msg, "Using max model len "); ok {
+			return s.intFact(FactMaxModelLen, rest)
+		}
+	case 'C':
+		if rest, ok := afterPrefix(msg, "Chunked prefill is enabled with max_num_batched_tokens="); ok {
+			s.addFact(FactChunkedPrefill, "True")
+			return s.intFact(FactMaxBatchedTokens, rest)
+		}
+		if _, ok := afterPrefix(msg, "Capturing cudagraphs"); ok {
+			return s.fact(FactCUDAGraph, "captured")
+		}
+		if _, ok := afterPrefix(msg, "Capturing CUDA graph"); ok {
+			return s.fact(FactCUDAGraph, "captured")
+		}
+		if _, ok := afterPrefix(msg, "Cudagraph is disabled"); ok {
+			return s.fact(FactCUDAGraph, "disabled")
+		}
+	case 'R':
+		if rest, ok := afterPrefix(msg, "Received request "); ok {
+			return s.request(RequestReceived, trimID(rest))
+		}
+		if rest, ok := afterPrefix(msg, "Resolved architecture: "); ok {
+			return s.fact(FactArchitecture, string(trimSpace(rest)))
+		}
+	case 'F':
+		if rest, ok := afterPrefix(msg, "Finished request "); ok {
+			return s.request(RequestFinished, trimID(rest))
+		}
+	case 't':
+		if rest, ok := afterPrefix(msg, "the current vLLM instance can use total_gpu_memory"); ok {
+			if v, ok2 := after(rest, "gpu_memory_utilization ("); ok2 {
+				if f, _, ok3 := parseFloatPrefix(v); ok3 {
+					return s.fact(FactGPUMemoryUtilization, fmtFloat(f))
+				}
+			}
+		}
+	case 'm':
+		if rest, ok := afterPrefix(msg, "model weights take "); ok {
+			if v, ok2 := after(rest, "reserved for KV Cache is "); ok2 {
+				s.sizeFact(FactWeightsGiB, rest)
+				return s.sizeFact(FactKVCacheGiB, v)
+			}
+		}
+	}
+	if lvl >= LevelWarning || lvl == LevelUnknown {
+		return s.classify(lvl, msg)
+	}
+	return stIgnored
+}
+
+// vllmHeaderless handles lines without a vLLM header: the uvicorn access
+// log, tracebacks and the final exception line of a crash.
+func (s *Scanner) vllmHeaderless(b []byte) status {
+	if rest, ok := afterPrefix(b, "INFO:"); ok {
+		return s.uvicornAccess(rest)
+	}
+	if rest, ok := afterPrefix(b, "ERROR:"); ok {
+		s.ev.Level = LevelError
+		return s.classify(LevelError, trimSpace(rest))
+	}
+	return s.classify(LevelUnknown, b)
+}
+
+// vllmStats reads "Avg prompt throughput: 1.0 tokens/s, ..., Running: 3
+// reqs, ...". Every release has used "Key: number unit" pairs; the keys
+// changed (Pending -> Waiting, CPU KV cache and Swapped dropped in V1,
+// prefix cache hit rate added), so unknown keys are skipped.
+func (s *Scanner) vllmStats(line []byte) status {
+	st := &s.ev.Stats
+	it := kvIter{b: line}
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		var f StatField
+		switch bstr(key) {
+		case "Avg prompt throughput":
+			f = FieldPromptThroughput
+		case "Avg generation throughput":
+			f = FieldGenerationThroughput
+		case "Running":
+			f = FieldRunning
+		case "Swapped":
+			f = FieldSwapped
+		case "Pending", "Waiting":
+			f = FieldWaiting
+		case "GPU KV cache usage", "KV cache usage":
+			f = FieldKVUsage
+		case "CPU KV cache usage":
+			f = FieldCPUKVUsage
+		case "Prefix cache hit rate", "GPU prefix cache hit rate":
+			f = FieldPrefixCacheHitRate
+		case "CPU prefix cache hit rate":
+			f = FieldCPUPrefixCacheHitRate
+		default:
+			continue
+		}
+		if st.Set&f != 0 {
+			// Two records glued on one line: keep the first.
+			break
+		}
+		v, okv := kvNumber(val)
+		if !okv {
+			return s.bad("vLLM stats: %s: expected a number, found %q", key, val)
+		}
+		st.Set |= f
+		switch f {
+		case FieldPromptThroughput:
+			st.PromptTokensPerS = v
+		case FieldGenerationThroughput:
+			st.GenerationTokensPerS = v
+		case FieldRunning:
+			st.Running = int(v)
+		case FieldSwapped:
+			st.Swapped = int(v)
+		case FieldWaiting:
+			st.Waiting = int(v)
+		case FieldKVUsage:
+			st.KVUsage = v
+		case FieldCPUKVUsage:
+			st.CPUKVUsage = v
+		case FieldPrefixCacheHitRate:
+			st.PrefixCacheHitRate = v
+		case FieldCPUPrefixCacheHitRate:
+			st.CPUPrefixCacheHitRate = v
+		}
+	}
+	if st.Set&^FieldEngineIndex == 0 {
+		return s.bad("vLLM stats: expected \"Key: value\" pairs, found %q", clip(line))
+	}
+	s.ev.Kind = KindStats
+	return stEvent
+}
+
+// vllmPrefixHitRate reads V0's separate line "Prefix cache hit rate: GPU:
+// 62.26%, CPU: 0.00%".
+func (s *Scanner) vllmPrefixHitRate(rest []byte) status {
+	gpu, r, ok := parseFloatPrefix(rest)
+	if !ok || len(r) == 0 || r[0] != '%' {
+		return s.bad("vLLM prefix cache hit rate: expected \"GPU: N%%\", found %q", clip(rest))
+	}
+	_ = gpu
+	st := &s.ev.Stats
+	st.PrefixCacheHitRate, _ = kvNumber(rest)
+	st.Set |= FieldPrefixCacheHitRate
+	if c, ok := after(r, "CPU: "); ok {
+		if _, r2, ok2 := parseFloatPrefix(c); ok2 && len(r2) > 0 && r2[0] == '%' {
+			st.CPUPrefixCacheHitRate, _ = kvNumber(c)
+			st.Set |= FieldCPUPrefixCacheHitRate
+		}
+	}
+	s.ev.Kind = KindStats
+	return stEvent
+}
+
+// vllmPreemption reads V0's warning
+//
+//	Sequence group <id> is preempted by PreemptionMode.<MODE> mode because
+//	there is not enough KV cache space. ... total_num_cumulative_preemption=<n>
+//
+// (total_cumulative_preemption_cnt=<n> in older releases). Later V0
+// releases print it only for every 50th preemption, so the cumulative
+// count matters more than the number of lines.
+func (s *Scanner) vllmPreemption(rest []byte) status {
+	i := index(rest, " is preempted by ")
+	if i < 0 {
+		return s.classify(s.ev.Level, rest)
+	}
+	p := &s.ev.Preemption
+	p.RequestID = string(rest[:i])
+	p.Count = 1
+	modeText := rest[i+len(" is preempted by "):]
+	modeText, _ = afterPrefix(modeText, "PreemptionMode.")
+	switch {
+	case hasPrefixFold(modeText, "recompute"):
+		p.Mode = ModeRecompute
+	case hasPrefixFold(modeText, "swap"):
+		p.Mode = ModeSwap
+	default:
+		return s.bad("vLLM preemption: unknown mode in %q", clip(modeText))
+	}
+	if v, ok := after(modeText, "cumulative_preemption"); ok {
+		if eq := bytes.IndexByte(v, '='); eq >= 0 && eq < 8 {
+			if n, _, ok2 := parseIntPrefix(v[eq+1:]); ok2 {
+				p.Cumulative, p.CumulativeKnown = n, true
+			}
+		}
+	}
+	s.ev.Kind = KindPreemption
+	return stEvent
+}
+
+// vllmBlocks reads "# GPU blocks: 1207, # CPU blocks: 1365" (V0), "# cuda
+// blocks: 7191, # CPU blocks: 512" (V0 0.8), "# GPU blocks: 1381" (early
+// V1) and "# cpu blocks: N" (CPU backend).
+func (s *Scanner) vllmBlocks(msg []byte) status {
+	it := kvIter{b: msg}
+	found := false
+	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+		k := strings.ToLower(bstr(key))
+		n, _, okn := parseIntPrefix(val)
+		if !okn {
+			continue
+		}
+		switch k {
+		case "# gpu blocks", "# cuda blocks", "# npu blocks", "# xpu blocks", "# hpu blocks":
+			s.addFact(FactKVCacheBlocksGPU, strconv.Itoa(n))
+			found = true
+		case "# cpu blocks":
+			s.addFact(FactKVCacheBlocksCPU, strconv.Itoa(n))
+			found = true
+		}
+	}
+	if !found {
+		return stIgnored
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// vllmConcurrency reads "Maximum concurrency for 2,048 tokens per request:
+// 10.79x".
+func (s *Scanner) vllmConcurrency(rest []byte) status {
+	tokens, r, ok := parseIntPrefix(rest)
+	if !ok {
+		return s.bad("vLLM concurrency: expected a token count, found %q", clip(rest))
+	}
+	v, ok := after(r, ": ")
+	if !ok {
+		return s.bad("vLLM concurrency: expected \": N.NNx\", found %q", clip(r))
+	}
+	x, _, ok := parseFloatPrefix(v)
+	if !ok {
+		return s.bad("vLLM concurrency: expected a number, found %q", clip(v))
+	}
+	s.addFact(FactMaxConcurrencyTokens, strconv.Itoa(tokens))
+	s.addFact(FactMaxConcurrency, fmtFloat(x))
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// vllmMemoryProfile reads V0's "Memory profiling results: total_gpu_memory=
+// 7.92GiB ... kv_cache_size=3.54GiB gpu_memory_utilization=0.90".
+func (s *Scanner) vllmMemoryProfile(rest []byte) status {
+	found := false
+	if v, ok := after(rest, "kv_cache_size="); ok {
+		if s.sizeFact(FactKVCacheGiB, v) == stEvent {
+			found = true
+		}
+	}
+	if v, ok := after(rest, "gpu_memory_utilization="); ok {
+		if f, _, ok2 := parseFloatPrefix(v); ok2 {
+			s.addFact(FactGPUMemoryUtilization, fmtFloat(f))
+			found = true
+		}
+	}
+	if !found {
+		return stIgnored
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// vllmGraphDone reads "Graph capturing finished in 21 secs, took 0.54 GiB".
+func (s *Scanner) vllmGraphDone(rest []byte) status {
+	secs, r, ok := parseFloatPrefix(rest)
+	if !ok {
+		return s.bad("vLLM graph capture: expected seconds, found %q", clip(rest))
+	}
+	s.addFact(FactCUDAGraph, "captured")
+	s.addFact(FactCUDAGraphSeconds, fmtFloat(secs))
+	if v, ok2 := after(r, "took "); ok2 {
+		if g, ok3 := sizeGiB(v); ok3 {
+			s.addFact(FactCUDAGraphGiB, fmtFloat(g))
+		}
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// vllmEngineConfig reads "Initializing an LLM engine (v0.6.4.post1) with
+// config: model='...', ...", "Initializing a V0 LLM engine (v0.8.3) ..."
+// and "Initializing a V1 LLM engine (v0.10.2) ...".
+func (s *Scanner) vllmEngineConfig(rest []byte) status {
+	gen := "V0"
+	switch {
+	case bytes.HasPrefix(rest, []byte(" V1 ")):
+		gen = "V1"
+	case bytes.HasPrefix(rest, []byte(" V0 ")), bytes.HasPrefix(rest, []byte("n LLM engine")):
+	default:
+		return stIgnored
+	}
+	s.addFact(FactEngineGeneration, gen)
+	if o := bytes.IndexByte(rest, '('); o >= 0 {
+		if c := bytes.IndexByte(rest[o:], ')'); c > 0 {
+			v := string(rest[o+1 : o+c])
+			s.addFact(FactVersion, strings.TrimPrefix(v, "v"))
+		}
+	}
+	if cfg, ok := after(rest, "with config: "); ok {
+		for _, a := range parseKwargs(string(cfg)) {
+			v := unquote(a.val)
+			switch a.key {
+			case "model":
+				s.addFact(FactModel, v)
+			case "dtype":
+				s.addFact(FactDtype, strings.TrimPrefix(v, "torch."))
+			case "max_seq_len":
+				s.addFact(FactMaxModelLen, v)
+			case "tensor_parallel_size":
+				s.addFact(FactTensorParallel, v)
+			case "pipeline_parallel_size":
+				s.addFact(FactPipelineParallel, v)
+			case "quantization":
+				s.addFact(FactQuantization, v)
+			case "kv_cache_dtype":
+				s.addFact(FactKVCacheDtype, v)
+			case "enable_prefix_caching":
+				s.addFact(FactPrefixCaching, v)
+			case "enforce_eager":
+				if v == "True" {
+					s.addFact(FactCUDAGraph, "disabled")
+				}
+			}
+		}
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// vllmArgs reads the argument dump: "args: Namespace(...)" (every
+// argument; non-defaults found with the defaults table) or, since 0.9,
+// "non-default args: {...}".
+func (s *Scanner) vllmArgs(rest []byte, nonDefault bool) status {
+	text := string(rest)
+	var args []pyArg
+	if nonDefault {
+		end := matchingClose("{"+text, 0)
+		if end < 0 {
+			return s.bad("vLLM args: unterminated dict")
+		}
+		args = parseDict(text[:end-1])
+	} else {
+		end := matchingClose("("+text, 0)
+		if end < 0 {
+			return s.bad("vLLM args: unterminated Namespace(")
+		}
+		args = parseKwargs(text[:end-1])
+	}
+	if len(args) == 0 {
+		return s.bad("vLLM args: no arguments found")
+	}
+	for _, a := range args {
+		switch a.key {
+		case "dispatch_function", "subparser", "model_tag":
+			continue
+		}
+		nd := nonDefault || !isDefault(vllmDefaults, a.key, a.val)
+		s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: nd})
+		if nd || nonDefault {
+			s.argFact(a)
+		} else if a.key == "model" {
+			s.argFact(a)
+		}
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// argFact maps well-known arguments to facts.
+func (s *Scanner) argFact(a pyArg) {
+	v := unquote(a.val)
+	if v == "None" {
+		return
+	}
+	switch a.key {
+	case "model", "model_path":
+		s.addFact(FactModel, v)
+	case "dtype":
+		s.addFact(FactDtype, v)
+	case "quantization":
+		s.addFact(FactQuantization, v)
+	case "kv_cache_dtype":
+		s.addFact(FactKVCacheDtype, v)
+	case "max_model_len", "context_length":
+		s.addFact(FactMaxModelLen, v)
+	case "tensor_parallel_size", "tp_size":
+		s.addFact(FactTensorParallel, v)
+	case "pipeline_parallel_size", "pp_size":
+		s.addFact(FactPipelineParallel, v)
+	case "gpu_memory_utilization":
+		s.addFact(FactGPUMemoryUtilization, v)
+	case "max_num_seqs":
+		s.addFact(FactMaxNumSeqs, v)
+	case "max_running_requests":
+		s.addFact(FactMaxRunningRequests, v)
+	case "max_num_batched_tokens":
+		s.addFact(FactMaxBatchedTokens, v)
+	case "enable_prefix_caching":
+		s.addFact(FactPrefixCaching, v)
+	case "enforce_eager", "disable_cuda_graph":
+		if v == "True" {
+			s.addFact(FactCUDAGraph, "disabled")
+		}
+	}
+}
+
+// trimID returns a request ID without the trailing period vLLM prints.
+func trimID(b []byte) []byte {
+	b = trimSpace(b)
+	if i := bytes.IndexAny(b, ": "); i >= 0 {
+		b = b[:i]
+	}
+	for len(b) > 0 && (b[len(b)-1] == '.' || b[len(b)-1] == ',') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// uvicornAccess reads uvicorn's access line, as printed after "INFO:":
+// `     127.0.0.1:60198 - "POST /v1/chat/completions HTTP/1.1" 200 OK`.
+func (s *Scanner) uvicornAccess(rest []byte) status {
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 {
+		return stIgnored // "Started server process", "Application startup complete."
+	}
+	q2 := bytes.IndexByte(rest[q+1:], '"')
+	if q2 < 0 {
+		return stIgnored
+	}
+	req := rest[q+1 : q+1+q2]
+	code, _, ok := parseIntPrefix(rest[q+2+q2:])
+	if !ok {
+		return stIgnored
+	}
+	parts := bytes.Fields(req)
+	if len(parts) < 2 {
+		return stIgnored
+	}
+	return s.httpEvent(parts[0], parts[1], code)
+}
+
+// clip shortens text quoted in syntax errors.
+func clip(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "..."
+	}
+	return string(b)
+}

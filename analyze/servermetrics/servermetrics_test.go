@@ -1,0 +1,405 @@
+package servermetrics
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func readDump(t *testing.T, name string, timeNS int64) []Sample {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "metrics", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ss, err := ParseText(f, timeNS)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return ss
+}
+
+func find(ss []Sample, name, labels string) (Sample, bool) {
+	for _, s := range ss {
+		if s.Name == name && s.Labels == labels {
+			return s, true
+		}
+	}
+	return Sample{}, false
+}
+
+func TestParseTextRealDumps(t *testing.T) {
+	const sgModel = `model_name="meta-llama/Llama-3.1-8B-Instruct"`
+	tests := []struct {
+		file    string
+		engine  string
+		samples int
+		checks  []Sample
+	}{
+		{"sglang-docs-llama31-8b.txt", "sglang", 91, []Sample{
+			{Name: "sglang:prompt_tokens_total", Labels: sgModel, Value: 8.128902e+06},
+			{Name: "sglang:token_usage", Labels: sgModel, Value: 0.28},
+			{Name: "sglang:num_queue_reqs", Labels: sgModel, Value: 2826},
+			{Name: "sglang:time_to_first_token_seconds_bucket", Labels: `le="7.5",` + sgModel, Value: 941},
+			{Name: "sglang:time_to_first_token_seconds_bucket", Labels: `le="+Inf",` + sgModel, Value: 11008},
+			{Name: "sglang:time_to_first_token_seconds_count", Labels: sgModel, Value: 11008},
+			{Name: "sglang:time_per_output_token_seconds_bucket", Labels: `le="0.1",` + sgModel, Value: 4.950195e+06},
+			{Name: "sglang:func_latency_seconds_bucket", Labels: `le="4.3248779296875",name="generate_request"`, Value: 14007},
+		}},
+		{"llamacpp-b10380.txt", "llamacpp", 10, []Sample{
+			{Name: "llamacpp:prompt_tokens_total", Value: 25},
+			{Name: "llamacpp:tokens_predicted_seconds_total", Value: 39.8},
+			{Name: "llamacpp:predicted_tokens_seconds", Value: 5.02513},
+		}},
+		{"vllm-0.10.0-v1-excerpt.txt", "vllm", 5, []Sample{
+			{Name: "vllm:kv_cache_usage_perc", Labels: `engine="0",model_name="zai-org/GLM-4.5"`, Value: 9.75010481363281e-06},
+			{Name: "vllm:prefix_cache_queries_total", Labels: `engine="0",model_name="zai-org/GLM-4.5"`, Value: 32},
+		}},
+		{"vllm-0.7-v1-excerpt.txt", "vllm", 7, []Sample{
+			{Name: "process_cpu_seconds_total", Value: 439.71999999999997},
+			{Name: "vllm:gpu_cache_usage_perc", Labels: `model_name="Qwen/Qwen2.5-Coder-32B-Instruct"`, Value: 0},
+		}},
+		{"vllm-v0-ibm-excerpt.txt", "vllm", 12, []Sample{
+			{Name: "vllm:generation_tokens_total", Labels: `model_name="bigscience/bloom-560m"`, Value: 218152},
+			{Name: "vllm:time_to_first_token_seconds_bucket", Labels: `le="0.02",model_name="bigscience/bloom-560m"`, Value: 112},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			ss := readDump(t, tt.file, 5e9)
+			if len(ss) != tt.samples {
+				t.Errorf("got %d samples, want %d", len(ss), tt.samples)
+			}
+			if e := DetectEngine(ss); e != tt.engine {
+				t.Errorf("DetectEngine = %q, want %q", e, tt.engine)
+			}
+			for _, want := range tt.checks {
+				got, ok := find(ss, want.Name, want.Labels)
+				if !ok {
+					t.Errorf("missing %s{%s}", want.Name, want.Labels)
+					continue
+				}
+				if got.Value != want.Value || got.TimeNS != 5e9 {
+					t.Errorf("%s{%s} = %v at %d, want %v at 5e9", want.Name, want.Labels, got.Value, got.TimeNS, want.Value)
+				}
+			}
+		})
+	}
+}
+
+func TestParseTextError(t *testing.T) {
+	_, err := ParseText(strings.NewReader("vllm:num_requests_running{model_name=\"x\" 1\n"), 0)
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("want a line-numbered parse error, got %v", err)
+	}
+}
+
+func TestCanonicalLabelsRoundTrip(t *testing.T) {
+	in := map[string]string{"model_name": `a"b\c`, "engine": "0", "le": "0.5", "x": "line\nbreak"}
+	s := CanonicalLabels(in)
+	want := `engine="0",le="0.5",model_name="a\"b\\c",x="line\nbreak"`
+	if s != want {
+		t.Fatalf("CanonicalLabels = %s, want %s", s, want)
+	}
+	back, err := ParseLabels(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(in) {
+		t.Fatalf("round trip lost labels: %v", back)
+	}
+	for k, v := range in {
+		if back[k] != v {
+			t.Errorf("label %s = %q, want %q", k, back[k], v)
+		}
+	}
+	for _, bad := range []string{`a`, `a=b`, `a="b`, `a="b"x`} {
+		if _, err := ParseLabels(bad); err == nil {
+			t.Errorf("ParseLabels(%q) accepted a malformed label string", bad)
+		}
+	}
+}
+
+// TestBucketQuantileSGLangTTFT reads quantiles from the real SGLang TTFT
+// histogram (cumulative since start, 11008 observations).
+func TestBucketQuantileSGLangTTFT(t *testing.T) {
+	ss := readDump(t, "sglang-docs-llama31-8b.txt", 0)
+	var bs []Bucket
+	for _, s := range ss {
+		if s.Name != "sglang:time_to_first_token_seconds_bucket" {
+			continue
+		}
+		_, le := withoutLabel(s.Labels, "le")
+		var ub float64
+		if le == "+Inf" {
+			ub = math.Inf(1)
+		} else {
+			var err error
+			if ub, err = parseFloat(le); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bs = append(bs, Bucket{ub, s.Value})
+	}
+	tests := []struct {
+		q, want float64
+	}{
+		// rank 1100.8 lies in (7.5, 10] where the counts go 941 -> 1330
+		{0.1, 7.5 + (10-7.5)*(1100.8-941)/(1330-941)},
+		// rank 5504 is beyond the last finite bucket (2513 at 30 s): the
+		// highest finite bound is all that can be said
+		{0.5, 30},
+		{0.99, 30},
+		// rank 0.11008 lies in (0.02, 0.04] where the counts go 0 -> 1
+		{0.00001, 0.02 + 0.02*0.11008},
+	}
+	for _, tt := range tests {
+		if got := BucketQuantile(tt.q, bs); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("q=%v: got %v, want %v", tt.q, got, tt.want)
+		}
+	}
+}
+
+func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+
+func TestBucketQuantileEdges(t *testing.T) {
+	inf := math.Inf(1)
+	tests := []struct {
+		name string
+		q    float64
+		b    []Bucket
+		want float64
+	}{
+		{"no observations", 0.5, []Bucket{{1, 0}, {inf, 0}}, math.NaN()},
+		{"no +Inf bucket", 0.5, []Bucket{{1, 1}, {2, 2}}, math.NaN()},
+		{"one bucket", 0.5, []Bucket{{inf, 3}}, math.NaN()},
+		{"q below 0", -0.1, []Bucket{{1, 1}, {inf, 1}}, math.Inf(-1)},
+		{"q above 1", 1.1, []Bucket{{1, 1}, {inf, 1}}, math.Inf(1)},
+		{"first bucket from zero", 0.5, []Bucket{{2, 4}, {inf, 4}}, 1},
+		{"negative first bound", 0.5, []Bucket{{-1, 4}, {inf, 4}}, -1},
+		{"unsorted input", 0.75, []Bucket{{inf, 4}, {2, 4}, {1, 2}}, 1.5},
+		{"non-monotonic counts are raised", 0.5, []Bucket{{1, 2}, {2, 1}, {3, 4}, {inf, 4}}, 1},
+		{"q 1 with empty top bucket", 1, []Bucket{{1, 2}, {2, 4}, {inf, 4}}, 2},
+	}
+	for _, tt := range tests {
+		got := BucketQuantile(tt.q, tt.b)
+		if math.IsNaN(tt.want) != math.IsNaN(got) || (!math.IsNaN(got) && got != tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestExtractIntervals checks per-interval rates and quantiles on three
+// scrapes whose differences are worked out by hand.
+func TestExtractIntervals(t *testing.T) {
+	lab := `engine="0",model_name="m"`
+	bucket := func(tns int64, le string, v float64) Sample {
+		return Sample{TimeNS: tns, Name: "vllm:time_to_first_token_seconds_bucket", Labels: `engine="0",le="` + le + `",model_name="m"`, Value: v}
+	}
+	var ss []Sample
+	for _, s := range []struct {
+		t                  int64
+		b01, b1, inf, sum  float64
+		running, kv, preem float64
+	}{
+		{0, 0, 0, 0, 0, 0, 0.10, 0},
+		{10e9, 4, 8, 10, 9, 5, 0.50, 2},  // +4 in (0,0.1], +4 in (0.1,1], +2 above 1
+		{20e9, 4, 8, 10, 9, 7, 0.95, 7},  // nothing observed
+		{30e9, 2, 2, 2, 1.5, 1, 0.20, 1}, // restart: counters start again
+	} {
+		ss = append(ss,
+			bucket(s.t, "0.1", s.b01), bucket(s.t, "1.0", s.b1), bucket(s.t, "+Inf", s.inf),
+			Sample{TimeNS: s.t, Name: "vllm:time_to_first_token_seconds_sum", Labels: lab, Value: s.sum},
+			Sample{TimeNS: s.t, Name: "vllm:num_requests_running", Labels: lab, Value: s.running},
+			Sample{TimeNS: s.t, Name: "vllm:kv_cache_usage_perc", Labels: lab, Value: s.kv},
+			Sample{TimeNS: s.t, Name: "vllm:gpu_cache_usage_perc", Labels: lab, Value: 0.99}, // deprecated twin: must not be used
+			Sample{TimeNS: s.t, Name: "vllm:num_preemptions_total", Labels: lab, Value: s.preem},
+		)
+	}
+	// shuffle order: Extract must sort
+	for i, j := 0, len(ss)-1; i < j; i, j = i+1, j-1 {
+		ss[i], ss[j] = ss[j], ss[i]
+	}
+	res, err := Extract(ss, Options{Quantiles: []float64{0.5, 0.9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Engine != "vllm" {
+		t.Errorf("engine %q", res.Engine)
+	}
+	var kv *Series
+	for i := range res.Gauges {
+		if res.Gauges[i].Quantity == KVUsage {
+			kv = &res.Gauges[i]
+		}
+	}
+	if kv == nil || kv.Metric != "vllm:kv_cache_usage_perc" || len(kv.Points) != 4 || kv.Points[2].Value != 0.95 || kv.Points[0].TimeNS != 0 {
+		t.Fatalf("kv usage series wrong: %+v", kv)
+	}
+	var pre *RateSeries
+	for i := range res.Rates {
+		if res.Rates[i].Quantity == Preemptions {
+			pre = &res.Rates[i]
+		}
+	}
+	if pre == nil || len(pre.Points) != 3 {
+		t.Fatalf("preemption rates wrong: %+v", pre)
+	}
+	wantPre := []RatePoint{
+		{0, 10e9, 2, 0.2, false},
+		{10e9, 20e9, 5, 0.5, false},
+		{20e9, 30e9, 1, 0.1, true},
+	}
+	for i, w := range wantPre {
+		if pre.Points[i] != w {
+			t.Errorf("preemption interval %d = %+v, want %+v", i, pre.Points[i], w)
+		}
+	}
+	if len(res.Histograms) != 1 {
+		t.Fatalf("histograms: %+v", res.Histograms)
+	}
+	hs := res.Histograms[0]
+	if hs.Quantity != TTFT || hs.Labels != lab || len(hs.Points) != 3 {
+		t.Fatalf("ttft series: %+v", hs)
+	}
+	p := hs.Points[0]
+	// 10 observations: 4 in (0,0.1], 4 in (0.1,1], 2 in (1,+Inf).
+	// p50: rank 5 in (0.1,1] -> 0.1 + 0.9*(5-4)/4; p90: rank 9 in +Inf -> 1.
+	if p.Count != 10 || p.Sum != 9 || math.Abs(p.Values[0]-(0.1+0.9*0.25)) > 1e-12 || p.Values[1] != 1 {
+		t.Errorf("first interval: %+v", p)
+	}
+	if q := hs.Points[1]; q.Count != 0 || !math.IsNaN(q.Values[0]) || q.Sum != 0 {
+		t.Errorf("idle interval should have no quantiles: %+v", q)
+	}
+	// after the reset the later counts stand alone: 2 observations in (0,0.1]
+	if q := hs.Points[2]; q.Count != 2 || q.Sum != 1.5 || math.Abs(q.Values[0]-0.05) > 1e-12 {
+		t.Errorf("reset interval: %+v", q)
+	}
+}
+
+func TestExtractEngineTableRows(t *testing.T) {
+	for _, name := range []string{"vllm", "sglang", "llamacpp", "node-llama-cpp"} {
+		row, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("no row for %s", name)
+		}
+		for q, srcs := range row.Quantities {
+			for _, s := range srcs {
+				if !strings.HasPrefix(s.Name, row.Prefix) {
+					t.Errorf("%s %s: %s lacks the engine prefix %s", name, q, s.Name, row.Prefix)
+				}
+				if s.Kind == Counter && !strings.HasSuffix(s.Name, "_total") {
+					t.Errorf("%s %s: counter %s should be named as exposed, with _total", name, q, s.Name)
+				}
+			}
+		}
+	}
+	if _, err := Extract([]Sample{{Name: "foo", Value: 1}}, Options{}); err == nil {
+		t.Error("Extract without known metrics should fail")
+	}
+	if _, err := Extract(nil, Options{Engine: "tgi"}); err == nil {
+		t.Error("Extract with an unknown engine should fail")
+	}
+}
+
+func TestExtractRealDumps(t *testing.T) {
+	ss := readDump(t, "sglang-docs-llama31-8b.txt", 1e9)
+	ss = append(ss, readDump(t, "sglang-docs-llama31-8b.txt", 2e9)...)
+	res, err := Extract(ss, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[Quantity]float64{}
+	for _, g := range res.Gauges {
+		got[g.Quantity] = g.Points[len(g.Points)-1].Value
+	}
+	for q, want := range map[Quantity]float64{Running: 162, Waiting: 2826, KVUsage: 0.28, KVUsedTokens: 123859, GenThroughput: 86.50814177726902, PrefixHitRate: 0.007507552643049313} {
+		if got[q] != want {
+			t.Errorf("%s = %v, want %v", q, got[q], want)
+		}
+	}
+	// identical scrapes: every histogram interval is empty
+	for _, h := range res.Histograms {
+		if len(h.Points) != 1 || h.Points[0].Count != 0 {
+			t.Errorf("%s: %+v", h.Metric, h.Points)
+		}
+	}
+	// V0 dump without +Inf bucket: a warning, no crash
+	v0 := readDump(t, "vllm-v0-ibm-excerpt.txt", 1e9)
+	v0 = append(v0, readDump(t, "vllm-v0-ibm-excerpt.txt", 2e9)...)
+	res, err = Extract(v0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned bool
+	for _, w := range res.Warnings {
+		warned = warned || strings.Contains(w, "+Inf")
+	}
+	if !warned {
+		t.Errorf("want a +Inf warning, got %v", res.Warnings)
+	}
+}
+
+func FuzzParseText(f *testing.F) {
+	for _, name := range []string{"sglang-docs-llama31-8b.txt", "llamacpp-b10380.txt", "vllm-v0-ibm-excerpt.txt", "vllm-docs-iteration-tokens.txt"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "metrics", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		ss, err := ParseText(strings.NewReader(text), 1)
+		if err != nil {
+			return
+		}
+		for _, s := range ss {
+			if _, err := ParseLabels(s.Labels); err != nil {
+				t.Fatalf("ParseText produced labels it cannot read back: %q: %v", s.Labels, err)
+			}
+		}
+		if _, err := Extract(append(ss, ss...), Options{Engine: "vllm"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func FuzzParseLabels(f *testing.F) {
+	f.Add(`engine="0",le="0.5",model_name="a\"b\\c"`)
+	f.Add(``)
+	f.Add(`a="b`)
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseLabels(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseLabels(CanonicalLabels(m))
+		if err != nil || len(back) != len(m) {
+			t.Fatalf("canonical form of %q does not read back: %v", s, err)
+		}
+		for k, v := range m {
+			if back[k] != v {
+				t.Fatalf("label %q changed: %q -> %q", k, v, back[k])
+			}
+		}
+	})
+}
+
+func FuzzBucketQuantile(f *testing.F) {
+	f.Add(0.5, 1.0, 2.0, 3.0, 4.0)
+	f.Fuzz(func(t *testing.T, q, b1, c1, b2, c2 float64) {
+		bs := []Bucket{{b1, c1}, {b2, c2}, {math.Inf(1), math.Max(c1, c2) + 1}}
+		v := BucketQuantile(q, bs)
+		if q >= 0 && q <= 1 && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			lo := math.Min(0, math.Min(b1, b2))
+			hi := math.Max(b1, b2)
+			if (v < lo-1e-9 || v > hi+1e-9) && !math.IsNaN(b1) && !math.IsNaN(b2) && !math.IsInf(b1, 0) && !math.IsInf(b2, 0) {
+				t.Fatalf("quantile %v outside [%v,%v] for %+v", v, lo, hi, bs)
+			}
+		}
+	})
+}

@@ -1,0 +1,220 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/examples"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current output")
+
+// fixedNow is the report's clock in tests, so output is deterministic.
+var fixedNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// exampleReport analyzes a bundled example run the way `headroom report`
+// does. The run is extracted into a temporary directory that becomes the
+// working directory, so the report names it by a stable relative path.
+func exampleReport(t *testing.T, names ...string) *analyze.Report {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	var runs []*analyze.Run
+	for _, name := range names {
+		if _, err := examples.Extract(name, name); err != nil {
+			t.Fatal(err)
+		}
+		r, err := analyze.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	rep, err := analyze.Analyze(runs, analyze.Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.HeadroomVersion = "test"
+	return rep
+}
+
+func renderBoth(t *testing.T, rep *analyze.Report) (md, page []byte) {
+	t.Helper()
+	var m, h bytes.Buffer
+	if err := Markdown(&m, rep); err != nil {
+		t.Fatalf("markdown: %v", err)
+	}
+	if err := HTML(&h, rep); err != nil {
+		t.Fatalf("html: %v", err)
+	}
+	return m.Bytes(), h.Bytes()
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join(testdataDir, name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./render -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output; if the change is intended, run go test ./render -update and review the diff.\n%s",
+			path, firstDiff(string(want), string(got)))
+	}
+}
+
+// testdataDir is absolute: tests change the working directory.
+var testdataDir = func() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return filepath.Join(wd, "testdata")
+}()
+
+func firstDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(wl), len(gl)); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "first difference at line " + strconv.Itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
+		}
+	}
+	return "(no line differs)"
+}
+
+// pageData is what a reader sees of report.html and what its charts show:
+// the visible text, one line per block, and every chart's option, pretty
+// printed. It leaves out the inlined JavaScript and CSS, which are checked
+// by other tests, so the golden file shows changes to content only.
+type pageData struct {
+	Text    []string
+	Charts  map[string]json.RawMessage
+	Scripts []string // the kind of each <script>: "inline" or its type
+	Links   []string // every href, src and similar attribute
+}
+
+// parsePage extracts the pageData of an HTML document.
+func parsePage(t *testing.T, doc []byte) pageData {
+	t.Helper()
+	root, err := html.Parse(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatalf("parse report.html: %v", err)
+	}
+	pd := pageData{Charts: map[string]json.RawMessage{}}
+	var line strings.Builder
+	flush := func() {
+		if s := strings.Join(strings.Fields(line.String()), " "); s != "" {
+			pd.Text = append(pd.Text, s)
+		}
+		line.Reset()
+	}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			for _, a := range n.Attr {
+				switch a.Key {
+				case "href", "src", "srcset", "action", "formaction", "poster", "data", "background", "xlink:href", "cite", "manifest":
+					pd.Links = append(pd.Links, n.Data+" "+a.Key+"="+a.Val)
+				}
+			}
+			switch n.Data {
+			case "script":
+				typ, chartID := "inline", ""
+				for _, a := range n.Attr {
+					if a.Key == "type" {
+						typ = a.Val
+					}
+					if a.Key == "data-chart" {
+						chartID = a.Val
+					}
+				}
+				pd.Scripts = append(pd.Scripts, typ)
+				if chartID != "" && n.FirstChild != nil {
+					var v json.RawMessage
+					if err := json.Unmarshal([]byte(n.FirstChild.Data), &v); err != nil {
+						t.Errorf("chart %s: option is not JSON: %v", chartID, err)
+					}
+					pd.Charts[chartID] = v
+				}
+				return
+			case "style":
+				return
+			case "p", "li", "h1", "h2", "h3", "h4", "tr", "caption", "figcaption", "dt", "dd", "pre", "div", "section", "table", "ul", "dl", "header", "footer", "main", "nav":
+				flush()
+				defer flush()
+			case "td", "th":
+				line.WriteString(" | ")
+			case "br":
+				flush()
+			}
+		}
+		if n.Type == html.TextNode {
+			line.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(root)
+	flush()
+	return pd
+}
+
+// goldenPageData is pageData as a stable text: the page's text, then each
+// chart's option pretty-printed, in page order.
+func goldenPageData(t *testing.T, pd pageData, order []string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("== text\n")
+	for _, l := range pd.Text {
+		b.WriteString(l + "\n")
+	}
+	for _, id := range order {
+		b.WriteString("\n== chart " + id + "\n")
+		var out bytes.Buffer
+		if err := json.Indent(&out, pd.Charts[id], "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		b.Write(out.Bytes())
+		b.WriteString("\n")
+	}
+	return b.Bytes()
+}
+
+// chartOrder lists the chart ids in page order.
+func chartOrder(doc []byte) []string {
+	var ids []string
+	rest := string(doc)
+	const marker = `data-chart="`
+	for {
+		i := strings.Index(rest, marker)
+		if i < 0 {
+			return ids
+		}
+		rest = rest[i+len(marker):]
+		ids = append(ids, rest[:strings.IndexByte(rest, '"')])
+	}
+}

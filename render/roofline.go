@@ -1,0 +1,137 @@
+package render
+
+import (
+	"fmt"
+	"html/template"
+	"sort"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/headroom-llm/headroom/analyze"
+)
+
+// rooflineSection shows the probe: the hardware ceiling the serving stack
+// is measured against.
+func rooflineSection(id string, rl *analyze.Roofline) (section, error) {
+	s := section{
+		ID:    id,
+		Title: "Hardware ceiling (roofline)",
+		Read: "Achieved FLOP/s of one GEMM shape against its arithmetic intensity, log-log. The points climb " +
+			"the bandwidth slope (memory-bound) and bend flat at the measured peak (compute-bound); the bend is " +
+			"the ridge. Decode at small batches sits far left: it reads every weight once per step, so extra " +
+			"concurrent users are nearly free until the batch approaches the ridge.",
+	}
+	if rl == nil {
+		s.Missing = "Not measured: this run has no roofline probe. Run headroom probe on the same GPU and report " +
+			"both runs together (headroom report probe.run sweep.run -o out) to see the roofline gap."
+		return s, nil
+	}
+	knee := "not reached in the sweep"
+	if rl.KneeBatch > 0 {
+		knee = fmt.Sprintf("B=%d", rl.KneeBatch)
+	}
+	s.Facts = []fact{
+		{Label: "GPU", Value: orMissing(rl.GPU, "not recorded")},
+		{Label: "Peak " + rl.DType + " GEMM", Value: fmt.Sprintf("%s at B=%d", tflops(rl.PeakFLOPPerS), rl.PeakBatch)},
+		{Label: "Memory bandwidth", Value: gbps(rl.BandwidthBytesPerS), Note: rl.BandwidthMethod},
+		{Label: "Ridge point", Value: sig(rl.RidgeFLOPPerByte) + " FLOP/byte", Note: "peak ÷ bandwidth"},
+		{Label: fmt.Sprintf("%.0f%% of peak reached at", 100*analyze.KneeFraction), Value: knee},
+	}
+	opt, err := rooflineChart(rl)
+	if err != nil {
+		return s, err
+	}
+	s.Charts = []chart{{
+		ID:      id + "-chart",
+		Caption: fmt.Sprintf("Roofline of %s: (B,%d) @ (%d,%d) %s GEMM, attainable = min(peak, intensity × bandwidth)", orMissing(rl.GPU, "the GPU"), rl.K, rl.K, rl.N, rl.DType),
+		Class:   "wide",
+		Option:  opt,
+	}}
+	t := table{
+		Caption: fmt.Sprintf("Measured points: shape (B,%d) @ (%d,%d); intensity = FLOPs ÷ bytes moved.", rl.K, rl.K, rl.N),
+		Head:    []string{"B", "Intensity (FLOP/byte)", "TFLOP/s", "% of peak", "Time per call", "Roofline bound (TFLOP/s)"},
+		Right:   []bool{true, true, true, true, true, true},
+	}
+	var times []float64
+	for _, p := range rl.Points {
+		times = append(times, p.TimeS)
+	}
+	unit := durationScale(times...)
+	t.Head[4] += " (" + unit.name + ")"
+	for _, p := range rl.Points {
+		t.Rows = append(t.Rows, []string{
+			integer(p.Batch), sig(p.Intensity), sig(p.FLOPPerS / 1e12), percent(p.FractionPeak),
+			unit.in(p.TimeS), sig(p.AttainableFLOPPerS / 1e12),
+		})
+	}
+	s.Tables = append(s.Tables, t)
+	if len(rl.Bandwidths) > 1 {
+		bt := table{Caption: "Bandwidth measurements (the best is the slope).", Head: []string{"Method", "Buffer", "GB/s"}, Right: []bool{false, true, true}}
+		for _, b := range rl.Bandwidths {
+			bt.Rows = append(bt.Rows, []string{b.Method, bytesIEC(b.BufferBytes), thousands(b.BytesPerS/1e9, 0)})
+		}
+		s.Tables = append(s.Tables, bt)
+	}
+	if !rl.Validated {
+		s.Notes = append(s.Notes, "The GEMM results were not checked against a reference: a wrong kernel would still time.")
+	}
+	if rl.Throttled {
+		s.Notes = append(s.Notes, "The GPU throttled during the probe: peak and bandwidth are lower than the card can do.")
+	}
+	return s, nil
+}
+
+// rooflineChart draws the measured points, the roofline bound through
+// them, the ridge, the peak and the 90% knee.
+func rooflineChart(rl *analyze.Roofline) (template.JS, error) {
+	c := charts.NewLine()
+	x, _ := valueAxis("Arithmetic intensity (FLOP/byte, log)", "log", 30)
+	_, y := valueAxis("TFLOP/s (log)", "log", 44)
+	c.SetGlobalOptions(append(baseOpts("72", "120"),
+		charts.WithXAxisOpts(x), charts.WithYAxisOpts(y))...)
+
+	var measured []opts.ScatterData
+	var bound []opts.LineData
+	var knee []interface{}
+	for _, p := range rl.Points {
+		measured = append(measured, opts.ScatterData{Name: fmt.Sprintf("B=%d", p.Batch), Value: xy(p.Intensity, p.FLOPPerS/1e12), SymbolSize: 9})
+		bound = append(bound, opts.LineData{Value: xy(p.Intensity, p.AttainableFLOPPerS/1e12)})
+		if int(p.Batch) == rl.KneeBatch {
+			knee = xy(p.Intensity, p.FLOPPerS/1e12)
+		}
+	}
+	// The bound bends at the ridge: add that corner to the line.
+	bound = append(bound, opts.LineData{Value: xy(rl.RidgeFLOPPerByte, rl.PeakFLOPPerS/1e12)})
+	sort.SliceStable(bound, func(i, j int) bool {
+		return bound[i].Value.([]interface{})[0].(float64) < bound[j].Value.([]interface{})[0].(float64)
+	})
+
+	c.AddSeries(fmt.Sprintf("Roofline: %s slope, %s peak", gbps(rl.BandwidthBytesPerS), tflops(rl.PeakFLOPPerS)), bound,
+		lineStyle(colorBound, "dashed", 2), itemColor(colorBound),
+		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), Symbol: "none"}),
+		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: noSymbols, Label: markLabel("insideEndTop"), LineStyle: markLineStyle()}),
+		charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: "ridge " + sig(rl.RidgeFLOPPerByte) + " FLOP/B", XAxis: round(rl.RidgeFLOPPerByte)}),
+		charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "peak " + tflops(rl.PeakFLOPPerS), YAxis: round(rl.PeakFLOPPerS / 1e12)}),
+	)
+	measuredOpts := []charts.SeriesOpts{itemColor(colorMeasured)}
+	if knee != nil {
+		measuredOpts = append(measuredOpts,
+			charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
+				Name: fmt.Sprintf("%.0f%% of peak at B=%d", 100*analyze.KneeFraction, rl.KneeBatch), Coordinate: knee,
+				Symbol: "emptyCircle", SymbolSize: 18, ItemStyle: &opts.ItemStyle{Color: colorMark, BorderColor: colorMark},
+				Label: &opts.Label{Show: opts.Bool(true), Position: "bottom", Color: colorMark, Formatter: "{b}"},
+			}))
+	}
+	points := charts.NewScatter()
+	points.AddSeries("Measured GEMM", measured, measuredOpts...)
+	c.Overlap(points)
+	return optionJSON(c, nil)
+}
+
+func orMissing(s, missing string) string {
+	if s == "" {
+		return missing
+	}
+	return s
+}

@@ -1,0 +1,199 @@
+package render
+
+import (
+	"fmt"
+	"html/template"
+	"path/filepath"
+	"strconv"
+
+	"github.com/headroom-llm/headroom/analyze"
+)
+
+// The view is the report model laid out for display: the same sections,
+// facts, tables and sentences feed report.md and report.html, so the two
+// say the same thing. Building it formats numbers and picks display scales;
+// it computes nothing the analyzer did not.
+
+// page is the whole report.
+type page struct {
+	Title          string
+	Generated      string
+	Version        string
+	EChartsVersion string
+	Runs           []runView
+}
+
+// runView is everything shown about one run.
+type runView struct {
+	Anchor   string // HTML id prefix, unique per run
+	Number   int
+	Name     string
+	Dir      string
+	Warnings []string
+	Sections []section
+}
+
+// section is one part of a run's report. A section whose data the run
+// lacks is still shown, with Missing saying what is missing and how to get
+// it, so a reader never wonders whether it was forgotten.
+type section struct {
+	ID    string // HTML id, unique in the page
+	Title string
+	// Read says in a sentence or two how to read the section.
+	Read    string
+	Missing string
+	// Facts are labelled values shown as a short list (the headline).
+	Facts []fact
+	// Sentences are prose generated from the numbers.
+	Sentences []string
+	// Notes are remarks below the charts and tables.
+	Notes []string
+	// Charts are drawn in the HTML only; Markdown shows their Tables.
+	Charts []chart
+	// ChartRow puts the charts side by side (the three sweep panels).
+	ChartRow bool
+	Tables   []table
+	Verdicts []verdict
+	Files    []file
+}
+
+// fact is one labelled value. Missing facts say why in Value.
+type fact struct {
+	Label   string
+	Value   string
+	Note    string
+	Missing bool
+}
+
+// table is a captioned table of preformatted cells.
+type table struct {
+	Caption string
+	Head    []string
+	// Right marks columns to right-align (numbers).
+	Right []bool
+	Rows  [][]string
+}
+
+// verdict is one diagnosis check with its evidence.
+type verdict struct {
+	Check    string
+	Result   string
+	Summary  string
+	Fixes    []string
+	Evidence []evidence
+}
+
+// evidence is one piece of evidence: a metric value or a log excerpt.
+type evidence struct {
+	What  string
+	Level string
+	Log   []logLine
+	File  string
+}
+
+// logLine is one line of a server log, with its 1-based line number.
+type logLine struct {
+	N    int64
+	Text string
+}
+
+// file is one raw-data file of a run.
+type file struct {
+	Path string
+	Size string
+	What string
+}
+
+// chart is one ECharts chart: its element id, its caption and its option
+// as JSON (built with go-echarts, escaped for a <script> element).
+type chart struct {
+	ID      string
+	Caption string
+	Class   string // "wide" or "panel": the size on the page
+	Option  template.JS
+}
+
+// buildPage lays out the report model.
+func buildPage(rep *analyze.Report) (*page, error) {
+	p := &page{
+		Title:          rep.Title,
+		Generated:      stamp(rep.GeneratedAt),
+		Version:        rep.HeadroomVersion,
+		EChartsVersion: echartsVersion,
+	}
+	for i := range rep.Runs {
+		rv, err := buildRun(i, &rep.Runs[i])
+		if err != nil {
+			return nil, err
+		}
+		p.Runs = append(p.Runs, rv)
+	}
+	return p, nil
+}
+
+func buildRun(i int, r *analyze.RunAnalysis) (runView, error) {
+	rv := runView{
+		Anchor:   "run" + strconv.Itoa(i+1),
+		Number:   i + 1,
+		Name:     runLabel(r),
+		Dir:      r.Dir,
+		Warnings: r.Warnings,
+	}
+	id := func(s string) string { return rv.Anchor + "-" + s }
+	roof, err := rooflineSection(id("roofline"), r.Roofline)
+	if err != nil {
+		return rv, err
+	}
+	rv.Sections = []section{
+		headlineSection(id("headline"), r),
+		summarySection(id("summary"), r),
+		sweepSection(id("sweep"), r),
+		roof,
+		goodputSection(id("goodput"), r),
+		diagnosisSection(id("diagnosis"), r),
+		timelineSection(id("timeline"), r),
+		telemetrySection(id("telemetry"), r),
+		costSection(id("cost"), r),
+		contextSection(id("context"), r),
+		methodologySection(id("methodology"), r),
+		filesSection(id("files"), r),
+	}
+	for i := range rv.Sections {
+		for j := range rv.Sections[i].Tables {
+			rv.Sections[i].Tables[j].normalize()
+		}
+	}
+	return rv, nil
+}
+
+// normalize gives every row and the alignment as many cells as the head,
+// so the templates can index them freely.
+func (t *table) normalize() {
+	cols := len(t.Head)
+	for _, r := range t.Rows {
+		cols = max(cols, len(r))
+	}
+	for len(t.Head) < cols {
+		t.Head = append(t.Head, "")
+	}
+	for len(t.Right) < cols {
+		t.Right = append(t.Right, false)
+	}
+	for i := range t.Rows {
+		for len(t.Rows[i]) < cols {
+			t.Rows[i] = append(t.Rows[i], "")
+		}
+	}
+}
+
+func runLabel(r *analyze.RunAnalysis) string {
+	if r.Manifest != nil && r.Manifest.Label != "" {
+		return r.Manifest.Label
+	}
+	return filepath.Base(r.Dir)
+}
+
+// noSweep is the Missing text of every section that needs a sweep.
+func noSweep(what string) string {
+	return fmt.Sprintf("Not measured: this run has no load sweep, so there is no %s. Run headroom sweep against the server and report that run.", what)
+}
