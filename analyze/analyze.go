@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -120,13 +121,20 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		}
 		return sw.Levels[i].RateRPS < sw.Levels[j].RateRPS
 	})
+	axis := AxisConcurrency
+	if sw.Mode == "open" {
+		axis = AxisRate
+	}
+	for i := range sw.Levels {
+		sw.Levels[i].Load = loadLabel(sw.Levels[i], axis)
+	}
 	obs := observe(run, sw.Levels, set)
 	sw.Warnings = append(sw.Warnings, obs.notes...)
-	sw.Knees = findKnees(sw.Levels, set)
+	sw.Knees = findKnees(sw.Levels, axis, set)
 	if set.SLO != nil {
 		sw.Goodput = goodput(sw.Levels, timings, set.SLO)
 	}
-	recommend(&sw.Knees, sw.Goodput)
+	recommend(&sw.Knees, sw.Levels, sw.Goodput)
 	if probe != nil {
 		sw.Decode = decodeRoofline(run, sw.Levels, sw.Knees, probe, probeDir, set.Model, sw.Mode)
 	} else {
@@ -187,37 +195,47 @@ func shapeSentences(sw *SweepAnalysis) []string {
 	if len(levels) == 0 {
 		return []string{"The sweep measured no output throughput, so the curve has no shape to describe."}
 	}
+	label := func(li int) string {
+		if p := levelPos(sw.Levels, li); p >= 0 {
+			return sw.Levels[p].Load
+		}
+		return "?"
+	}
 	first, last := levels[0], levels[len(levels)-1]
+	what := "concurrency"
+	if k.Axis == AxisRate {
+		what = "arrival rate"
+	}
 	var out []string
 	// 1. How throughput grows.
-	growth := last.OutputTokPerS / first.OutputTokPerS
-	out = append(out, fmt.Sprintf("Output throughput goes from %.0f tok/s at c=%d to %.0f tok/s at c=%d: %.1f× for %.0f× the concurrency.",
-		first.OutputTokPerS, first.Concurrency, last.OutputTokPerS, last.Concurrency, growth, float64(last.Concurrency)/float64(max(first.Concurrency, 1))))
+	out = append(out, fmt.Sprintf("Output throughput goes from %.0f tok/s at %s to %.0f tok/s at %s: %.1f× for %.0f× the %s.",
+		first.OutputTokPerS, first.Load, last.OutputTokPerS, last.Load, last.OutputTokPerS/first.OutputTokPerS,
+		loadValue(last, k.Axis)/math.Max(loadValue(first, k.Axis), 1e-9), what))
 	// 2. Where it flattens.
-	if k.PlateauConcurrency != 0 {
-		out = append(out, fmt.Sprintf("It flattens after c=%d: from there every doubling of concurrency adds less than %.0f%%, and each extra request buys queueing delay, not throughput.",
-			k.PlateauConcurrency, 100*k.PlateauGainPerDoubling))
+	if k.PlateauLevel >= 0 {
+		out = append(out, fmt.Sprintf("It flattens after %s: from there every doubling of the %s adds less than %.0f%%, and each extra request buys queueing delay, not throughput.",
+			label(k.PlateauLevel), what, 100*k.PlateauGainPerDoubling))
 	} else {
-		out = append(out, fmt.Sprintf("It has not flattened by c=%d (still gaining at least %.0f%% per doubling): the sweep stopped before the ceiling.",
-			last.Concurrency, 100*k.PlateauGainPerDoubling))
+		out = append(out, fmt.Sprintf("It has not flattened by %s (still gaining at least %.0f%% per doubling): the sweep stopped before the ceiling.",
+			last.Load, 100*k.PlateauGainPerDoubling))
 	}
-	// 3. Peak and its concurrency.
-	if k.PeakConcurrency != 0 {
-		out = append(out, fmt.Sprintf("The peak sustained throughput is %.0f tok/s, reached at c=%d; that concurrency is the more useful of the two numbers.",
-			k.PeakOutputTokPerS, k.PeakConcurrency))
+	// 3. Peak and where it is reached.
+	if k.PeakLevel >= 0 {
+		out = append(out, fmt.Sprintf("The peak sustained throughput is %.0f tok/s, reached at %s; that %s is the more useful of the two numbers.",
+			k.PeakOutputTokPerS, label(k.PeakLevel), what))
 	} else {
 		out = append(out, "No level sustained its throughput without errors, so there is no peak to quote.")
 	}
 	// 4. TPOT and the cap.
 	switch {
-	case k.BaselineTPOTP50S == 0:
+	case k.BaselineLevel < 0:
 		out = append(out, "TPOT was not measured, so the flat region cannot be placed.")
-	case k.TPOTKneeConcurrency != 0:
-		out = append(out, fmt.Sprintf("TPOT stays flat up to c=%d (at most %.2f× its c=%d value of %s) and passes %.1f× at c=%d; %s.",
-			k.FlatToConcurrency, k.FlatTPOTMaxRatio, k.BaselineConcurrency, fmtSeconds(k.BaselineTPOTP50S), k.TPOTKneeFactor, k.TPOTKneeConcurrency, wallPhrase(sw.Diagnosis)))
+	case k.TPOTKneeLevel >= 0:
+		out = append(out, fmt.Sprintf("TPOT stays flat up to %s (at most %.2f× its %s value of %s) and passes %.1f× at %s; %s.",
+			label(k.FlatToLevel), k.FlatTPOTMaxRatio, label(k.BaselineLevel), fmtSeconds(k.BaselineTPOTP50S), k.TPOTKneeFactor, label(k.TPOTKneeLevel), wallPhrase(sw.Diagnosis)))
 	default:
-		out = append(out, fmt.Sprintf("TPOT stays flat across every level (at most %.2f× its c=%d value of %s): extra users were nearly free throughout.",
-			k.FlatTPOTMaxRatio, k.BaselineConcurrency, fmtSeconds(k.BaselineTPOTP50S)))
+		out = append(out, fmt.Sprintf("TPOT stays flat across every level (at most %.2f× its %s value of %s): extra users were nearly free throughout.",
+			k.FlatTPOTMaxRatio, label(k.BaselineLevel), fmtSeconds(k.BaselineTPOTP50S)))
 	}
 	return out
 }

@@ -25,7 +25,9 @@ type Cost struct {
 type CostPoint struct {
 	// Name is CostPeak or CostSLO.
 	Name          string  `json:"name"`
+	LevelIndex    int     `json:"level_index"`
 	Concurrency   int     `json:"concurrency"`
+	RateRPS       float64 `json:"rate_rps,omitempty"`
 	OutputTokPerS float64 `json:"output_tok_per_s"`
 	TotalTokPerS  float64 `json:"total_tok_per_s"`
 	// Power drawn by the GPUs and where the figure came from.
@@ -106,21 +108,19 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 	if c.Utilization < 1 {
 		c.Notes = append(c.Notes, fmt.Sprintf("utilization %.0f%%: idle hours are paid for and spread over the tokens served", 100*c.Utilization))
 	}
-	at := func(conc int) (LevelStats, bool) {
-		for _, l := range levels {
-			if l.Concurrency == conc {
-				return l, true
-			}
+	at := func(levelIndex int) (LevelStats, bool) {
+		if p := levelPos(levels, levelIndex); p >= 0 {
+			return levels[p], true
 		}
 		return LevelStats{}, false
 	}
-	if l, ok := at(knees.PeakConcurrency); ok && knees.PeakOutputTokPerS > 0 {
+	if l, ok := at(knees.PeakLevel); ok && l.OutputTokPerS > 0 {
 		c.Points = append(c.Points, c.point(CostPeak, l, run, set))
 	} else {
 		c.Missing = append(c.Missing, "a sustained peak throughput")
 	}
 	if g != nil {
-		if l, ok := at(g.OperatingConcurrency); ok && g.OperatingConcurrency > 0 {
+		if l, ok := at(g.OperatingLevel); ok && l.OutputTokPerS > 0 {
 			c.Points = append(c.Points, c.point(CostSLO, l, run, set))
 		} else {
 			c.Missing = append(c.Missing, "an SLO operating point (no level meets the SLO)")
@@ -130,7 +130,7 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 }
 
 func (c *Cost) point(name string, l LevelStats, run *Run, set Settings) CostPoint {
-	p := CostPoint{Name: name, Concurrency: l.Concurrency, OutputTokPerS: l.OutputTokPerS, TotalTokPerS: l.TotalTokPerS}
+	p := CostPoint{Name: name, LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS, OutputTokPerS: l.OutputTokPerS, TotalTokPerS: l.TotalTokPerS}
 	p.PowerW, p.PowerFrom = c.power(l, run, set)
 	p.USDPerHour = float64(c.GPUs)*c.USDPerGPUHour + p.PowerW/1000*c.KWhUSD
 	perHour := 3600 * c.Utilization / 1e6 // Mtok per hour per tok/s
@@ -220,8 +220,14 @@ func sameModel(a, b string) bool {
 
 func modelSignature(s string) (string, bool) {
 	s = strings.ToLower(s)
-	s = strings.ReplaceAll(s, "meta-llama-", "llama-")
-	f := familyRe.FindStringSubmatch(s)
+	var f []string
+	// "meta-llama/Llama-3.1-8B": the family with a version wins over the
+	// organisation's name.
+	for _, m := range familyRe.FindAllStringSubmatch(s, -1) {
+		if f == nil || (f[2] == "" && m[2] != "") {
+			f = m
+		}
+	}
 	z := sizeRe.FindStringSubmatch(s)
 	if f == nil || z == nil {
 		return "", false

@@ -41,7 +41,9 @@ type ModelFacts struct {
 // DecodeLevel is the predicted decode ceiling at one level and the
 // measured values against it.
 type DecodeLevel struct {
-	Concurrency int `json:"concurrency"`
+	LevelIndex  int     `json:"level_index"`
+	Concurrency int     `json:"concurrency"`
+	RateRPS     float64 `json:"rate_rps,omitempty"`
 	// Batch is the decode batch assumed: the concurrency (closed loop) or
 	// the mean requests in flight by Little's law (open loop).
 	Batch                float64 `json:"batch"`
@@ -69,9 +71,13 @@ type DecodeLevel struct {
 // RidgeCheck compares the decode arithmetic intensity at the measured TPOT
 // knee with the probe's ridge point.
 type RidgeCheck struct {
-	// KneeConcurrency is the TPOT knee (0: none, then the highest level).
+	// KneeConcurrency is the TPOT knee (0: none, then the check is made
+	// at the highest level); AtLevel, AtConcurrency and AtLoad name the
+	// level checked.
 	KneeConcurrency      int     `json:"knee_concurrency"`
+	AtLevel              int     `json:"at_level"`
 	AtConcurrency        int     `json:"at_concurrency"`
+	AtLoad               string  `json:"at_load"`
 	IntensityFLOPPerByte float64 `json:"intensity_flop_per_byte"`
 	// Approximate is true when the intensity is the seed's "intensity ≈
 	// batch" (16-bit weights dominating the bytes) for want of a model config.
@@ -132,7 +138,7 @@ func predictLevel(l LevelStats, m *ModelSpec, d *DecodeRoofline, mode string) (D
 	if b <= 0 || l.MeanPromptTokens+l.MeanOutputTokens <= 0 {
 		return DecodeLevel{}, false
 	}
-	dl := DecodeLevel{Concurrency: l.Concurrency, Batch: b}
+	dl := DecodeLevel{LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS, Batch: b}
 	dl.ContextTokens = l.MeanPromptTokens + l.MeanOutputTokens/2
 	dl.WeightBytes = m.WeightBytesPerStep(b)
 	dl.KVBytes = b * dl.ContextTokens * m.KVBytesPerToken()
@@ -174,24 +180,18 @@ func decodeBatch(l LevelStats, mode string) float64 {
 }
 
 func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpec, mode string) RidgeCheck {
-	rc := RidgeCheck{KneeConcurrency: knees.TPOTKneeConcurrency, RidgeFLOPPerByte: d.RidgeFLOPPerByte}
-	at := knees.TPOTKneeConcurrency
-	if at == 0 {
-		for _, l := range levels {
-			at = max(at, l.Concurrency)
-		}
+	rc := RidgeCheck{KneeConcurrency: knees.TPOTKneeConcurrency, RidgeFLOPPerByte: d.RidgeFLOPPerByte, AtLevel: -1}
+	p := levelPos(levels, knees.TPOTKneeLevel)
+	if p < 0 {
+		p = len(levels) - 1 // no knee: the highest level
 	}
-	var lvl *LevelStats
-	for i := range levels {
-		if levels[i].Concurrency == at {
-			lvl = &levels[i]
-		}
-	}
-	if lvl == nil || d.RidgeFLOPPerByte <= 0 {
+	if p < 0 || d.RidgeFLOPPerByte <= 0 {
 		rc.Sentence = "no level to compare with the ridge"
 		return rc
 	}
-	rc.AtConcurrency = at
+	lvl := &levels[p]
+	rc.AtLevel, rc.AtConcurrency, rc.AtLoad = lvl.LevelIndex, lvl.Concurrency, lvl.Load
+	at := lvl.Load
 	b := decodeBatch(*lvl, mode)
 	if m != nil && lvl.MeanPromptTokens+lvl.MeanOutputTokens > 0 {
 		ctx := lvl.MeanPromptTokens + lvl.MeanOutputTokens/2
@@ -205,21 +205,21 @@ func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpe
 		approx = " (intensity ≈ batch, the seed's approximation for 16-bit weights; give --model-config for the model's own)"
 	}
 	switch {
-	case knees.TPOTKneeConcurrency == 0:
+	case knees.TPOTKneeLevel < 0:
 		rc.Verdict = RidgeNoKnee
-		rc.Sentence = fmt.Sprintf("TPOT never bent; at the highest level, c=%d, decode ran at about %.0f FLOP/byte, %.0f%% of the probe's ridge of %.0f FLOP/byte%s.",
+		rc.Sentence = fmt.Sprintf("TPOT never bent; at the highest level, %s, decode ran at about %.0f FLOP/byte, %.0f%% of the probe's ridge of %.0f FLOP/byte%s.",
 			at, rc.IntensityFLOPPerByte, 100*rc.Ratio, d.RidgeFLOPPerByte, approx)
 	case rc.Ratio < 1/ridgeAgreeFactor:
 		rc.Verdict = RidgeKneeBefore
-		rc.Sentence = fmt.Sprintf("The TPOT knee at c=%d lies at about %.0f FLOP/byte, well below the probe's ridge of %.0f FLOP/byte%s: decode was still memory-bound when TPOT rose, so the bend is not the compute wall. That disagreement is a finding: look at the KV cache, the scheduler and prefill interference.",
+		rc.Sentence = fmt.Sprintf("The TPOT knee at %s lies at about %.0f FLOP/byte, well below the probe's ridge of %.0f FLOP/byte%s: decode was still memory-bound when TPOT rose, so the bend is not the compute wall. That disagreement is a finding: look at the KV cache, the scheduler and prefill interference.",
 			at, rc.IntensityFLOPPerByte, d.RidgeFLOPPerByte, approx)
 	case rc.Ratio > ridgeAgreeFactor:
 		rc.Verdict = RidgeKneeAfter
-		rc.Sentence = fmt.Sprintf("The TPOT knee at c=%d lies at about %.0f FLOP/byte, beyond the probe's ridge of %.0f FLOP/byte%s: decode kept scaling past the point the GEMM probe saturates. That disagreement is a finding: check the model description, the dtype and the probe.",
+		rc.Sentence = fmt.Sprintf("The TPOT knee at %s lies at about %.0f FLOP/byte, beyond the probe's ridge of %.0f FLOP/byte%s: decode kept scaling past the point the GEMM probe saturates. That disagreement is a finding: check the model description, the dtype and the probe.",
 			at, rc.IntensityFLOPPerByte, d.RidgeFLOPPerByte, approx)
 	default:
 		rc.Verdict = RidgeAgree
-		rc.Sentence = fmt.Sprintf("The TPOT knee at c=%d lies at about %.0f FLOP/byte, within %.0f× of the probe's ridge of %.0f FLOP/byte%s: the knee is where the roofline says compute takes over.",
+		rc.Sentence = fmt.Sprintf("The TPOT knee at %s lies at about %.0f FLOP/byte, within %.0f× of the probe's ridge of %.0f FLOP/byte%s: the knee is where the roofline says compute takes over.",
 			at, rc.IntensityFLOPPerByte, ridgeAgreeFactor, d.RidgeFLOPPerByte, approx)
 	}
 	return rc

@@ -32,8 +32,12 @@ type Finding struct {
 	Check string `json:"check"` // a Wall* value naming the check
 	// Status is "hit", "clear", "unknown" (evidence missing) or
 	// "not_applicable".
-	Status      string     `json:"status"`
-	Concurrency int        `json:"concurrency,omitempty"` // the level it is about
+	Status string `json:"status"`
+	// The level it is about: LevelIndex (-1 none), its concurrency and its
+	// name in sentences ("c=8", "4 req/s").
+	LevelIndex  int        `json:"level_index"`
+	Concurrency int        `json:"concurrency,omitempty"`
+	Load        string     `json:"load,omitempty"`
 	Summary     string     `json:"summary"`
 	Evidence    []Evidence `json:"evidence,omitempty"`
 	Fixes       []string   `json:"fixes,omitempty"`
@@ -105,16 +109,17 @@ func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *Decod
 		d.Wall, d.Summary = WallKVCache, kv.Summary
 	case compute.Status == StatusHit:
 		d.Wall, d.Summary = WallCompute, compute.Summary
-	case knees.TPOTKneeConcurrency != 0:
+	case knees.TPOTKneeLevel >= 0:
 		d.Wall = WallInconclusive
 		var missing []string
 		for _, f := range []Finding{kv, compute} {
 			missing = appendUnique(missing, f.Missing...)
 		}
+		knee := levelLoad(levels, knees.TPOTKneeLevel)
 		if len(missing) > 0 {
-			d.Summary = fmt.Sprintf("TPOT bent at c=%d, but the run lacks the evidence to say why: no %s.", knees.TPOTKneeConcurrency, strings.Join(missing, ", no "))
+			d.Summary = fmt.Sprintf("TPOT bent at %s, but the run lacks the evidence to say why: no %s.", knee, strings.Join(missing, ", no "))
 		} else {
-			d.Summary = fmt.Sprintf("TPOT bent at c=%d, but neither wall fits: %s; %s", knees.TPOTKneeConcurrency, lowerFirst(kv.Summary), lowerFirst(compute.Summary))
+			d.Summary = fmt.Sprintf("TPOT bent at %s, but neither wall fits: %s; %s", knee, lowerFirst(kv.Summary), lowerFirst(compute.Summary))
 		}
 		if queue.Status == StatusHit {
 			d.Summary += " Separately: " + queue.Summary
@@ -123,40 +128,47 @@ func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *Decod
 		d.Wall, d.Summary = WallQueueing, queue.Summary
 	case len(levels) == 0:
 		d.Wall, d.Summary = WallInconclusive, "the sweep has no levels"
-	case knees.BaselineConcurrency == 0:
+	case knees.BaselineLevel < 0:
 		d.Wall, d.Summary = WallInconclusive, "no level has a TPOT, so no wall can be found"
 	default:
 		d.Wall = WallNone
-		d.Summary = fmt.Sprintf("No wall reached: p50 TPOT stayed within %.1f× of c=%d up to c=%d and TTFT did not show queueing. Raise the levels to find where the box stops.",
-			knees.TPOTKneeFactor, knees.BaselineConcurrency, knees.FlatToConcurrency)
+		d.Summary = fmt.Sprintf("No wall reached: p50 TPOT stayed within %.1f× of %s up to %s and TTFT did not show queueing. Raise the levels to find where the box stops.",
+			knees.TPOTKneeFactor, levelLoad(levels, knees.BaselineLevel), levelLoad(levels, knees.FlatToLevel))
 	}
 	return d
+}
+
+// levelLoad names the level with the given index, "?" when absent.
+func levelLoad(levels []LevelStats, levelIndex int) string {
+	if p := levelPos(levels, levelIndex); p >= 0 {
+		return levels[p].Load
+	}
+	return "?"
+}
+
+// about points a finding at a level.
+func (f *Finding) about(l LevelStats) {
+	f.LevelIndex, f.Concurrency, f.Load = l.LevelIndex, l.Concurrency, l.Load
 }
 
 // upToKnee returns the levels at or before the TPOT knee (all levels when
 // there is none).
 func upToKnee(levels []LevelStats, knees Knees) []LevelStats {
-	if knees.TPOTKneeConcurrency == 0 {
-		return levels
+	if p := levelPos(levels, knees.TPOTKneeLevel); p >= 0 {
+		return levels[:p+1]
 	}
-	var out []LevelStats
-	for _, l := range levels {
-		if l.Concurrency <= knees.TPOTKneeConcurrency {
-			out = append(out, l)
-		}
-	}
-	return out
+	return levels
 }
 
 func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings) Finding {
-	f := Finding{Check: WallKVCache, Fixes: kvFixes}
+	f := Finding{Check: WallKVCache, Fixes: kvFixes, LevelIndex: -1}
 	if !obs.hasLog && !obs.hasMetrics {
 		f.Status = StatusUnknown
 		f.Missing = []string{missingLog, missingMetrics}
 		f.Summary = "no server log and no server metrics: preemptions and KV cache usage are unknown"
 		return f
 	}
-	hitAt := 0
+	var hit *LevelStats
 	var ev []Evidence
 	for _, l := range upToKnee(levels, knees) {
 		lo := obs.perLevel[l.LevelIndex]
@@ -164,8 +176,8 @@ func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings) 
 		if l.Server.Preemptions == 0 && len(lo.kvFullLog) == 0 && len(lo.preemptLog) == 0 && !full {
 			continue
 		}
-		if hitAt == 0 {
-			hitAt = l.Concurrency
+		if hit == nil {
+			hit = &l
 		}
 		ev = append(ev, capEvidence(lo.preemptLog, set.Diagnosis.MaxEvidenceLines)...)
 		ev = append(ev, capEvidence(lo.kvFullLog, set.Diagnosis.MaxEvidenceLines)...)
@@ -177,16 +189,18 @@ func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings) 
 		}
 	}
 	switch {
-	case hitAt != 0 && knees.TPOTKneeConcurrency != 0:
-		f.Status, f.Concurrency, f.Evidence = StatusHit, hitAt, ev
-		f.Summary = fmt.Sprintf("KV-cache wall: the server %s from c=%d, at or before the TPOT knee at c=%d. The scheduler admitted more sequences than it had cache for and is evicting and recomputing: a memory problem.",
-			kvWhat(levels, hitAt, obs, set), hitAt, knees.TPOTKneeConcurrency)
+	case hit != nil && knees.TPOTKneeLevel >= 0:
+		f.Status, f.Evidence = StatusHit, ev
+		f.about(*hit)
+		f.Summary = fmt.Sprintf("KV-cache wall: the server %s from %s, at or before the TPOT knee at %s. The scheduler admitted more sequences than it had cache for and is evicting and recomputing: a memory problem.",
+			kvWhat(*hit, obs, set), hit.Load, levelLoad(levels, knees.TPOTKneeLevel))
 		if obs.logEngine == "node-llama-cpp" {
 			f.Summary += " (The test engine's KV wall is its own admission budget of tokens across sequences, not GPU memory.)"
 		}
-	case hitAt != 0:
-		f.Status, f.Concurrency, f.Evidence = StatusClear, hitAt, ev
-		f.Summary = fmt.Sprintf("the server %s from c=%d, but TPOT did not bend: the KV cache is tight, not yet a wall", kvWhat(levels, hitAt, obs, set), hitAt)
+	case hit != nil:
+		f.Status, f.Evidence = StatusClear, ev
+		f.about(*hit)
+		f.Summary = fmt.Sprintf("the server %s from %s, but TPOT did not bend: the KV cache is tight, not yet a wall", kvWhat(*hit, obs, set), hit.Load)
 	default:
 		f.Status = StatusClear
 		f.Summary = "no preemptions and no full KV cache at or before the knee"
@@ -195,10 +209,12 @@ func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings) 
 			f.Summary = "the log and metrics carry neither preemptions nor KV cache usage"
 			f.Missing = []string{"a server log or metrics that report preemptions"}
 		}
-		for _, l := range levels {
-			if knees.TPOTKneeConcurrency != 0 && l.Concurrency > knees.TPOTKneeConcurrency && l.Server.Preemptions > 0 {
-				f.Summary += fmt.Sprintf(" (preemptions begin at c=%d, after the knee)", l.Concurrency)
-				break
+		if kp := levelPos(levels, knees.TPOTKneeLevel); kp >= 0 {
+			for _, l := range levels[kp+1:] {
+				if l.Server.Preemptions > 0 {
+					f.Summary += fmt.Sprintf(" (preemptions begin at %s, after the knee)", l.Load)
+					break
+				}
 			}
 		}
 	}
@@ -213,41 +229,32 @@ func kvObservable(obs *observations) bool {
 	return obs.hasLog && obs.logEngine != ""
 }
 
-func kvWhat(levels []LevelStats, c int, obs *observations, set Settings) string {
-	for _, l := range levels {
-		if l.Concurrency != c {
-			continue
-		}
-		var parts []string
-		if l.Server.Preemptions > 0 {
-			parts = append(parts, fmt.Sprintf("preempted %d sequence(s)", l.Server.Preemptions))
-		}
-		if lo := obs.perLevel[l.LevelIndex]; len(lo.kvFullLog) > 0 {
-			parts = append(parts, "ran out of KV cache cells")
-		}
-		if l.Server.KVUsageKnown && l.Server.KVUsageMaxFraction >= set.Diagnosis.KVUsageFull {
-			parts = append(parts, fmt.Sprintf("filled its KV cache to %.0f%%", 100*l.Server.KVUsageMaxFraction))
-		}
-		if len(parts) > 0 {
-			return strings.Join(parts, " and ")
-		}
+func kvWhat(l LevelStats, obs *observations, set Settings) string {
+	var parts []string
+	if l.Server.Preemptions > 0 {
+		parts = append(parts, fmt.Sprintf("preempted %d sequence(s)", l.Server.Preemptions))
+	}
+	if lo := obs.perLevel[l.LevelIndex]; len(lo.kvFullLog) > 0 {
+		parts = append(parts, "ran out of KV cache cells")
+	}
+	if l.Server.KVUsageKnown && l.Server.KVUsageMaxFraction >= set.Diagnosis.KVUsageFull {
+		parts = append(parts, fmt.Sprintf("filled its KV cache to %.0f%%", 100*l.Server.KVUsageMaxFraction))
+	}
+	if len(parts) > 0 {
+		return strings.Join(parts, " and ")
 	}
 	return "showed KV cache pressure"
 }
 
 func checkCompute(levels []LevelStats, knees Knees, obs *observations, kv Finding, decode *DecodeRoofline, set Settings) Finding {
-	f := Finding{Check: WallCompute}
-	if knees.TPOTKneeConcurrency == 0 {
+	f := Finding{Check: WallCompute, LevelIndex: -1}
+	kp := levelPos(levels, knees.TPOTKneeLevel)
+	if kp < 0 {
 		f.Status, f.Summary = StatusNotApplicable, "TPOT did not bend"
 		return f
 	}
-	f.Concurrency = knees.TPOTKneeConcurrency
-	var knee LevelStats
-	for _, l := range levels {
-		if l.Concurrency == knees.TPOTKneeConcurrency {
-			knee = l
-		}
-	}
+	knee := levels[kp]
+	f.about(knee)
 	if kv.Status == StatusHit {
 		f.Status, f.Summary = StatusClear, "the log is not clean: KV-cache pressure explains the knee"
 		return f
@@ -262,57 +269,58 @@ func checkCompute(levels []LevelStats, knees Knees, obs *observations, kv Findin
 	if lo := obs.perLevel[knee.LevelIndex]; lo != nil && lo.gpuUtil != nil {
 		f.Evidence = append(f.Evidence, *lo.gpuUtil)
 	}
-	f.Evidence = append(f.Evidence, tpotEvidence(knee, knees))
+	f.Evidence = append(f.Evidence, tpotEvidence(knee, knees, levelLoad(levels, knees.BaselineLevel)))
 	if !knee.Server.GPUKnown {
 		f.Status = StatusUnknown
 		f.Missing = append(f.Missing, missingGPU)
-		f.Summary = fmt.Sprintf("TPOT rose at c=%d with a clean log, but GPU utilization was not recorded", knee.Concurrency)
+		f.Summary = fmt.Sprintf("TPOT rose at %s with a clean log, but GPU utilization was not recorded", knee.Load)
 		return f
 	}
 	if len(f.Missing) > 0 {
 		f.Status = StatusUnknown
-		f.Summary = fmt.Sprintf("GPU %.0f%% busy at the knee c=%d, but without a log or metrics the KV cache cannot be ruled out", knee.Server.GPUUtilMeanPct, knee.Concurrency)
+		f.Summary = fmt.Sprintf("GPU %.0f%% busy at the knee %s, but without a log or metrics the KV cache cannot be ruled out", knee.Server.GPUUtilMeanPct, knee.Load)
 		return f
 	}
 	if knee.Server.GPUUtilMeanPct >= set.Diagnosis.GPUUtilBusyPct {
 		f.Status = StatusHit
-		f.Summary = fmt.Sprintf("Compute knee: TPOT rose at c=%d with a clean log and the GPU %.0f%% busy. The card is fully used; nothing to fix.", knee.Concurrency, knee.Server.GPUUtilMeanPct)
+		f.Summary = fmt.Sprintf("Compute knee: TPOT rose at %s with a clean log and the GPU %.0f%% busy. The card is fully used; nothing to fix.", knee.Load, knee.Server.GPUUtilMeanPct)
 		if decode != nil && decode.Ridge.Verdict != "" && decode.Ridge.Verdict != RidgeAgree {
 			f.Summary += " But the knee does not sit at the probe's ridge: " + decode.Ridge.Sentence
 		}
 		return f
 	}
 	f.Status = StatusClear
-	f.Summary = fmt.Sprintf("the GPU was only %.0f%% busy at the knee c=%d (below %.0f%%): not the compute wall", knee.Server.GPUUtilMeanPct, knee.Concurrency, set.Diagnosis.GPUUtilBusyPct)
+	f.Summary = fmt.Sprintf("the GPU was only %.0f%% busy at the knee %s (below %.0f%%): not the compute wall", knee.Server.GPUUtilMeanPct, knee.Load, set.Diagnosis.GPUUtilBusyPct)
 	return f
 }
 
-func tpotEvidence(l LevelStats, knees Knees) Evidence {
+func tpotEvidence(l LevelStats, knees Knees, baseline string) Evidence {
 	return Evidence{Source: EvidenceLatency, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, Name: "p50 TPOT", Value: l.TPOT.P50S, Unit: "s",
-		Note: fmt.Sprintf("p50 TPOT %s at c=%d, %.2f× the %s at c=%d", fmtSeconds(l.TPOT.P50S), l.Concurrency, l.TPOT.P50S/knees.BaselineTPOTP50S, fmtSeconds(knees.BaselineTPOTP50S), knees.BaselineConcurrency)}
+		Note: fmt.Sprintf("p50 TPOT %s at %s, %.2f× the %s at %s", fmtSeconds(l.TPOT.P50S), l.Load, l.TPOT.P50S/knees.BaselineTPOTP50S, fmtSeconds(knees.BaselineTPOTP50S), baseline)}
 }
 
 // checkQueueing looks for p99 TTFT pulling away from p50 while TPOT is
 // flat: a level in the flat region whose p99/p50 TTFT is at least the
 // threshold and higher than at every lower level.
 func checkQueueing(levels []LevelStats, knees Knees, obs *observations, set Settings) Finding {
-	f := Finding{Check: WallQueueing, Fixes: queueFixes}
+	f := Finding{Check: WallQueueing, Fixes: queueFixes, LevelIndex: -1}
 	ratioMax := 0.0
 	threshold := set.Diagnosis.QueueTTFTRatio
-	hitAt := 0
+	flatTo := levelPos(levels, knees.FlatToLevel)
+	hitPos := -1
 	var ev []Evidence
-	for _, l := range levels {
+	for i, l := range levels {
 		if l.TTFTP99OverP50 <= 0 {
 			continue
 		}
-		flat := knees.FlatToConcurrency == 0 || l.Concurrency <= knees.FlatToConcurrency
+		flat := flatTo < 0 || i <= flatTo
 		r := l.TTFTP99OverP50
 		if flat && r >= threshold && r > ratioMax && ratioMax > 0 {
-			if hitAt == 0 {
-				hitAt = l.Concurrency
+			if hitPos < 0 {
+				hitPos = i
 			}
 			ev = append(ev, Evidence{Source: EvidenceLatency, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, Name: "p99/p50 TTFT", Value: r,
-				Note: fmt.Sprintf("TTFT p99 %s vs p50 %s (%.1f×) at c=%d, up from %.1f× below", fmtSeconds(l.TTFT.P99S), fmtSeconds(l.TTFT.P50S), r, l.Concurrency, ratioMax)})
+				Note: fmt.Sprintf("TTFT p99 %s vs p50 %s (%.1f×) at %s, up from at most %.1f× below", fmtSeconds(l.TTFT.P99S), fmtSeconds(l.TTFT.P50S), r, l.Load, ratioMax)})
 			if lo := obs.perLevel[l.LevelIndex]; lo != nil && lo.waitingMax != nil && lo.waitingMax.Value > 0 {
 				ev = append(ev, *lo.waitingMax)
 			}
@@ -324,17 +332,18 @@ func checkQueueing(levels []LevelStats, knees Knees, obs *observations, set Sett
 		f.Missing = []string{missingPerReqest}
 		return f
 	}
-	if hitAt == 0 {
+	if hitPos < 0 {
 		f.Status = StatusClear
 		f.Summary = fmt.Sprintf("p99 TTFT stayed within %.0f× of p50 while TPOT was flat, or did not grow level over level", threshold)
 		return f
 	}
-	f.Status, f.Concurrency, f.Evidence = StatusHit, hitAt, ev
-	f.Summary = fmt.Sprintf("Queueing: from c=%d p99 TTFT pulls away from p50 while TPOT is still flat. Requests are waiting to be admitted.", hitAt)
+	f.Status, f.Evidence = StatusHit, ev
+	f.about(levels[hitPos])
+	f.Summary = fmt.Sprintf("Queueing: from %s p99 TTFT pulls away from p50 while TPOT is still flat. Requests are waiting to be admitted.", levels[hitPos].Load)
 	waitingSeen := false
 	waitingKnown := false
-	for _, l := range levels {
-		if l.Concurrency >= hitAt && l.Server.WaitingKnown {
+	for _, l := range levels[hitPos:] {
+		if l.Server.WaitingKnown {
 			waitingKnown = true
 			waitingSeen = waitingSeen || l.Server.WaitingMax > 0
 		}
@@ -352,14 +361,14 @@ func checkQueueing(levels []LevelStats, knees Knees, obs *observations, set Sett
 }
 
 func checkClient(levels []LevelStats, knees Knees, obs *observations, set Settings) Finding {
-	f := Finding{Check: WallClientBound, Fixes: clientFixes}
+	f := Finding{Check: WallClientBound, Fixes: clientFixes, LevelIndex: -1}
 	if !obs.hasClient {
 		f.Status, f.Summary, f.Missing = StatusUnknown, "the run has no client self-check", []string{missingClient}
 		return f
 	}
-	hitAt := 0
+	hitPos := -1
 	var ev []Evidence
-	for _, l := range levels {
+	for i, l := range levels {
 		if !l.Client.Known {
 			continue
 		}
@@ -369,8 +378,8 @@ func checkClient(levels []LevelStats, knees Knees, obs *observations, set Settin
 		if !busy && !lag {
 			continue
 		}
-		if hitAt == 0 {
-			hitAt = l.Concurrency
+		if hitPos < 0 {
+			hitPos = i
 		}
 		if busy && lo.clientCPU != nil {
 			ev = append(ev, *lo.clientCPU)
@@ -379,18 +388,21 @@ func checkClient(levels []LevelStats, knees Knees, obs *observations, set Settin
 			ev = append(ev, *lo.clientLag)
 		}
 	}
-	if hitAt == 0 {
+	if hitPos < 0 {
 		f.Status = StatusClear
 		f.Summary = fmt.Sprintf("the load generator stayed below %.0f%% CPU and %s send lag at every level", 100*set.Diagnosis.ClientCPUBusy, fmtSeconds(set.Diagnosis.ClientSendLagS))
 		return f
 	}
-	if knees.TPOTKneeConcurrency != 0 && hitAt > knees.TPOTKneeConcurrency {
-		f.Status, f.Concurrency, f.Evidence = StatusClear, hitAt, ev
-		f.Summary = fmt.Sprintf("the load generator saturated from c=%d, after the TPOT knee at c=%d: levels from c=%d measure the client as much as the server", hitAt, knees.TPOTKneeConcurrency, hitAt)
+	hit := levels[hitPos]
+	f.about(hit)
+	f.Evidence = ev
+	if kp := levelPos(levels, knees.TPOTKneeLevel); kp >= 0 && hitPos > kp {
+		f.Status = StatusClear
+		f.Summary = fmt.Sprintf("the load generator saturated from %s, after the TPOT knee at %s: levels from %s measure the client as much as the server", hit.Load, levels[kp].Load, hit.Load)
 		return f
 	}
-	f.Status, f.Concurrency, f.Evidence = StatusHit, hitAt, ev
-	f.Summary = fmt.Sprintf("Client-bound: from c=%d the load generator itself was the bottleneck (CPU or send lag past its limit), so the numbers there measure the client, not the server.", hitAt)
+	f.Status = StatusHit
+	f.Summary = fmt.Sprintf("Client-bound: from %s the load generator itself was the bottleneck (CPU or send lag past its limit), so the numbers there measure the client, not the server.", hit.Load)
 	return f
 }
 

@@ -11,10 +11,11 @@ import (
 // bound holds at the level's percentile; per request, the fraction of
 // measured requests meeting every bound with their own values.
 func goodput(levels []LevelStats, timings map[int][]requestTiming, slo *SLO) *Goodput {
-	g := &Goodput{SLO: *slo}
+	g := &Goodput{SLO: *slo, OperatingLevel: -1, FirstFailingLevel: -1}
 	failed := false
+	var firstFail string
 	for _, l := range levels {
-		lg := LevelGoodput{Concurrency: l.Concurrency, Known: true, Pass: true}
+		lg := LevelGoodput{LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS, Known: true, Pass: true}
 		for _, b := range slo.Bounds {
 			v, ok := levelMetric(l, b.Metric).Quantile(b.Percentile)
 			if !ok {
@@ -46,13 +47,13 @@ func goodput(levels []LevelStats, timings map[int][]requestTiming, slo *SLO) *Go
 		}
 		if !lg.Pass && !failed {
 			failed = true
-			g.FirstFailingConcurrency = l.Concurrency
+			g.FirstFailingConcurrency, g.FirstFailingLevel, firstFail = l.Concurrency, l.LevelIndex, l.Load
 		}
 		if lg.Pass && !failed {
-			g.OperatingConcurrency, g.OperatingOutputTokPerS = l.Concurrency, l.OutputTokPerS
+			g.OperatingConcurrency, g.OperatingLevel, g.OperatingRateRPS, g.OperatingOutputTokPerS = l.Concurrency, l.LevelIndex, l.RateRPS, l.OutputTokPerS
 		}
 		if lg.Pass && failed {
-			g.Notes = append(g.Notes, fmt.Sprintf("c=%d meets the SLO again after c=%d failed; the operating point stays below the first failure", l.Concurrency, g.FirstFailingConcurrency))
+			g.Notes = append(g.Notes, fmt.Sprintf("%s meets the SLO again after %s failed; the operating point stays below the first failure", l.Load, firstFail))
 		}
 		g.Levels = append(g.Levels, lg)
 	}

@@ -13,6 +13,7 @@ const kneeTTFT = 0.05
 
 func kneeSweep(t *testing.T) *fakeSweep {
 	f := newFakeSweep(t)
+	f.noTokens = true // keeps the race-enabled tests quick; levels_test covers chunk timings
 	for _, c := range []int{1, 2, 4, 8, 16, 32} {
 		f.level(c, 3, constTTFT(kneeTTFT), kneeTPOT[c])
 	}
@@ -126,5 +127,31 @@ func TestGoodput(t *testing.T) {
 	k := analyzeOne(t, kneeSweep(t).write(), set).Knees
 	if k.RecommendedConcurrency != 2 || !strings.Contains(k.RecommendedReason, "SLO") {
 		t.Errorf("cap %d (%s), want 2 from the SLO", k.RecommendedConcurrency, k.RecommendedReason)
+	}
+}
+
+// An open-loop sweep: every level has the same concurrency cap, so levels
+// are told apart and ordered by arrival rate. The constructed timings are
+// kneeSweep's, relabelled as rates.
+func TestOpenLoopKneesByRate(t *testing.T) {
+	f := kneeSweep(t)
+	f.manifest.Workload.Mode = "open"
+	for i := range f.levels {
+		f.levels[i].RateRPS = float64(f.levels[i].Concurrency)
+		f.levels[i].Concurrency = 64
+	}
+	for i := range f.reqs {
+		f.reqs[i].Concurrency = 64
+	}
+	sw := analyzeOne(t, f.write(), testSettings())
+	k := sw.Knees
+	if k.Axis != AxisRate || k.TPOTKneeLevel != kneeLevel[16] || k.TPOTKneeRateRPS != 16 || k.TPOTKneeConcurrency != 64 {
+		t.Errorf("knee level %d rate %v cap %d axis %s", k.TPOTKneeLevel, k.TPOTKneeRateRPS, k.TPOTKneeConcurrency, k.Axis)
+	}
+	if k.PlateauRateRPS != 16 || k.PeakRateRPS != 32 || k.RecommendedRateRPS != 8 || k.RecommendedLevel != kneeLevel[8] {
+		t.Errorf("plateau %v peak %v recommended %v", k.PlateauRateRPS, k.PeakRateRPS, k.RecommendedRateRPS)
+	}
+	if sw.Levels[3].Load != "8 req/s" || !strings.Contains(sw.Shape[3], "16 req/s") || !strings.Contains(k.RecommendedReason, "8 req/s") {
+		t.Errorf("labels: %q; %q; %q", sw.Levels[3].Load, sw.Shape[3], k.RecommendedReason)
 	}
 }

@@ -113,6 +113,9 @@ type LevelStats struct {
 	// throughputs are computed over; 0 when unknown.
 	WindowS  float64 `json:"window_s"`
 	Complete bool    `json:"complete"`
+	// Load names the level in sentences: "c=8" (closed loop) or "4 req/s"
+	// (open loop).
+	Load string `json:"load"`
 
 	Requests       int            `json:"requests"` // measured, any status
 	OK             int            `json:"ok"`
@@ -210,8 +213,26 @@ type LevelClient struct {
 	OpenStreamsMax  int64   `json:"open_streams_max"`
 }
 
-// Knees are where the curves bend.
+// Knees are where the curves bend. Levels are named by their LevelIndex
+// (−1: none) and, for plotting, by concurrency (closed loop) or arrival
+// rate (open loop, Axis "rate_rps"; the concurrency fields then hold the
+// levels' concurrency caps).
 type Knees struct {
+	Axis string `json:"axis"` // AxisConcurrency or AxisRate
+	// Level indexes of the points below; -1 when there is none.
+	BaselineLevel    int `json:"baseline_level"`
+	TPOTKneeLevel    int `json:"tpot_knee_level"`
+	FlatToLevel      int `json:"flat_to_level"`
+	PlateauLevel     int `json:"plateau_level"`
+	PeakLevel        int `json:"peak_level"`
+	RecommendedLevel int `json:"recommended_level"`
+	// Open loop: the arrival rates of those levels.
+	TPOTKneeRateRPS    float64 `json:"tpot_knee_rate_rps,omitempty"`
+	FlatToRateRPS      float64 `json:"flat_to_rate_rps,omitempty"`
+	PlateauRateRPS     float64 `json:"plateau_rate_rps,omitempty"`
+	PeakRateRPS        float64 `json:"peak_rate_rps,omitempty"`
+	RecommendedRateRPS float64 `json:"recommended_rate_rps,omitempty"`
+
 	// BaselineConcurrency is the level TPOT is compared with: 1 when the
 	// sweep measured it, else its lowest level (see Notes).
 	BaselineConcurrency int     `json:"baseline_concurrency"`
@@ -246,7 +267,9 @@ type Knees struct {
 type ThroughputStep struct {
 	FromConcurrency int     `json:"from_concurrency"`
 	ToConcurrency   int     `json:"to_concurrency"`
-	GainPerDoubling float64 `json:"gain_per_doubling"` // 0.25 = +25% per doubling
+	FromRateRPS     float64 `json:"from_rate_rps,omitempty"`
+	ToRateRPS       float64 `json:"to_rate_rps,omitempty"`
+	GainPerDoubling float64 `json:"gain_per_doubling"` // 0.25 = +25% per doubling of the load
 }
 
 // Goodput is the sweep judged against the user's SLO.
@@ -256,15 +279,20 @@ type Goodput struct {
 	// OperatingConcurrency is the highest level inside the SLO below the
 	// first level that fails it; 0 when even the first level fails.
 	OperatingConcurrency    int      `json:"operating_concurrency"`
+	OperatingLevel          int      `json:"operating_level"` // -1: none
+	OperatingRateRPS        float64  `json:"operating_rate_rps,omitempty"`
 	OperatingOutputTokPerS  float64  `json:"operating_output_tok_per_s"`
 	FirstFailingConcurrency int      `json:"first_failing_concurrency"`
+	FirstFailingLevel       int      `json:"first_failing_level"` // -1: none
 	Notes                   []string `json:"notes,omitempty"`
 }
 
 // LevelGoodput is one level against the SLO.
 type LevelGoodput struct {
-	Concurrency int  `json:"concurrency"`
-	Pass        bool `json:"pass"`
+	LevelIndex  int     `json:"level_index"`
+	Concurrency int     `json:"concurrency"`
+	RateRPS     float64 `json:"rate_rps,omitempty"`
+	Pass        bool    `json:"pass"`
 	// Known is false when a bound's percentile is not available at this
 	// level (imported statistics); Pass is then false.
 	Known  bool     `json:"known"`

@@ -24,10 +24,18 @@ var (
 	sglangDefaults = loadDefaults("defaults/sglang.txt")
 )
 
+// defaultTable holds the defaults of one engine: pairs["key=value"] for
+// each default value (one lookup for the common case, a default), keys
+// for the arguments the table knows.
+type defaultTable struct {
+	pairs map[string]bool
+	keys  map[string]bool
+}
+
 // loadDefaults reads a defaults file: lines "# comment" and lines holding
 // the inside of a Namespace(...) or ServerArgs(...) repr.
-func loadDefaults(name string) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
+func loadDefaults(name string) defaultTable {
+	out := defaultTable{pairs: map[string]bool{}, keys: map[string]bool{}}
 	f, err := defaultsFS.Open(name)
 	if err != nil {
 		// Cannot happen with the embedded files; the table then stays
@@ -43,21 +51,21 @@ func loadDefaults(name string) map[string]map[string]bool {
 			continue
 		}
 		for _, a := range parseKwargs(line) {
-			m := out[a.key]
-			if m == nil {
-				m = map[string]bool{}
-				out[a.key] = m
-			}
-			m[a.val] = true
+			out.keys[a.key] = true
+			out.pairs[a.key+"="+a.val] = true
 		}
 	}
 	return out
 }
 
-// isDefault reports whether val is a default value of the argument key.
-func isDefault(table map[string]map[string]bool, key, val string) bool {
-	if vals, ok := table[key]; ok {
-		return vals[val]
+// isDefault reports whether an argument printed as part ("key=value",
+// already trimmed, as in the dump) has a default value.
+func isDefault(t defaultTable, part, key, val []byte) bool {
+	if t.pairs[string(part)] {
+		return true
 	}
-	return neutral(val)
+	if t.keys[string(key)] {
+		return false
+	}
+	return neutral(bstr(val))
 }

@@ -1,6 +1,9 @@
 package serverlog
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // Readers for the Python reprs engines print at start-up: vLLM's
 // "args: Namespace(k=v, ...)", "non-default args: {'k': v, ...}", its
@@ -78,6 +81,99 @@ func matchingClose(s string, open int) int {
 		}
 	}
 	return -1
+}
+
+// eachTop calls fn with each comma-separated part of b outside brackets
+// and quotes, without allocating. It is the byte-slice twin of splitTop,
+// for the argument dumps on the scanning path.
+func eachTop(b []byte, fn func(part []byte)) {
+	depth := 0
+	var quote byte
+	start := 0
+	for i := 0; i < len(b); i++ {
+		if quote == 0 {
+			for i < len(b) && !reprSpecial[b[i]] {
+				i++
+			}
+			if i == len(b) {
+				break
+			}
+		}
+		c := b[i]
+		if quote != 0 {
+			switch c {
+			case '\\':
+				i++
+			case quote:
+				quote = 0
+			}
+			continue
+		}
+		switch c {
+		case '\'', '"':
+			// jump to the closing quote when the string has no escapes
+			if j := bytes.IndexByte(b[i+1:], c); j >= 0 && bytes.IndexByte(b[i+1:i+1+j], '\\') < 0 {
+				i += j + 1
+				continue
+			}
+			quote = c
+		case '(', '[', '{', '<':
+			depth++
+		case ')', ']', '}', '>':
+			if depth > 0 {
+				depth--
+			}
+		case ',':
+			if depth == 0 {
+				fn(b[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if start < len(b) {
+		fn(b[start:])
+	}
+}
+
+// reprSpecial marks the bytes eachTop must look at outside quotes.
+var reprSpecial = func() (t [256]bool) {
+	for _, c := range []byte("\\'\"()[]{}<>,") {
+		t[c] = true
+	}
+	return t
+}()
+
+// kwarg splits "key=value" (spaces around allowed); ok is false when the
+// part is not of that form.
+func kwarg(part []byte) (key, val []byte, ok bool) {
+	part = trimSpace(part)
+	eq := bytes.IndexByte(part, '=')
+	if eq <= 0 {
+		return nil, nil, false
+	}
+	key = trimSpace(part[:eq])
+	if !isIdent(bstr(key)) {
+		return nil, nil, false
+	}
+	return key, trimSpace(part[eq+1:]), true
+}
+
+// dictItem splits "'key': value".
+func dictItem(part []byte) (key, val []byte, ok bool) {
+	part = trimSpace(part)
+	if len(part) < 4 || (part[0] != '\'' && part[0] != '"') {
+		return nil, nil, false
+	}
+	end := bytes.IndexByte(part[1:], part[0])
+	if end < 0 {
+		return nil, nil, false
+	}
+	key = part[1 : 1+end]
+	rest := trimSpace(part[2+end:])
+	if len(rest) == 0 || rest[0] != ':' {
+		return nil, nil, false
+	}
+	return key, trimSpace(rest[1:]), true
 }
 
 // parseKwargs reads "k=v, k2=v2" (the inside of Namespace(...) or a

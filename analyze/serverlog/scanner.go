@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unsafe"
 )
 
 // Defaults for Options fields left at zero.
@@ -106,6 +107,7 @@ type Scanner struct {
 	ev        Event
 	lineStamp stamp
 	u         unwrapper
+	raws      rawArena
 
 	// year inference for stamps without a year
 	lastMon   int
@@ -363,7 +365,7 @@ func (s *Scanner) finishEvent(raw []byte) {
 	if len(raw) > maxRawBytes {
 		raw = raw[:maxRawBytes]
 	}
-	ev.Raw = string(raw)
+	ev.Raw = s.raws.str(raw)
 	if ev.Engine == EngineUnknown {
 		ev.Engine = s.engine
 	}
@@ -395,6 +397,14 @@ func (s *Scanner) resolve(st stamp) (time.Time, TimeQuality, time.Duration) {
 	return time.Time{}, TimeNone, 0
 }
 
+// newYear reports whether a stamp in month next following one in month prev
+// crossed a new year. Only November/December to January/February counts:
+// other backward jumps (a log concatenated from several runs, clock resets)
+// keep the year rather than inventing years.
+func newYear(prev, next int) bool {
+	return prev >= 11 && next <= 2
+}
+
 // inferYear gives the year of a month-day stamp: Options.Year, else the
 // year of Options.Reference, moved on by one each time the log runs from
 // December into January.
@@ -402,12 +412,12 @@ func (s *Scanner) inferYear(mon int) int {
 	base := s.opts.Year
 	if base == 0 && !s.opts.Reference.IsZero() {
 		base = s.opts.Reference.Year()
-		if s.lastMon == 0 && int(s.opts.Reference.Month())-mon > 6 {
+		if s.lastMon == 0 && newYear(int(s.opts.Reference.Month()), mon) {
 			// The run started in December and the first line is January.
 			s.yearShift = 1
 		}
 	}
-	if s.lastMon != 0 && mon < s.lastMon && s.lastMon-mon > 6 {
+	if s.lastMon != 0 && newYear(s.lastMon, mon) {
 		s.yearShift++
 	}
 	s.lastMon = mon
@@ -415,4 +425,27 @@ func (s *Scanner) inferYear(mon int) int {
 		return 0
 	}
 	return base + s.yearShift
+}
+
+// rawArena copies Event.Raw strings into shared chunks: one allocation per
+// 256 KiB of events instead of one per event, which matters when most
+// lines are events. Bytes handed out are never written again, so the
+// strings stay valid; a chunk lives as long as any string into it.
+type rawArena struct{ buf []byte }
+
+const rawChunk = 256 << 10
+
+func (a *rawArena) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > rawChunk/16 {
+		return string(b)
+	}
+	if cap(a.buf)-len(a.buf) < len(b) {
+		a.buf = make([]byte, 0, rawChunk)
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return unsafe.String(&a.buf[start], len(b))
 }

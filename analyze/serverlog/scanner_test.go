@@ -218,6 +218,12 @@ func TestYearInference(t *testing.T) {
 	// a run that started on 31 December but whose log starts in January
 	evs, _ = scanString(t, jan+"\n", Options{Reference: utc(2024, time.December, 31, 23, 0, 0, 0)})
 	checkTime(t, evs[0], utc(2025, time.January, 1, 0, 0, 8, 0), TimeNoYear)
+	// a backward jump that is not a new year (concatenated logs) keeps the year
+	oct := realVLLMStats
+	mar := strings.Replace(realVLLMStats, "10-28 11:16:34", "03-02 08:00:00", 1)
+	evs, _ = scanString(t, oct+"\n"+mar+"\n"+oct+"\n", Options{Reference: utc(2024, time.October, 28, 11, 0, 0, 0)})
+	checkTime(t, evs[1], utc(2024, time.March, 2, 8, 0, 0, 0), TimeNoYear)
+	checkTime(t, evs[2], utc(2024, time.October, 28, 11, 16, 34, 0), TimeNoYear)
 	// Year beats Reference; a zone is applied
 	loc := time.FixedZone("PDT", -7*3600)
 	evs, _ = scanString(t, realVLLMStats+"\n", Options{Year: 2023, Reference: utc(2024, 1, 1, 0, 0, 0, 0), Location: loc})

@@ -351,36 +351,45 @@ func (s *Scanner) sglangLimits(msg, _ []byte) status {
 	return stEvent
 }
 
-// sglangArgs reads "server_args=ServerArgs(model_path='...', ...)".
+// sglangArgs reads "server_args=ServerArgs(model_path='...', ...)". Only
+// non-default arguments become facts; the whole dump stays in Event.Raw.
 func (s *Scanner) sglangArgs(rest []byte) status {
-	text := string(rest)
-	end := matchingClose("("+text, 0)
+	end := bytes.LastIndexByte(rest, ')')
 	if end < 0 {
-		return s.bad("SGLang server_args: unterminated ServerArgs(")
+		return s.bad("SGLang server_args: no closing ')'")
 	}
-	args := parseKwargs(text[:end-1])
-	if len(args) == 0 {
-		return s.bad("SGLang server_args: no arguments found")
-	}
-	modelPath := ""
-	for _, a := range args {
-		if a.key == "model_path" {
-			modelPath = a.val
+	body := rest[:end]
+	var modelPath []byte
+	if v, ok := after(body, "model_path="); ok {
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			modelPath = v[:i]
+		} else {
+			modelPath = v
 		}
 	}
-	for _, a := range args {
-		nd := !isDefault(sglangDefaults, a.key, a.val)
+	n := 0
+	eachTop(body, func(part []byte) {
+		key, val, ok := kwarg(part)
+		if !ok {
+			return
+		}
+		n++
+		nd := !isDefault(sglangDefaults, trimSpace(part), key, val)
 		switch {
-		case a.key == "model_path":
+		case bstr(key) == "model_path":
 			nd = true
-		case a.val == modelPath && (a.key == "tokenizer_path" || a.key == "served_model_name"):
+		case bytes.Equal(val, modelPath) && (bstr(key) == "tokenizer_path" || bstr(key) == "served_model_name"):
 			// derived from the model path, not set by the user
 			nd = false
 		}
-		s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: nd})
 		if nd {
+			a := pyArg{string(key), string(val)}
+			s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: true})
 			s.argFact(a)
 		}
+	})
+	if n == 0 {
+		return s.bad("SGLang server_args: no arguments found")
 	}
 	s.ev.Kind = KindConfig
 	return stEvent

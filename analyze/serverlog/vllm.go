@@ -535,9 +535,19 @@ func (s *Scanner) vllmEngineConfig(rest []byte) status {
 		}
 	}
 	if cfg, ok := after(rest, "with config: "); ok {
-		for _, a := range parseKwargs(string(cfg)) {
-			v := unquote(a.val)
-			switch a.key {
+		eachTop(cfg, func(part []byte) {
+			k, val, ok := kwarg(part)
+			if !ok {
+				return
+			}
+			key := bstr(k)
+			switch key {
+			case "model", "dtype", "max_seq_len", "tensor_parallel_size", "pipeline_parallel_size", "quantization", "kv_cache_dtype", "enable_prefix_caching", "enforce_eager":
+			default:
+				return
+			}
+			v := unquote(string(val))
+			switch key {
 			case "model":
 				s.addFact(FactModel, v)
 			case "dtype":
@@ -559,7 +569,7 @@ func (s *Scanner) vllmEngineConfig(rest []byte) status {
 					s.addFact(FactCUDAGraph, "disabled")
 				}
 			}
-		}
+		})
 	}
 	s.ev.Kind = KindConfig
 	return stEvent
@@ -567,38 +577,42 @@ func (s *Scanner) vllmEngineConfig(rest []byte) status {
 
 // vllmArgs reads the argument dump: "args: Namespace(...)" (every
 // argument; non-defaults found with the defaults table) or, since 0.9,
-// "non-default args: {...}".
+// "non-default args: {...}". Only non-default arguments become facts; the
+// whole dump stays in Event.Raw.
 func (s *Scanner) vllmArgs(rest []byte, nonDefault bool) status {
-	text := string(rest)
-	var args []pyArg
+	closer, item := byte(')'), kwarg
 	if nonDefault {
-		end := matchingClose("{"+text, 0)
-		if end < 0 {
-			return s.bad("vLLM args: unterminated dict")
-		}
-		args = parseDict(text[:end-1])
-	} else {
-		end := matchingClose("("+text, 0)
-		if end < 0 {
-			return s.bad("vLLM args: unterminated Namespace(")
-		}
-		args = parseKwargs(text[:end-1])
+		closer, item = '}', dictItem
 	}
-	if len(args) == 0 {
-		return s.bad("vLLM args: no arguments found")
+	end := len(rest) - 1
+	for end >= 0 && (rest[end] == ' ' || rest[end] == '\t') {
+		end--
 	}
-	for _, a := range args {
-		switch a.key {
+	if end < 0 || rest[end] != closer {
+		end = bytes.LastIndexByte(rest, closer)
+	}
+	if end < 0 {
+		return s.bad("vLLM args: no closing %q", closer)
+	}
+	n := 0
+	eachTop(rest[:end], func(part []byte) {
+		key, val, ok := item(part)
+		if !ok {
+			return
+		}
+		n++
+		switch bstr(key) {
 		case "dispatch_function", "subparser", "model_tag":
-			continue
+			return
 		}
-		nd := nonDefault || !isDefault(vllmDefaults, a.key, a.val)
-		s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: nd})
-		if nd || nonDefault {
-			s.argFact(a)
-		} else if a.key == "model" {
+		if nonDefault || !isDefault(vllmDefaults, trimSpace(part), key, val) {
+			a := pyArg{string(key), string(val)}
+			s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: true})
 			s.argFact(a)
 		}
+	})
+	if n == 0 {
+		return s.bad("vLLM args: no arguments found")
 	}
 	s.ev.Kind = KindConfig
 	return stEvent

@@ -87,7 +87,8 @@ func (u *unwrapper) unwrap(line []byte) (msg []byte, st stamp, kinds int) {
 		}
 		msg = inner
 	}
-	if i := bytes.LastIndexByte(msg, '\r'); i >= 0 {
+	if bytes.IndexByte(msg, '\r') >= 0 { // IndexByte is vectorised; LastIndexByte is not
+		i := bytes.LastIndexByte(msg, '\r')
 		// A progress bar redraws itself with carriage returns; the log
 		// record, if any, is what was written after the last one.
 		if i == len(msg)-1 {

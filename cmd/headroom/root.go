@@ -35,6 +35,7 @@ DuckDB, pandas and Polars, can read: see docs/run-format.md.`,
 		newReportCmd(),
 		newCompareCmd(),
 		newImportCmd(),
+		newInspectLogCmd(),
 		newDemoCmd(),
 		newVersionCmd(),
 	)
