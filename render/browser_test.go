@@ -47,6 +47,69 @@ func chromiumPath(t *testing.T) string {
 	return path
 }
 
+// The tests share one browser (starting Chromium takes seconds on a small
+// machine); each page gets its own tab. TestMain closes it.
+var browser struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel context.CancelFunc
+	dir    string
+	err    error
+}
+
+func sharedBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath(t)
+	browser.once.Do(func() {
+		browser.dir, browser.err = os.MkdirTemp("", "headroom-chromium-")
+		if browser.err != nil {
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(path),
+			chromedp.UserDataDir(browser.dir),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.WindowSize(1100, 900),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-extensions", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			// The network is cut off: every request goes to a closed
+			// local port, and no name resolves.
+			chromedp.Flag("proxy-server", "127.0.0.1:9"),
+			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(actx)
+		browser.ctx = ctx
+		browser.cancel = func() { cancel(); cancelAlloc() }
+		// Start it now, so a failure to start is reported once, clearly.
+		browser.err = chromedp.Do(ctx)
+	})
+	if browser.err != nil {
+		t.Fatalf("start chromium %s: %v", path, browser.err)
+	}
+	return browser.ctx
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	if browser.dir != "" {
+		os.RemoveAll(browser.dir)
+	}
+	os.Exit(code)
+}
+
 // browserResult is what the page showed.
 type browserResult struct {
 	Drawn, Failed int
@@ -66,34 +129,16 @@ type chartBox struct {
 // blocked: any request to a host goes to a closed local port and fails.
 func openInBrowser(t *testing.T, file string) browserResult {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.WindowSize(1100, 900),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("proxy-server", "127.0.0.1:9"),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
+	browserCtx := sharedBrowser(t)
+	// A new tab of the shared browser.
+	ctx, cancel := chromedp.NewContext(browserCtx)
 	defer cancel()
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
 	defer cancelTimeout()
 
-	// Start the browser and its tab, then listen before loading the page.
+	// Open the tab, then listen before loading the page.
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		t.Fatalf("chromium: open a tab: %v", err)
 	}
 	var res browserResult
 	var mu sync.Mutex

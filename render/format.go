@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // This file formats numbers for display. Data are in base units (seconds,
@@ -34,6 +36,8 @@ func durationScale(secs ...float64) durationUnit {
 		}
 	}
 	switch {
+	case top == 0:
+		return unitMS // no values: the usual unit of request latencies
 	case top >= 10:
 		return unitS
 	case top >= 1e-3:
@@ -162,4 +166,33 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// sentence shows a phrase from the model as a sentence: a capital first
+// letter and a final full stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	// Capitalise a leading word, but not a symbol such as p99 or c=32.
+	r, n := utf8.DecodeRuneInString(s)
+	if next, _ := utf8.DecodeRuneInString(s[n:]); unicode.IsLower(r) && unicode.IsLower(next) {
+		s = string(unicode.ToUpper(r)) + s[n:]
+	}
+	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "!") && !strings.HasSuffix(s, "?") {
+		s += "."
+	}
+	return s
+}
+
+// sentences applies sentence to each phrase.
+func sentences(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = sentence(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -39,7 +39,9 @@ func exampleReport(t *testing.T, names ...string) *analyze.Report {
 		}
 		runs = append(runs, r)
 	}
-	rep, err := analyze.Analyze(runs, analyze.Options{Now: fixedNow})
+	set := analyze.Default()
+	set.Now = fixedNow
+	rep, err := analyze.Analyze(runs, set)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,16 +74,22 @@ func squeezeBlankLines(src []byte) []byte {
 // links, no headings, no raw HTML (a model name of "<script>" stays text).
 var mdEscaper = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
-	"<", "&lt;", ">", "&gt;", "&", "&amp;", "|", `\|`, "#", `\#`,
+	"<", "&lt;", "|", `\|`, "#", `\#`,
 	"~", `\~`, "!", `\!`,
 )
 
-// mdLine escapes text for use inside a line of Markdown.
+// mdLine escapes text for use inside a line of Markdown. ">" and "&" stay
+// as they are for the reader of the raw file: ">" is harmless inside a
+// line, and "&" only matters where it would start an entity.
 func mdLine(s string) string {
 	s = strings.ReplaceAll(s, "\r", "")
 	s = strings.ReplaceAll(s, "\n", " ")
+	s = entityStart.ReplaceAllString(s, "&amp;$1")
 	return mdEscaper.Replace(s)
 }
+
+// entityStart matches an "&" that Markdown would read as an entity.
+var entityStart = regexp.MustCompile(`&(#?[A-Za-z0-9]+;)`)
 
 // mdPara escapes text that starts a line (a paragraph, a quote).
 func mdPara(s string) string {

@@ -12,8 +12,17 @@ import (
 )
 
 // rooflineSection shows the probe: the hardware ceiling the serving stack
-// is measured against.
-func rooflineSection(id string, rl *analyze.Roofline) (section, error) {
+// is measured against, and, for a sweep given with a probe, where decode
+// sits under it at each level (the roofline gap).
+func rooflineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (section, error) {
+	rl := r.Roofline
+	var dec *analyze.DecodeRoofline
+	if r.Sweep != nil && r.Sweep.Decode != nil {
+		dec = r.Sweep.Decode
+		if rl == nil {
+			rl = probeOf(rep, dec.ProbeRun)
+		}
+	}
 	s := section{
 		ID:    id,
 		Title: "Hardware ceiling (roofline)",
@@ -22,9 +31,17 @@ func rooflineSection(id string, rl *analyze.Roofline) (section, error) {
 			"the ridge. Decode at small batches sits far left: it reads every weight once per step, so extra " +
 			"concurrent users are nearly free until the batch approaches the ridge.",
 	}
-	if rl == nil {
+	if rl == nil && dec == nil {
 		s.Missing = "Not measured: this run has no roofline probe. Run headroom probe on the same GPU and report " +
 			"both runs together (headroom report probe.run sweep.run -o out) to see the roofline gap."
+		return s, nil
+	}
+	if rl == nil {
+		// A decode roofline whose probe run is not in this report.
+		s.Sentences = append(s.Sentences, fmt.Sprintf("Probe %s: %s peak, %s, ridge %s FLOP/byte (its points are in that run's report).",
+			dec.ProbeRun, tflops(dec.PeakFLOPPerS), gbps(dec.BandwidthBytesPerS), sig(dec.RidgeFLOPPerByte)))
+		s.Tables = append(s.Tables, decodeTable(dec))
+		s.Notes = append(s.Notes, decodeNotes(dec)...)
 		return s, nil
 	}
 	knee := "not reached in the sweep"
@@ -38,13 +55,16 @@ func rooflineSection(id string, rl *analyze.Roofline) (section, error) {
 		{Label: "Ridge point", Value: sig(rl.RidgeFLOPPerByte) + " FLOP/byte", Note: "peak ÷ bandwidth"},
 		{Label: fmt.Sprintf("%.0f%% of peak reached at", 100*analyze.KneeFraction), Value: knee},
 	}
-	opt, err := rooflineChart(rl)
+	if rl != r.Roofline {
+		s.Sentences = append(s.Sentences, "Probe: "+dec.ProbeRun+".")
+	}
+	opt, err := rooflineChart(rl, dec)
 	if err != nil {
 		return s, err
 	}
 	s.Charts = []chart{{
 		ID:      id + "-chart",
-		Caption: fmt.Sprintf("Roofline of %s: (B,%d) @ (%d,%d) %s GEMM, attainable = min(peak, intensity × bandwidth)", orMissing(rl.GPU, "the GPU"), rl.K, rl.K, rl.N, rl.DType),
+		Caption: fmt.Sprintf("Roofline of %s: (B,%d) @ (%d,%d) %s GEMM, attainable = min(peak, intensity × bandwidth).", orMissing(rl.GPU, "the GPU"), rl.K, rl.K, rl.N, rl.DType),
 		Class:   "wide",
 		Option:  opt,
 	}}
@@ -73,6 +93,15 @@ func rooflineSection(id string, rl *analyze.Roofline) (section, error) {
 		}
 		s.Tables = append(s.Tables, bt)
 	}
+	if dec != nil {
+		if dec.Ridge.Sentence != "" {
+			s.Sentences = append(s.Sentences, sentence(dec.Ridge.Sentence))
+		}
+		if len(dec.Levels) > 0 {
+			s.Tables = append(s.Tables, decodeTable(dec))
+		}
+		s.Notes = append(s.Notes, decodeNotes(dec)...)
+	}
 	if !rl.Validated {
 		s.Notes = append(s.Notes, "The GEMM results were not checked against a reference: a wrong kernel would still time.")
 	}
@@ -84,7 +113,7 @@ func rooflineSection(id string, rl *analyze.Roofline) (section, error) {
 
 // rooflineChart draws the measured points, the roofline bound through
 // them, the ridge, the peak and the 90% knee.
-func rooflineChart(rl *analyze.Roofline) (template.JS, error) {
+func rooflineChart(rl *analyze.Roofline, dec *analyze.DecodeRoofline) (template.JS, error) {
 	c := charts.NewLine()
 	x, _ := valueAxis("Arithmetic intensity (FLOP/byte, log)", "log", 30)
 	_, y := valueAxis("TFLOP/s (log)", "log", 44)
@@ -125,6 +154,14 @@ func rooflineChart(rl *analyze.Roofline) (template.JS, error) {
 	}
 	points := charts.NewScatter()
 	points.AddSeries("Measured GEMM", measured, measuredOpts...)
+	if dec != nil && len(dec.Levels) > 0 {
+		var decode []opts.ScatterData
+		for _, l := range dec.Levels {
+			decode = append(decode, opts.ScatterData{Name: fmt.Sprintf("decode c=%d", l.Concurrency), Value: xy(l.IntensityFLOPPerByte, l.AchievedFLOPPerS/1e12), Symbol: "diamond", SymbolSize: 11})
+		}
+		points.AddSeries("Decode at each level (measured)", decode, itemColor(colorP99),
+			charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Position: "right", Color: colorP99, Formatter: "{b}"}))
+	}
 	c.Overlap(points)
 	return optionJSON(c, nil)
 }
@@ -134,4 +171,64 @@ func orMissing(s, missing string) string {
 		return missing
 	}
 	return s
+}
+
+// probeOf finds the roofline of the probe run a decode roofline used, when
+// that run is in the report.
+func probeOf(rep *analyze.Report, dir string) *analyze.Roofline {
+	for i := range rep.Runs {
+		if rep.Runs[i].Dir == dir && rep.Runs[i].Roofline != nil {
+			return rep.Runs[i].Roofline
+		}
+	}
+	return nil
+}
+
+// decodeTable is the roofline gap level by level.
+func decodeTable(dec *analyze.DecodeRoofline) table {
+	var tpots []float64
+	for _, l := range dec.Levels {
+		tpots = append(tpots, l.PredictedTPOTS, l.MeasuredTPOTP50S)
+	}
+	u := durationScale(tpots...)
+	t := table{
+		Caption: "Roofline gap: the decode ceiling the probe predicts for this model at each level, against what was measured.",
+		Head: []string{"Concurrency", "Decode batch", "Intensity (FLOP/byte)", "Bound by", "TPOT floor (" + u.name + ")", "TPOT p50 (" + u.name + ")",
+			"TPOT ÷ floor", "Ceiling tok/s", "Measured tok/s", "% of ceiling"},
+		Right: []bool{true, true, true, false, true, true, true, true, true, true},
+	}
+	for _, l := range dec.Levels {
+		t.Rows = append(t.Rows, []string{
+			integer(l.Concurrency), sig(l.Batch), sig(l.IntensityFLOPPerByte), l.Bound, u.in(l.PredictedTPOTS), orDash(l.MeasuredTPOTP50S, u.in),
+			orDash(l.TPOTRatio, sig), sig(l.PredictedOutputTokPerS), orDash(l.MeasuredOutputTokPerS, sig), percent(l.ThroughputFraction),
+		})
+	}
+	return t
+}
+
+func decodeNotes(dec *analyze.DecodeRoofline) []string {
+	var out []string
+	if m := dec.Model; m != nil {
+		out = append(out, fmt.Sprintf("Model: %s parameters (%s active per token), %s of weights read per decode step at batch 1, %s of KV cache per token.",
+			sigCount(m.TotalParams), sigCount(m.ActiveParamsPerToken), bytesIEC(int64(m.WeightBytesPerStepB1)), bytesIEC(int64(m.KVBytesPerToken))))
+	}
+	for _, m := range dec.Missing {
+		out = append(out, "Not available: "+m+".")
+	}
+	return append(out, sentences(dec.Notes)...)
+}
+
+// sigCount formats a large count with a suffix: 8.03B, 70.6M.
+func sigCount(n float64) string {
+	switch {
+	case n >= 1e12:
+		return sig(n/1e12) + "T"
+	case n >= 1e9:
+		return sig(n/1e9) + "B"
+	case n >= 1e6:
+		return sig(n/1e6) + "M"
+	case n >= 1e3:
+		return sig(n/1e3) + "k"
+	}
+	return sig(n)
 }

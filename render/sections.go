@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/headroom-llm/headroom/analyze"
@@ -10,15 +11,27 @@ import (
 
 // headlineSection is what gets forwarded: the four numbers a reader needs
 // first, each either measured or saying why not.
-func headlineSection(id string, r *analyze.RunAnalysis) section {
+func headlineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) section {
 	s := section{ID: id, Title: "Headline"}
 	missing := func(label, why string) fact { return fact{Label: label, Value: why, Missing: true} }
-	sweepWhy := "not measured: no load sweep in this run"
-	s.Facts = []fact{
-		missing("Peak sustained throughput", sweepWhy),
-		missing("Recommended concurrency cap", sweepWhy),
-		missing("Wall hit", sweepWhy),
-		missing("Cost per million tokens", sweepWhy),
+	if sw := r.Sweep; sw == nil {
+		why := "not measured: no load sweep in this run"
+		s.Facts = []fact{missing("Peak sustained throughput", why), missing("Recommended concurrency cap", why),
+			missing("Wall hit", why), missing("Cost per million tokens", why)}
+	} else {
+		k := sw.Knees
+		if k.PeakConcurrency > 0 {
+			s.Facts = append(s.Facts, fact{Label: "Peak sustained throughput", Value: tokPerS(k.PeakOutputTokPerS), Note: fmt.Sprintf("output tokens, at concurrency %d", k.PeakConcurrency)})
+		} else {
+			s.Facts = append(s.Facts, missing("Peak sustained throughput", "no level finished within the error limit"))
+		}
+		if k.RecommendedConcurrency > 0 {
+			s.Facts = append(s.Facts, fact{Label: "Recommended concurrency cap", Value: integer(k.RecommendedConcurrency), Note: k.RecommendedReason})
+		} else {
+			s.Facts = append(s.Facts, missing("Recommended concurrency cap", "not found: "+orText(k.RecommendedReason, "no TPOT baseline")))
+		}
+		s.Facts = append(s.Facts, fact{Label: "Wall hit", Value: wallName(sw.Diagnosis.Wall), Note: sentence(sw.Diagnosis.Summary)})
+		s.Facts = append(s.Facts, costFact(rep, r))
 	}
 	if rl := r.Roofline; rl != nil {
 		s.Facts = append(s.Facts, fact{
@@ -30,80 +43,57 @@ func headlineSection(id string, r *analyze.RunAnalysis) section {
 	return s
 }
 
+// costFact is the headline's cost: the analyzer's headline figure when it
+// is about this run, else this run's honest operating point.
+func costFact(rep *analyze.Report, r *analyze.RunAnalysis) fact {
+	const label = "Cost per million tokens"
+	if h := rep.Headline; h != nil && (h.Run == r.Dir || h.Run == runLabel(r)) {
+		if h.USDPerMTokOutput <= 0 {
+			return fact{Label: label, Value: orText(h.CostMissing, "not computed"), Missing: true}
+		}
+		f := fact{Label: label, Value: usd(h.USDPerMTokOutput) + " per Mtok output", Note: "at the " + h.CostPoint}
+		if a := h.NearestAPI; a != nil {
+			f.Note += apiNote(*a)
+		}
+		return f
+	}
+	c := r.Sweep.Cost
+	if c == nil || len(c.Points) == 0 {
+		return fact{Label: label, Value: "not computed: give --gpu-hour-usd (and --kwh-usd)", Missing: true}
+	}
+	p := c.Points[len(c.Points)-1]
+	for _, q := range c.Points {
+		if q.Name == analyze.CostSLO {
+			p = q
+		}
+	}
+	f := fact{Label: label, Value: usd(p.USDPerMTokOutput) + " per Mtok output", Note: "at the " + p.Name}
+	if len(p.Comparisons) > 0 {
+		f.Note += apiNote(p.Comparisons[0])
+	}
+	return f
+}
+
+// apiNote puts the nearest API price next to the headline cost, on the
+// comparison's own basis.
+func apiNote(a analyze.PriceComparison) string {
+	return fmt.Sprintf("; on a %s basis %s against %s %s at %s (price of %s): self-hosting is %s",
+		orText(a.Basis, "like-for-like"), usd(a.SelfUSDPerMTok), a.API.Provider, a.API.Model, usd(a.APIUSDPerMTokBlended), a.API.Date, cheaper(a.CheaperFactor))
+}
+
 // summarySection holds the four sentences on the shape of the throughput
-// curve that the seed says to publish.
+// curve that the seed says to publish, as the analyzer wrote them.
 func summarySection(id string, r *analyze.RunAnalysis) section {
 	s := section{ID: id, Title: "The throughput curve in four sentences"}
-	s.Missing = noSweep("throughput curve to describe")
+	switch {
+	case r.Sweep == nil:
+		s.Missing = noSweep("throughput curve to describe")
+	case len(r.Sweep.Shape) == 0:
+		s.Missing = "The sweep has too few levels to describe the curve's shape."
+	default:
+		s.Sentences = r.Sweep.Shape
+	}
 	return s
-}
-
-// sweepSection is the seed's three panels: throughput, TPOT and TTFT
-// against concurrency, with the knees marked.
-func sweepSection(id string, r *analyze.RunAnalysis) section {
-	return section{
-		ID:    id,
-		Title: "Throughput, TPOT and TTFT against concurrency",
-		Read: "Throughput climbs, then flattens: the flattening is the real operating ceiling. TPOT stays flat " +
-			"while decode is memory-bound (extra users are nearly free), then rises at the knee. TTFT p99 pulling " +
-			"away from p50 is queueing.",
-		Missing: noSweep("throughput, TPOT or TTFT curve"),
-	}
-}
-
-// goodputSection shows throughput that meets the SLO, level by level.
-func goodputSection(id string, r *analyze.RunAnalysis) section {
-	return section{
-		ID:    id,
-		Title: "Goodput under the SLO",
-		Read: "A level's goodput is its throughput when its p99 TTFT and p99 TPOT are inside the SLO; the " +
-			"first level outside the SLO is where usable capacity stopped, whatever the throughput column says.",
-		Missing: noSweep("goodput"),
-	}
-}
-
-// diagnosisSection shows which wall was hit, with the evidence.
-func diagnosisSection(id string, r *analyze.RunAnalysis) section {
-	return section{
-		ID:    id,
-		Title: "Diagnosis: which wall was hit",
-		Read: "Four checks, each with its evidence: KV-cache wall (preemptions, cache near full), compute knee " +
-			"(clean log, GPU busy), queueing (TTFT tail pulling away while TPOT is flat), client-bound (the load " +
-			"generator could not keep up).",
-		Missing: noSweep("wall to diagnose"),
-	}
-}
-
-// timelineSection shows the server's KV-cache usage and queue over time.
-func timelineSection(id string, r *analyze.RunAnalysis) section {
-	return section{
-		ID:    id,
-		Title: "KV cache and queue over time",
-		Read: "The server's KV-cache usage and waiting requests through the sweep, with the level boundaries " +
-			"marked. A cache near 100% at the knee points to the KV-cache wall; a growing queue to queueing.",
-		Missing: noSweep("server metrics timeline"),
-	}
-}
-
-// telemetrySection shows the GPU's utilisation, power and clocks.
-func telemetrySection(id string, r *analyze.RunAnalysis) section {
-	return section{
-		ID:      id,
-		Title:   "GPU telemetry",
-		Read:    "GPU utilisation, power and SM clock through the sweep. Falling clocks at high power mean throttling.",
-		Missing: noSweep("GPU telemetry"),
-	}
-}
-
-// costSection shows cost per million tokens against hosted API prices.
-func costSection(id string, r *analyze.RunAnalysis) section {
-	return section{
-		ID:    id,
-		Title: "Cost per million tokens",
-		Read: "What the box costs per million output tokens at peak sustained throughput and at the SLO " +
-			"operating point (the honest one), next to dated hosted API prices.",
-		Missing: noSweep("throughput to price"),
-	}
 }
 
 // contextSection is the run's full context: every number above holds for
@@ -128,9 +118,26 @@ func contextSection(id string, r *analyze.RunAnalysis) section {
 }
 
 // methodologySection says how the numbers were made and what limits them.
-func methodologySection(id string, r *analyze.RunAnalysis) section {
+func methodologySection(id string, rep *analyze.Report, r *analyze.RunAnalysis) section {
 	s := section{ID: id, Title: "Methodology and caveats"}
 	m := r.Manifest
+	if sw := r.Sweep; sw != nil {
+		set := rep.Settings
+		src := "per-request timings (requests and tokens tables)"
+		if sw.Source == analyze.SourceLevelStats {
+			src = "per-level statistics imported from another tool; there are no per-request timings, so intervals, ITL and per-request goodput are missing"
+		}
+		s.Sentences = append(s.Sentences,
+			"Sweep statistics come from "+src+". Warm-up requests of every level are excluded; latencies are over successful requests.",
+			"Percentiles: "+orText(rep.PercentileMethod, "not stated")+". TTFT is send to first non-empty chunk; TPOT is (end − first token) ÷ (output tokens − 1); ITL is the gap between chunks.",
+			fmt.Sprintf("Knees: the TPOT knee is the first level whose p50 TPOT exceeds %s× its value at the lowest level; throughput has plateaued when later levels gain less than %s per doubling of concurrency; a level with more than %s failed requests is not sustained.",
+				sig(set.TPOTKneeFactor), percent(set.PlateauGainPerDoubling), percent(set.MaxErrorFraction)))
+		if set.Confidence > 0 {
+			s.Sentences = append(s.Sentences, fmt.Sprintf("Intervals are %s bootstrap intervals (%d resamples, seed %d), so the same run gives the same report.",
+				percent(set.Confidence), set.BootstrapResamples, set.BootstrapSeed))
+		}
+		s.Notes = append(s.Notes, sentences(sw.Warnings)...)
+	}
 	if r.Roofline != nil {
 		s.Sentences = append(s.Sentences,
 			fmt.Sprintf("Roofline: one GEMM shape, (B,%d) @ (%d,%d) in %s, swept over B; intensity = 2·B·K·N ÷ bytes moved, "+
@@ -175,21 +182,42 @@ func filesSection(id string, r *analyze.RunAnalysis) section {
 			"of Parquet files per table, readable with DuckDB, pandas or Polars (see docs/run-format.md).",
 	}
 	s.Sentences = append(s.Sentences, "Run directory: "+r.Dir)
-	var tables []string
-	if r.Manifest != nil {
-		for _, k := range r.Manifest.Kinds {
-			switch k {
-			case rundir.KindProbe:
-				tables = append(tables, rundir.TableProbeGEMM, rundir.TableProbeBandwidth)
-			case rundir.KindSweep:
-				tables = append(tables, rundir.TableLevels, rundir.TableRequests, rundir.TableTokens)
-			}
-		}
+	for _, f := range r.Files {
+		s.Files = append(s.Files, file{Path: f, What: fileWhat(f)})
 	}
-	for _, t := range tables {
-		s.Files = append(s.Files, file{Path: t + "/", What: "Parquet table " + t})
+	if len(s.Files) == 0 {
+		s.Notes = append(s.Notes, "The analysis did not list the run's files.")
 	}
 	return s
+}
+
+// fileWhat says what a file of a run directory holds.
+func fileWhat(path string) string {
+	dir, _, nested := strings.Cut(filepath.ToSlash(path), "/")
+	switch {
+	case path == rundir.ManifestFile:
+		return "what was measured, on what, with which settings"
+	case path == "server.log":
+		return "the server's log, as captured"
+	case nested && tableNames[dir] != "":
+		return tableNames[dir]
+	case strings.HasPrefix(path, "report.") || path == "analysis.json":
+		return "this report"
+	}
+	return ""
+}
+
+var tableNames = map[string]string{
+	rundir.TableProbeGEMM:      "probe: one row per GEMM shape",
+	rundir.TableProbeBandwidth: "probe: bandwidth measurements",
+	rundir.TableLevels:         "sweep: one row per load level",
+	rundir.TableRequests:       "sweep: one row per request",
+	rundir.TableTokens:         "sweep: one row per streamed chunk",
+	rundir.TableServerMetrics:  "sweep: scraped /metrics samples",
+	rundir.TableGPUTelemetry:   "sweep: NVML samples",
+	rundir.TableClientSamples:  "sweep: the load generator's self-check",
+	rundir.TableServerLogLines: "sweep: receive time of each server.log line",
+	rundir.TableLevelStats:     "imported per-level statistics",
 }
 
 func short(sha string) string {

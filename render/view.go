@@ -78,6 +78,7 @@ type table struct {
 type verdict struct {
 	Check    string
 	Result   string
+	Status   string // the analyzer's status, for the page's colours
 	Summary  string
 	Fixes    []string
 	Evidence []evidence
@@ -88,7 +89,6 @@ type evidence struct {
 	What  string
 	Level string
 	Log   []logLine
-	File  string
 }
 
 // logLine is one line of a server log, with its 1-based line number.
@@ -100,7 +100,6 @@ type logLine struct {
 // file is one raw-data file of a run.
 type file struct {
 	Path string
-	Size string
 	What string
 }
 
@@ -122,7 +121,7 @@ func buildPage(rep *analyze.Report) (*page, error) {
 		EChartsVersion: echartsVersion,
 	}
 	for i := range rep.Runs {
-		rv, err := buildRun(i, &rep.Runs[i])
+		rv, err := buildRun(rep, i)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +130,8 @@ func buildPage(rep *analyze.Report) (*page, error) {
 	return p, nil
 }
 
-func buildRun(i int, r *analyze.RunAnalysis) (runView, error) {
+func buildRun(rep *analyze.Report, i int) (runView, error) {
+	r := &rep.Runs[i]
 	rv := runView{
 		Anchor:   "run" + strconv.Itoa(i+1),
 		Number:   i + 1,
@@ -140,22 +140,38 @@ func buildRun(i int, r *analyze.RunAnalysis) (runView, error) {
 		Warnings: r.Warnings,
 	}
 	id := func(s string) string { return rv.Anchor + "-" + s }
-	roof, err := rooflineSection(id("roofline"), r.Roofline)
+	sweep, err := sweepSection(id("sweep"), rep, r)
+	if err != nil {
+		return rv, err
+	}
+	roof, err := rooflineSection(id("roofline"), rep, r)
+	if err != nil {
+		return rv, err
+	}
+	goodput, err := goodputSection(id("goodput"), r)
+	if err != nil {
+		return rv, err
+	}
+	timeline, err := timelineSection(id("timeline"), r)
+	if err != nil {
+		return rv, err
+	}
+	telemetry, err := telemetrySection(id("telemetry"), r)
 	if err != nil {
 		return rv, err
 	}
 	rv.Sections = []section{
-		headlineSection(id("headline"), r),
+		headlineSection(id("headline"), rep, r),
 		summarySection(id("summary"), r),
-		sweepSection(id("sweep"), r),
+		sweep,
 		roof,
-		goodputSection(id("goodput"), r),
+		goodput,
 		diagnosisSection(id("diagnosis"), r),
-		timelineSection(id("timeline"), r),
-		telemetrySection(id("telemetry"), r),
+		timeline,
+		telemetry,
 		costSection(id("cost"), r),
 		contextSection(id("context"), r),
-		methodologySection(id("methodology"), r),
+		methodologySection(id("methodology"), rep, r),
 		filesSection(id("files"), r),
 	}
 	for i := range rv.Sections {
@@ -164,6 +180,17 @@ func buildRun(i int, r *analyze.RunAnalysis) (runView, error) {
 		}
 	}
 	return rv, nil
+}
+
+// HasHead reports whether any column has a heading; a table of label and
+// value pairs has none.
+func (t table) HasHead() bool {
+	for _, h := range t.Head {
+		if h != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // normalize gives every row and the alignment as many cells as the head,

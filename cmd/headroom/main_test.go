@@ -40,7 +40,7 @@ func TestImportThenReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"782.3 TFLOP/s at B=2048", "4186 GB/s", "187 FLOP/byte", "B=512", "Missing context:** Driver, CUDA"} {
+	for _, want := range []string{"782 TFLOP/s at B=2048", "4,186 GB/s", "187 FLOP/byte", "B=512", "Missing context: Driver, CUDA"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -1,0 +1,122 @@
+package render
+
+import (
+	"fmt"
+	"html/template"
+	"strconv"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/headroom-llm/headroom/analyze"
+)
+
+// goodputSection shows each level against the SLO.
+func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
+	s := section{
+		ID:    id,
+		Title: "Goodput under the SLO",
+		Read: "A level's goodput is its throughput when its p99 TTFT and p99 TPOT are inside the SLO; the " +
+			"first level outside the SLO is where usable capacity stopped, whatever the throughput column says.",
+	}
+	if r.Sweep == nil {
+		s.Missing = noSweep("goodput")
+		return s, nil
+	}
+	g := r.Sweep.Goodput
+	if g == nil {
+		s.Missing = "No SLO was given, so goodput was not judged. Report again with e.g. --slo ttft_p99=2s,tpot_p99=100ms."
+		return s, nil
+	}
+	var bounds []string
+	for _, b := range g.SLO.Bounds {
+		bounds = append(bounds, fmt.Sprintf("%s p%s ≤ %s", strings.ToUpper(b.Metric), strconv.FormatFloat(b.Percentile, 'f', -1, 64), dur(b.MaxS)))
+	}
+	s.Facts = []fact{{Label: "SLO", Value: strings.Join(bounds, ", "), Note: g.SLO.Spec}}
+	if g.OperatingConcurrency > 0 {
+		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: fmt.Sprintf("concurrency %d", g.OperatingConcurrency)},
+			fact{Label: "Goodput there", Value: tokPerS(g.OperatingOutputTokPerS)})
+	} else {
+		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: "none: even the first level fails the SLO"})
+	}
+	if g.FirstFailingConcurrency > 0 {
+		s.Facts = append(s.Facts, fact{Label: "First level outside the SLO", Value: fmt.Sprintf("concurrency %d", g.FirstFailingConcurrency)})
+	}
+	opt, err := goodputChart(r.Sweep)
+	if err != nil {
+		return s, err
+	}
+	s.Charts = []chart{{ID: id + "-chart", Caption: "Output throughput and goodput (throughput of levels inside the SLO) per level.", Class: "wide", Option: opt}}
+
+	t := table{
+		Head:  []string{"Concurrency", "Inside the SLO", "Bounds exceeded", "Output tok/s", "Goodput tok/s", "Requests meeting every bound", "Their tok/s"},
+		Right: []bool{true, false, false, true, true, true, true},
+	}
+	tput := map[int]float64{}
+	for _, l := range r.Sweep.Levels {
+		tput[l.Concurrency] = l.OutputTokPerS
+	}
+	for _, l := range g.Levels {
+		pass := "no"
+		switch {
+		case !l.Known:
+			pass = "unknown"
+		case l.Pass:
+			pass = "yes"
+		}
+		meet, meetTput := "–", "–"
+		if l.PerRequestKnown {
+			meet, meetTput = percent(l.RequestsMeetingFraction), sig(l.MeetingOutputTokPerS)
+		}
+		t.Rows = append(t.Rows, []string{
+			integer(l.Concurrency), pass, strings.Join(l.Failed, "; "), orDash(tput[l.Concurrency], sig),
+			sig(l.GoodputOutputTokPerS), meet, meetTput,
+		})
+	}
+	s.Tables = append(s.Tables, t)
+	s.Notes = append(s.Notes, sentences(g.Notes)...)
+	return s, nil
+}
+
+// goodputChart draws throughput and goodput as bars per level, and the
+// share of requests meeting the SLO as a line on a second axis.
+func goodputChart(sw *analyze.SweepAnalysis) (template.JS, error) {
+	g := sw.Goodput
+	c := charts.NewBar()
+	var cats []string
+	var tput, good []opts.BarData
+	var meet []opts.LineData
+	perRequest := false
+	byConc := map[int]analyze.LevelGoodput{}
+	for _, l := range g.Levels {
+		byConc[l.Concurrency] = l
+	}
+	for _, l := range sw.Levels {
+		cats = append(cats, strconv.Itoa(l.Concurrency))
+		tput = append(tput, opts.BarData{Value: round(l.OutputTokPerS)})
+		lg := byConc[l.Concurrency]
+		good = append(good, opts.BarData{Value: round(lg.GoodputOutputTokPerS)})
+		if lg.PerRequestKnown {
+			perRequest = true
+		}
+		meet = append(meet, opts.LineData{Value: round(100 * lg.RequestsMeetingFraction)})
+	}
+	x, _ := valueAxis("Concurrency", "category", 26)
+	_, y := valueAxis("Output tokens/s", "value", 52)
+	c.SetGlobalOptions(append(baseOpts("72", "64"), charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}))...)
+	c.SetXAxis(cats)
+	c.AddSeries("Output tok/s", tput, itemColor("#9db3d8"))
+	c.AddSeries("Goodput tok/s", good, itemColor(colorSecond))
+	if perRequest {
+		_, y2 := valueAxis("Requests meeting the SLO (%)", "value", 40)
+		y2.Min, y2.Max = 0, 100
+		c.ExtendYAxis(y2)
+		line := charts.NewLine()
+		line.AddSeries("Requests meeting the SLO (%)", meet, lineStyle(colorP99, "dashed", 2), itemColor(colorP99),
+			charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, Symbol: "circle"}))
+		c.Overlap(line)
+	}
+	return optionJSON(c, nil)
+}

@@ -1,0 +1,395 @@
+package render
+
+import (
+	"fmt"
+	"html/template"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/headroom-llm/headroom/analyze"
+)
+
+// sweepSection is the seed's three panels: throughput, TPOT and TTFT
+// against concurrency, with the knees marked, and the per-level tables.
+func sweepSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (section, error) {
+	s := section{
+		ID:    id,
+		Title: "Throughput, TPOT and TTFT against concurrency",
+		Read: "Throughput climbs, then flattens: the flattening is the real operating ceiling. TPOT stays flat " +
+			"while decode is memory-bound (extra users are nearly free), then rises at the knee. TTFT p99 pulling " +
+			"away from p50 is queueing.",
+	}
+	sw := r.Sweep
+	if sw == nil {
+		s.Missing = noSweep("throughput, TPOT or TTFT curve")
+		return s, nil
+	}
+	if len(sw.Levels) == 0 {
+		s.Missing = "The sweep recorded no levels: it stopped before the first level finished. See the run's warnings."
+		return s, nil
+	}
+	k := sw.Knees
+	s.Sentences = append(s.Sentences, kneeSentences(k)...)
+
+	panels := []struct {
+		name  string
+		build func(*analyze.SweepAnalysis) (template.JS, string, error)
+	}{
+		{"throughput", throughputPanel},
+		{"tpot", tpotPanel},
+		{"ttft", ttftPanel},
+	}
+	for _, p := range panels {
+		opt, caption, err := p.build(sw)
+		if err != nil {
+			return s, fmt.Errorf("%s panel: %w", p.name, err)
+		}
+		s.Charts = append(s.Charts, chart{ID: id + "-" + p.name, Caption: caption, Class: "panel", Option: opt})
+	}
+	s.ChartRow = true
+	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, rep.PercentileMethod))
+	s.Notes = append(s.Notes, sentences(k.Notes)...)
+	if sw.TokenCount != "" {
+		s.Notes = append(s.Notes, "Output tokens: "+sw.TokenCount+".")
+	}
+	for _, m := range sw.Missing {
+		s.Notes = append(s.Notes, "Not available: "+m+".")
+	}
+	s.Notes = append(s.Notes, levelWarnings(sw.Levels)...)
+	return s, nil
+}
+
+// kneeSentences states the knees the analyzer found, in words.
+func kneeSentences(k analyze.Knees) []string {
+	var out []string
+	if k.PeakConcurrency > 0 {
+		out = append(out, fmt.Sprintf("Peak sustained output throughput: %s at concurrency %d.", tokPerS(k.PeakOutputTokPerS), k.PeakConcurrency))
+	}
+	if k.BaselineConcurrency > 0 && k.BaselineTPOTP50S > 0 {
+		base := fmt.Sprintf("%s p50 TPOT at concurrency %d", dur(k.BaselineTPOTP50S), k.BaselineConcurrency)
+		if k.TPOTKneeConcurrency > 0 {
+			out = append(out, fmt.Sprintf("TPOT knee at concurrency %d: the first level whose p50 TPOT exceeds %s× the %s.",
+				k.TPOTKneeConcurrency, strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64), base))
+		} else {
+			out = append(out, fmt.Sprintf("No TPOT knee: p50 TPOT stayed within %s× the %s at every level; the sweep did not saturate decode.",
+				strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64), base))
+		}
+	}
+	if k.FlatToConcurrency > 0 {
+		out = append(out, fmt.Sprintf("Flat TPOT from concurrency %d to %d (at most %s× the baseline): extra users there are nearly free.",
+			k.FlatFromConcurrency, k.FlatToConcurrency, sig(k.FlatTPOTMaxRatio)))
+	}
+	if k.PlateauConcurrency > 0 {
+		out = append(out, fmt.Sprintf("Throughput plateau after concurrency %d: later levels gain less than %s per doubling.",
+			k.PlateauConcurrency, percent(k.PlateauGainPerDoubling)))
+	}
+	if k.RecommendedConcurrency > 0 {
+		s := fmt.Sprintf("Recommended concurrency cap: %d", k.RecommendedConcurrency)
+		if k.RecommendedReason != "" {
+			s += " (" + k.RecommendedReason + ")"
+		}
+		out = append(out, s+".")
+	}
+	return out
+}
+
+// levelX is a level's place on the x axis: its concurrency.
+func levelX(l analyze.LevelStats) float64 { return float64(l.Concurrency) }
+
+// concurrencyAxis is the shared x axis of the three panels: log₂, so the
+// usual doubling levels are evenly spaced.
+func concurrencyAxisPatch(o map[string]interface{}) {
+	setAxis(o, "xAxis", map[string]interface{}{"logBase": 2, "minorSplitLine": map[string]interface{}{"show": false}})
+}
+
+func panelChart(yName string) *charts.Line {
+	c := charts.NewLine()
+	x, _ := valueAxis("Concurrency (log₂)", "log", 26)
+	_, y := valueAxis(yName, "value", 46)
+	c.SetGlobalOptions(append(baseOpts("58", "16"),
+		charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}))...)
+	return c
+}
+
+// kneeMarks marks a concurrency with a labelled vertical dashed line.
+func kneeMarks(marks ...opts.MarkLineNameXAxisItem) []charts.SeriesOpts {
+	var keep []opts.MarkLineNameXAxisItem
+	for _, m := range marks {
+		if m.XAxis != nil && m.XAxis != 0 {
+			keep = append(keep, m)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	return []charts.SeriesOpts{
+		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: noSymbols, Label: markLabel("insideEndTop"), LineStyle: markLineStyle()}),
+		charts.WithMarkLineNameXAxisItemOpts(keep...),
+	}
+}
+
+func throughputPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
+	c := panelChart("Output tokens/s")
+	var pts []opts.LineData
+	for _, l := range sw.Levels {
+		if l.OutputTokPerS > 0 {
+			pts = append(pts, opts.LineData{Value: xy(levelX(l), l.OutputTokPerS)})
+		}
+	}
+	k := sw.Knees
+	sopts := []charts.SeriesOpts{lineStyle(colorMeasured, "solid", 2), itemColor(colorMeasured), smoothOff}
+	plateau := "plateau"
+	if k.PlateauConcurrency == k.PeakConcurrency {
+		plateau = "plateau, peak"
+	}
+	sopts = append(sopts, kneeMarks(
+		opts.MarkLineNameXAxisItem{Name: plateau, XAxis: intOrNil(k.PlateauConcurrency)},
+		opts.MarkLineNameXAxisItem{Name: "cap " + strconv.Itoa(k.RecommendedConcurrency), XAxis: intOrNil(k.RecommendedConcurrency)},
+	)...)
+	if k.PeakConcurrency > 0 {
+		// The peak is ringed; its value is in the table and the headline.
+		sopts = append(sopts, charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
+			Name: "peak " + sig(k.PeakOutputTokPerS), Coordinate: xy(float64(k.PeakConcurrency), k.PeakOutputTokPerS),
+			Symbol: "emptyCircle", SymbolSize: 16, ItemStyle: &opts.ItemStyle{Color: colorMark, BorderColor: colorMark},
+			Label: &opts.Label{Show: opts.Bool(false)},
+		}))
+	}
+	c.AddSeries("Output tok/s", pts, sopts...)
+	opt, err := optionJSON(c, concurrencyAxisPatch)
+	return opt, "Output throughput (tokens/s) against concurrency; the peak, the plateau and the recommended cap marked.", err
+}
+
+// latencySeries adds p50 and p99 series of one latency, in unit.
+func latencySeries(c *charts.Line, sw *analyze.SweepAnalysis, get func(analyze.LevelStats) *analyze.Latency, unit durationUnit, marks []charts.SeriesOpts) {
+	var p50, p99 []opts.LineData
+	for _, l := range sw.Levels {
+		lat := get(l)
+		if lat == nil {
+			continue
+		}
+		if v, ok := lat.Quantile(50); ok {
+			p50 = append(p50, opts.LineData{Value: xy(levelX(l), v*unit.scale)})
+		}
+		if v, ok := lat.Quantile(99); ok {
+			p99 = append(p99, opts.LineData{Value: xy(levelX(l), v*unit.scale)})
+		}
+	}
+	c.AddSeries("p50", p50, append([]charts.SeriesOpts{lineStyle(colorP50, "solid", 2), itemColor(colorP50), smoothOff}, marks...)...)
+	c.AddSeries("p99", p99, lineStyle(colorP99, "dashed", 2), itemColor(colorP99), smoothOff)
+}
+
+// latencyUnit picks one unit for a latency across all levels.
+func latencyUnit(sw *analyze.SweepAnalysis, get func(analyze.LevelStats) *analyze.Latency) durationUnit {
+	var vals []float64
+	for _, l := range sw.Levels {
+		if lat := get(l); lat != nil {
+			for _, q := range lat.Percentiles {
+				vals = append(vals, q.ValueS)
+			}
+		}
+	}
+	return durationScale(vals...)
+}
+
+func getTPOT(l analyze.LevelStats) *analyze.Latency { return l.TPOT }
+func getTTFT(l analyze.LevelStats) *analyze.Latency { return l.TTFT }
+func getITL(l analyze.LevelStats) *analyze.Latency  { return l.ITL }
+func getE2E(l analyze.LevelStats) *analyze.Latency  { return l.E2E }
+
+func tpotPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
+	unit := latencyUnit(sw, getTPOT)
+	c := panelChart("TPOT (" + unit.name + ")")
+	k := sw.Knees
+	marks := kneeMarks(opts.MarkLineNameXAxisItem{Name: "knee", XAxis: intOrNil(k.TPOTKneeConcurrency)})
+	if k.FlatToConcurrency > k.FlatFromConcurrency && k.FlatFromConcurrency > 0 {
+		marks = append(marks,
+			charts.WithMarkAreaStyleOpts(opts.MarkAreaStyle{
+				ItemStyle: &opts.ItemStyle{Color: "rgba(46,125,50,0.10)"},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: colorSecond},
+			}),
+			charts.WithMarkAreaData([]opts.MarkAreaData{{Name: "flat", XAxis: k.FlatFromConcurrency}, {XAxis: k.FlatToConcurrency}}))
+	}
+	latencySeries(c, sw, getTPOT, unit, marks)
+	opt, err := optionJSON(c, concurrencyAxisPatch)
+	return opt, "Time per output token, p50 and p99; the flat region shaded, the knee (p50 > " +
+		strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64) + "× baseline) marked.", err
+}
+
+func ttftPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
+	unit := latencyUnit(sw, getTTFT)
+	c := panelChart("TTFT (" + unit.name + ")")
+	marks := kneeMarks(opts.MarkLineNameXAxisItem{Name: "TPOT knee", XAxis: intOrNil(sw.Knees.TPOTKneeConcurrency)})
+	latencySeries(c, sw, getTTFT, unit, marks)
+	opt, err := optionJSON(c, concurrencyAxisPatch)
+	return opt, "Time to first token, p50 and p99: p99 pulling away from p50 is queueing.", err
+}
+
+func intOrNil(v int) interface{} {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+// throughputTable lists each level's requests and throughputs.
+func throughputTable(sw *analyze.SweepAnalysis) table {
+	t := table{
+		Caption: "Per level: measured requests (warm-up excluded), errors and throughput over the measured window.",
+		Head:    []string{"Concurrency", "Requests", "Errors", "Window (s)", "Requests/s", "Output tok/s", "95% interval", "Total tok/s", "Mean output tokens"},
+		Right:   []bool{true, true, true, true, true, true, true, true, true},
+	}
+	if sw.Mode == "open" {
+		t.Head[0] = "Concurrency cap"
+		t.Head = append(t.Head, "Rate (req/s)")
+		t.Right = append(t.Right, true)
+	}
+	for _, l := range sw.Levels {
+		errs := integer(l.Errors)
+		if l.Errors > 0 {
+			errs += " (" + percent(l.ErrorFraction) + errorClasses(l.ErrorsByClass) + ")"
+		}
+		iv := "–"
+		if c := l.Confidence.OutputTokPerS; c != nil {
+			iv = sig(c.Low) + "–" + sig(c.High)
+		}
+		row := []string{
+			integer(l.Concurrency), integer(l.Requests), errs, orDash(l.WindowS, sig), orDash(l.RequestsPerS, sig),
+			orDash(l.OutputTokPerS, sig), iv, orDash(l.TotalTokPerS, sig), orDash(l.MeanOutputTokens, sig),
+		}
+		if sw.Mode == "open" {
+			row = append(row, orDash(l.RateRPS, sig))
+		}
+		if !l.Complete {
+			row[0] += " (incomplete)"
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func errorClasses(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
+// latencyTable lists each level's latency percentiles, one unit per
+// latency. A percentile that rests on too few requests is starred.
+func latencyTable(sw *analyze.SweepAnalysis, method string) table {
+	type col struct {
+		name string
+		get  func(analyze.LevelStats) *analyze.Latency
+		ps   []float64
+	}
+	cols := []col{
+		{"TTFT", getTTFT, reportedPercentiles(sw, getTTFT)},
+		{"TPOT", getTPOT, reportedPercentiles(sw, getTPOT)},
+		{"ITL", getITL, []float64{50, 99}},
+		{"E2E", getE2E, []float64{50, 99}},
+	}
+	t := table{Head: []string{"Concurrency"}, Right: []bool{true}}
+	units := make([]durationUnit, len(cols))
+	for i, c := range cols {
+		units[i] = latencyUnit(sw, c.get)
+		for _, p := range c.ps {
+			t.Head = append(t.Head, fmt.Sprintf("%s p%s (%s)", c.name, strconv.FormatFloat(p, 'f', -1, 64), units[i].name))
+			t.Right = append(t.Right, true)
+		}
+	}
+	starred := false
+	for _, l := range sw.Levels {
+		row := []string{integer(l.Concurrency)}
+		for i, c := range cols {
+			lat := c.get(l)
+			for _, p := range c.ps {
+				cell := "–"
+				if lat != nil {
+					for _, q := range lat.Percentiles {
+						if q.Percentile == p {
+							cell = units[i].in(q.ValueS)
+							if !q.Reliable {
+								cell += "*"
+								starred = true
+							}
+						}
+					}
+				}
+				row = append(row, cell)
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Caption = "Per level: latency percentiles of successful measured requests."
+	if method != "" {
+		t.Caption = "Per level: latency percentiles of successful measured requests (" + method + ")."
+	}
+	if starred {
+		t.Caption += " * rests on too few requests to be a tail estimate: it is the largest value seen."
+	}
+	return t
+}
+
+// reportedPercentiles is the percentiles any level reports for a latency.
+func reportedPercentiles(sw *analyze.SweepAnalysis, get func(analyze.LevelStats) *analyze.Latency) []float64 {
+	seen := map[float64]bool{}
+	var ps []float64
+	for _, l := range sw.Levels {
+		if lat := get(l); lat != nil {
+			for _, q := range lat.Percentiles {
+				if !seen[q.Percentile] {
+					seen[q.Percentile] = true
+					ps = append(ps, q.Percentile)
+				}
+			}
+		}
+	}
+	if len(ps) == 0 {
+		return []float64{50, 99}
+	}
+	return ps
+}
+
+// levelWarnings lists each distinct level warning once, naming its levels.
+func levelWarnings(levels []analyze.LevelStats) []string {
+	var order []string
+	at := map[string][]string{}
+	for _, l := range levels {
+		for _, w := range l.Warnings {
+			if _, ok := at[w]; !ok {
+				order = append(order, w)
+			}
+			at[w] = append(at[w], strconv.Itoa(l.Concurrency))
+		}
+	}
+	var out []string
+	for _, w := range order {
+		out = append(out, fmt.Sprintf("Concurrency %s: %s.", strings.Join(at[w], ", "), strings.TrimSuffix(w, ".")))
+	}
+	return out
+}
+
+func orDash(v float64, f func(float64) string) string {
+	if v == 0 {
+		return "–"
+	}
+	return f(v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,118 @@
+package render
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/examples"
+)
+
+// llama8BConfig is the Hugging Face config.json of Llama 3.1 8B (the
+// fields the roofline gap reads).
+const llama8BConfig = `{
+  "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+  "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+  "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16", "max_position_embeddings": 131072
+}`
+
+// sweepReport analyzes the synthetic sweep (and, with probe, the bundled
+// H200 probe) with an SLO, a model description and GPU prices, the way
+// `headroom report probe.run sweep.run --slo … --model-config … --gpu-hour-usd …` does.
+func sweepReport(t *testing.T, fx sweepFixture, probe bool) *analyze.Report {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	var runs []*analyze.Run
+	if probe {
+		if _, err := examples.Extract("h200-probe", "h200-probe"); err != nil {
+			t.Fatal(err)
+		}
+		r, err := analyze.Load("h200-probe")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	writeSweepFixture(t, "sweep", fx)
+	r, err := analyze.Load("sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs = append(runs, r)
+	set := analyze.Default()
+	set.Now = fixedNow
+	if set.SLO, err = analyze.ParseSLO("ttft_p99=300ms,tpot_p99=25ms"); err != nil {
+		t.Fatal(err)
+	}
+	if set.Model, err = analyze.ParseModelConfig([]byte(llama8BConfig)); err != nil {
+		t.Fatal(err)
+	}
+	prices, err := analyze.BuiltinPrices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Cost.GPUHourUSD, set.Cost.KWhUSD, set.Cost.Prices, set.Cost.PricesSource = 3.5, 0.15, prices, "built in"
+	rep, err := analyze.Analyze(runs, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.HeadroomVersion = "test"
+	return rep
+}
+
+// A probe and a sweep in one report: every section lights up, and both
+// outputs match their golden files.
+func TestGoldenSweepReport(t *testing.T) {
+	rep := sweepReport(t, sweepFixture{}, true)
+	md, page := renderBoth(t, rep)
+	golden(t, "sweep.md", md)
+	pd := parsePage(t, page)
+	golden(t, "sweep.html.txt", goldenPageData(t, pd, chartOrder(page)))
+
+	p, err := buildPage(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep := p.Runs[1]
+	for _, s := range sweep.Sections {
+		if s.Missing != "" {
+			t.Errorf("sweep run: section %q says %q, but the fixture has its data", s.Title, s.Missing)
+		}
+	}
+	// The three panels, the roofline with decode, goodput, timeline and
+	// the two telemetry charts.
+	if n := len(chartOrder(page)); n != 1+3+1+1+1+2 {
+		t.Errorf("charts: %d, want 9 (probe roofline; 3 panels, roofline, goodput, timeline, 2 telemetry)", n)
+	}
+	text := strings.Join(pd.Text, "\n")
+	for _, want := range []string{
+		"preempted by PreemptionMode.RECOMPUTE", // a quoted log line
+		"KV-cache wall",
+		"Llama-3.1-8B-Instruct",
+		"--gpu-memory-utilization 0.90",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+// The sweep report draws in a real browser too: nine charts, a quiet
+// console, no request.
+func TestBrowserRendersSweepReport(t *testing.T) {
+	rep := sweepReport(t, sweepFixture{}, true)
+	dir := t.TempDir()
+	if _, err := Files(dir, rep, "html"); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "report.html")
+	res := openInBrowser(t, file)
+	for _, p := range browserProblems(res, file) {
+		t.Error(p)
+	}
+	if len(res.Boxes) != 9 {
+		t.Errorf("found %d chart elements, want 9", len(res.Boxes))
+	}
+}
