@@ -63,7 +63,9 @@ func (s sweep) run() *analyze.Run {
 	return run
 }
 
-func constant(d time.Duration) func(c, i int) time.Duration { return func(int, int) time.Duration { return d } }
+func constant(d time.Duration) func(c, i int) time.Duration {
+	return func(int, int) time.Duration { return d }
+}
 
 // spread is d·(1 + i/n): n distinct values from d to about 2d.
 func spread(d time.Duration, n int) func(c, i int) time.Duration {
