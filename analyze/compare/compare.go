@@ -396,9 +396,25 @@ func group(c *Comparison, runs []*analyze.Run, opts Options) error {
 		}
 	}
 	if len(opts.Baseline) == 0 {
-		c.Groups[0].Baseline = true
+		// The first group with a sweep: probe-only runs have no numbers to
+		// compare (their rooflines are overlaid all the same).
+		for gi := range c.Groups {
+			if hasSweep(c, c.Groups[gi]) {
+				c.Groups[gi].Baseline = true
+				break
+			}
+		}
 	}
 	return nil
+}
+
+func hasSweep(c *Comparison, g Group) bool {
+	for _, i := range g.Runs {
+		if c.Runs[i].Sweep != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func sameDir(a, b string) bool {

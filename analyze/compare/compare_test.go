@@ -241,3 +241,21 @@ func TestDiffAndGroupValue(t *testing.T) {
 		t.Errorf("unlabelled run groups as %q", got)
 	}
 }
+
+// A probe-only run has no numbers to compare: it is neither the baseline
+// nor a candidate, and the gate does not fail on it.
+func TestProbeRunsAreNotCompared(t *testing.T) {
+	probe := &analyze.Run{Dir: "probe", Manifest: &rundir.Manifest{FormatVersion: 1, Kinds: []string{rundir.KindProbe}, StartTime: t0, Complete: true}}
+	a := sweep{dir: "a", levels: []int{1}, n: 5, tokens: 3, ttft: constant(time.Millisecond), tpot: constant(time.Millisecond)}
+	b := a
+	b.dir = "b"
+	o := opts()
+	o.Rules, _ = ParseRules("ttft_p50>+10%")
+	c, err := Compare(context.Background(), []*analyze.Run{probe, a.run(), b.run()}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Groups[0].Baseline || !c.Groups[1].Baseline || len(c.Comparisons) != 1 || c.Comparisons[0].Candidate != "b" || c.Gate.Failed {
+		t.Fatalf("groups %+v comparisons %+v gate %+v", c.Groups, c.Comparisons, c.Gate)
+	}
+}

@@ -121,7 +121,7 @@ func compareGroups(c *Comparison, opts Options) []GroupComparison {
 	b := stats.Bootstrap{Resamples: opts.Settings.BootstrapResamples, Seed: opts.Settings.BootstrapSeed, Confidence: 1 - opts.Alpha}
 	var out []GroupComparison
 	for _, g := range c.Groups {
-		if g.Baseline {
+		if g.Baseline || !hasSweep(c, g) {
 			continue
 		}
 		gc := GroupComparison{Baseline: base.Name, Candidate: g.Name}

@@ -25,7 +25,3 @@ func placeholder(use, short, issue string) *cobra.Command {
 func newSweepCmd() *cobra.Command {
 	return placeholder("sweep", "Sweep concurrency against an OpenAI-compatible server", "issue 4")
 }
-
-func newCompareCmd() *cobra.Command {
-	return placeholder("compare", "Compare archived runs", "issue 8")
-}
