@@ -47,6 +47,8 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 			if rep.Headline == nil {
 				rep.Headline = headline(run, sw, probe)
 			}
+		} else if run.Manifest.HasKind(rundir.KindSweep) {
+			ra.Warnings = append(ra.Warnings, "the manifest says this run holds a sweep, but it recorded no levels or requests: nothing to analyse")
 		}
 		rep.Runs = append(rep.Runs, ra)
 	}
@@ -165,6 +167,9 @@ func headline(run *Run, sw *SweepAnalysis, probe *Roofline) *Headline {
 		PeakConcurrency:        sw.Knees.PeakConcurrency,
 		RecommendedConcurrency: sw.Knees.RecommendedConcurrency,
 		RecommendedReason:      sw.Knees.RecommendedReason,
+		Axis:                   sw.Knees.Axis,
+		PeakRateRPS:            sw.Knees.PeakRateRPS,
+		RecommendedRateRPS:     sw.Knees.RecommendedRateRPS,
 		Wall:                   sw.Diagnosis.Wall,
 		WallSummary:            sw.Diagnosis.Summary,
 	}
@@ -202,18 +207,18 @@ func shapeSentences(sw *SweepAnalysis) []string {
 		return "?"
 	}
 	first, last := levels[0], levels[len(levels)-1]
-	what := "concurrency"
+	what, theWhat := "concurrency", "the concurrency"
 	if k.Axis == AxisRate {
-		what = "arrival rate"
+		what, theWhat = "the arrival rate", "the arrival rate"
 	}
 	var out []string
 	// 1. How throughput grows.
-	out = append(out, fmt.Sprintf("Output throughput goes from %.0f tok/s at %s to %.0f tok/s at %s: %.1f× for %.0f× the %s.",
+	out = append(out, fmt.Sprintf("Output throughput goes from %.0f tok/s at %s to %.0f tok/s at %s: %.1f× for %.0f× %s.",
 		first.OutputTokPerS, first.Load, last.OutputTokPerS, last.Load, last.OutputTokPerS/first.OutputTokPerS,
-		loadValue(last, k.Axis)/math.Max(loadValue(first, k.Axis), 1e-9), what))
+		loadValue(last, k.Axis)/math.Max(loadValue(first, k.Axis), 1e-9), theWhat))
 	// 2. Where it flattens.
 	if k.PlateauLevel >= 0 {
-		out = append(out, fmt.Sprintf("It flattens after %s: from there every doubling of the %s adds less than %.0f%%, and each extra request buys queueing delay, not throughput.",
+		out = append(out, fmt.Sprintf("It flattens after %s: from there every doubling of %s adds less than %.0f%%, and each extra request buys queueing delay, not throughput.",
 			label(k.PlateauLevel), what, 100*k.PlateauGainPerDoubling))
 	} else {
 		out = append(out, fmt.Sprintf("It has not flattened by %s (still gaining at least %.0f%% per doubling): the sweep stopped before the ceiling.",
@@ -222,7 +227,7 @@ func shapeSentences(sw *SweepAnalysis) []string {
 	// 3. Peak and where it is reached.
 	if k.PeakLevel >= 0 {
 		out = append(out, fmt.Sprintf("The peak sustained throughput is %.0f tok/s, reached at %s; that %s is the more useful of the two numbers.",
-			k.PeakOutputTokPerS, label(k.PeakLevel), what))
+			k.PeakOutputTokPerS, label(k.PeakLevel), strings.TrimPrefix(what, "the ")))
 	} else {
 		out = append(out, "No level sustained its throughput without errors, so there is no peak to quote.")
 	}

@@ -11,6 +11,7 @@ import (
 // Two runs of one configuration are repeats: per level, a t interval over
 // the runs' values.
 func TestRepeatGroups(t *testing.T) {
+	t.Parallel()
 	a := kneeSweep(t)
 	b := newFakeSweep(t)
 	for _, c := range []int{1, 2, 4, 8, 16, 32} {
@@ -36,6 +37,7 @@ func TestRepeatGroups(t *testing.T) {
 
 // A run that lacks context says so, item by item.
 func TestMissingContext(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	f.manifest.Engine = &rundir.Engine{Name: "vllm", Model: "m"}
 	f.manifest.GPUs = []rundir.GPU{{Name: "NVIDIA H200"}}
@@ -61,6 +63,7 @@ func TestMissingContext(t *testing.T) {
 
 // Every scenario's report must serialize: no NaN or Inf anywhere.
 func TestReportSerializes(t *testing.T) {
+	t.Parallel()
 	set := testSettings()
 	set.SLO, _ = ParseSLO("ttft_p99=1s,tpot_p99=30ms,itl_p90=25ms")
 	set.Model = readConfig(t, "mixtral-8x7b-instruct-v0.1.json")

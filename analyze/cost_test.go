@@ -8,6 +8,7 @@ import (
 )
 
 func TestBuiltinPricesAreDatedAndSourced(t *testing.T) {
+	t.Parallel()
 	p, err := BuiltinPrices()
 	if err != nil {
 		t.Fatal(err)
@@ -23,6 +24,7 @@ func TestBuiltinPricesAreDatedAndSourced(t *testing.T) {
 }
 
 func TestParsePricesRejects(t *testing.T) {
+	t.Parallel()
 	for name, y := range map[string]string{
 		"unknown field": "apis:\n  - model: m\n    provider: p\n    output_usd_per_mtok: 1\n    date: 2026-01-01\n    source_url: https://x\n    outptu: 2\n",
 		"no source":     "apis:\n  - model: m\n    provider: p\n    output_usd_per_mtok: 1\n    date: 2026-01-01\n",
@@ -54,6 +56,7 @@ func FuzzParsePrices(f *testing.F) {
 
 // The user's file replaces the sections it has and keeps the others.
 func TestLoadPricesOverride(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "p.yaml")
 	y := "apis:\n  - model: Test 8B\n    model_id: acme/llama-3.1-8b\n    provider: Acme\n    input_usd_per_mtok: 0.1\n    output_usd_per_mtok: 0.2\n    date: 2026-11-30\n    source_url: https://example.invalid/prices\n    verified: true\n"
 	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
@@ -75,6 +78,7 @@ func TestLoadPricesOverride(t *testing.T) {
 // Cost at the peak and at the SLO point, with measured power, against an
 // API price given for the same model; all inputs constructed.
 func TestCostPerMillionTokens(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	for i := range f.levels {
 		f.gpuLevel(i, 90, 500)
@@ -126,6 +130,7 @@ func TestCostPerMillionTokens(t *testing.T) {
 }
 
 func TestCostWithoutPriceOrPower(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	f.manifest.GPUs[0].PowerLimitW = 0
 	set := testSettings()
@@ -146,6 +151,7 @@ func TestCostWithoutPriceOrPower(t *testing.T) {
 }
 
 func TestSameModel(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		a, b string
 		want bool

@@ -25,6 +25,7 @@ func probeRun(t *testing.T) *Run {
 // The roofline gap of a constructed sweep against the real H200 probe and
 // the published Llama 3.1 8B config.
 func TestDecodeRooflineGap(t *testing.T) {
+	t.Parallel()
 	probe := probeRun(t)
 	sweep := kneeSweep(t).write()
 	set := testSettings()
@@ -83,6 +84,7 @@ func TestDecodeRooflineGap(t *testing.T) {
 // Without a model config the ridge check uses the seed's intensity ≈
 // batch and says so; with no probe the gap is named as missing.
 func TestRidgeCheckApproximateAndMissing(t *testing.T) {
+	t.Parallel()
 	rep, err := Analyze([]*Run{probeRun(t), kneeSweep(t).write()}, testSettings())
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +103,7 @@ func TestRidgeCheckApproximateAndMissing(t *testing.T) {
 }
 
 func TestTensorParallelFromFlags(t *testing.T) {
+	t.Parallel()
 	f := newFakeSweep(t)
 	f.manifest.Engine.Flags = []string{"--tensor-parallel-size", "2"}
 	if got := tensorParallel(f.manifest); got != 2 {

@@ -32,6 +32,7 @@ func finding(d Diagnosis, check string) Finding {
 }
 
 func TestDiagnoseKVCacheWall(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	cleanStats(t, f)
 	preempt := fixtureLines(t, "vllm-docs-preemption-cnt.log")[0]
@@ -98,6 +99,7 @@ func TestDiagnoseKVCacheWall(t *testing.T) {
 
 // The project's test engine names its KV wall for what it is.
 func TestDiagnoseKVWallTestEngine(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	f.manifest.Engine.Name = "node-llama-cpp"
 	lines := fixtureLines(t, "node-llama-cpp-3.21.1-contract-example.log")
@@ -114,6 +116,7 @@ func TestDiagnoseKVWallTestEngine(t *testing.T) {
 }
 
 func TestDiagnoseComputeKnee(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	cleanStats(t, f)
 	for i := range f.levels {
@@ -144,6 +147,7 @@ func TestDiagnoseComputeKnee(t *testing.T) {
 }
 
 func TestDiagnoseQueueing(t *testing.T) {
+	t.Parallel()
 	f := newFakeSweep(t)
 	// TPOT flat; every 10th request waits (1 + c/4) × as long for its first
 	// token, so p99/p50 TTFT grows with concurrency: 1.25, 1.5, 2, 3, 5.
@@ -186,6 +190,7 @@ func TestDiagnoseQueueing(t *testing.T) {
 }
 
 func TestDiagnoseClientBound(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	cleanStats(t, f)
 	for i := range f.levels {
@@ -211,6 +216,7 @@ func TestDiagnoseClientBound(t *testing.T) {
 }
 
 func TestDiagnoseCleanNoWall(t *testing.T) {
+	t.Parallel()
 	f := newFakeSweep(t)
 	for _, c := range []int{1, 2, 4, 8} {
 		f.level(c, 5, constTTFT(0.05), 0.02)
@@ -229,6 +235,7 @@ func TestDiagnoseCleanNoWall(t *testing.T) {
 // Without a log or metrics the walls cannot be told apart; the verdict
 // says which evidence is missing.
 func TestDiagnoseInconclusive(t *testing.T) {
+	t.Parallel()
 	d := analyzeOne(t, kneeSweep(t).write(), testSettings()).Diagnosis
 	if d.Wall != WallInconclusive {
 		t.Fatalf("wall %q", d.Wall)
@@ -240,5 +247,65 @@ func TestDiagnoseInconclusive(t *testing.T) {
 	}
 	if len(d.Missing) != 4 {
 		t.Errorf("missing %v", d.Missing)
+	}
+}
+
+// llama.cpp has no preemption; a KV cache with no free cells is its wall.
+func TestDiagnoseKVWallLlamaCpp(t *testing.T) {
+	t.Parallel()
+	f := kneeSweep(t)
+	f.manifest.Engine.Name = "llamacpp"
+	lines := fixtureLines(t, "llamacpp-2024-01-gen-a-kvfull-compose.log")
+	for i, l := range lines {
+		f.log(f.at(kneeLevel[16], 0.1+0.8*float64(i)/float64(len(lines))), l)
+	}
+	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
+	if d.Wall != WallKVCache || !strings.Contains(d.Summary, "ran out of KV cache cells") {
+		t.Fatalf("wall %q: %s", d.Wall, d.Summary)
+	}
+	kv := finding(d, WallKVCache)
+	if kv.Load != "c=16" || len(kv.Evidence) == 0 || kv.Evidence[0].Line != 4 || kv.Evidence[0].Text != lines[3] {
+		t.Errorf("finding at %s, evidence %+v", kv.Load, kv.Evidence)
+	}
+}
+
+// A log's silence about preemptions proves none only for engines that log
+// every one: vLLM V1 never logs them, so its stats lines leave the count
+// unknown, while the test engine's log without a preempt line means zero.
+func TestPreemptionsKnownOnlyWhenTheEngineLogsThem(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		engine, fixture string
+		wantKnown       bool
+	}{
+		{"vllm", "vllm-0.13.x-v1-loggers248-stats.log", false},
+		{"sglang", "sglang-0.4.3-decode-2025-02.log", true},
+	}
+	for _, c := range cases {
+		f := newFakeSweep(t)
+		f.manifest.Engine.Name = c.engine
+		f.level(1, 3, constTTFT(0.05), 0.02)
+		f.level(2, 3, constTTFT(0.05), 0.02)
+		var lines []string
+		for _, line := range fixtureLines(t, c.fixture) {
+			if !strings.Contains(line, "preempt") && !strings.Contains(line, "retract") {
+				lines = append(lines, line)
+			}
+		}
+		// In log order: the first half inside level 0, the rest inside level 1.
+		for i, line := range lines {
+			lvl := 2 * i / len(lines)
+			f.log(f.at(lvl, 0.3+0.4*float64(i)/float64(len(lines))), line)
+		}
+		sw := analyzeOne(t, f.write(), testSettings())
+		for _, l := range sw.Levels {
+			if l.Server.LogLines == 0 {
+				t.Fatalf("%s: level %d got no log lines", c.fixture, l.LevelIndex)
+			}
+			if l.Server.PreemptionsKnown != c.wantKnown {
+				t.Errorf("%s: level %d preemptions known = %v (source %q), want %v",
+					c.fixture, l.LevelIndex, l.Server.PreemptionsKnown, l.Server.PreemptionsSource, c.wantKnown)
+			}
+		}
 	}
 }

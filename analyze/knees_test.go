@@ -25,6 +25,7 @@ func kneeSweep(t *testing.T) *fakeSweep {
 func wantTokPerS(c int) float64 { return float64(c) * 16 / (kneeTTFT + 15*kneeTPOT[c]) }
 
 func TestKneesPlateauPeak(t *testing.T) {
+	t.Parallel()
 	sw := analyzeOne(t, kneeSweep(t).write(), testSettings())
 	k := sw.Knees
 	if k.BaselineConcurrency != 1 || !near(k.BaselineTPOTP50S, 0.020, 1e-9) {
@@ -62,6 +63,7 @@ func TestKneesPlateauPeak(t *testing.T) {
 
 // A level with too many errors cannot hold the peak.
 func TestPeakSkipsUnsustainedLevels(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	for i := range f.reqs {
 		// 2 of 96 measured requests (2%, above the 1% limit): throughput
@@ -80,6 +82,7 @@ func TestPeakSkipsUnsustainedLevels(t *testing.T) {
 }
 
 func TestNoKneeNoPlateau(t *testing.T) {
+	t.Parallel()
 	f := newFakeSweep(t)
 	for _, c := range []int{2, 4, 8} {
 		f.level(c, 3, constTTFT(0.05), 0.02)
@@ -96,6 +99,7 @@ func TestNoKneeNoPlateau(t *testing.T) {
 }
 
 func TestGoodput(t *testing.T) {
+	t.Parallel()
 	set := testSettings()
 	var err error
 	if set.SLO, err = ParseSLO("ttft_p99=1s,tpot_p99=30ms"); err != nil {
@@ -134,6 +138,7 @@ func TestGoodput(t *testing.T) {
 // are told apart and ordered by arrival rate. The constructed timings are
 // kneeSweep's, relabelled as rates.
 func TestOpenLoopKneesByRate(t *testing.T) {
+	t.Parallel()
 	f := kneeSweep(t)
 	f.manifest.Workload.Mode = "open"
 	for i := range f.levels {

@@ -12,6 +12,7 @@ func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Ab
 
 // One level of constructed requests whose every latency is known.
 func TestLevelStatsKnownAnswers(t *testing.T) {
+	t.Parallel()
 	f := newFakeSweep(t)
 	f.level(2, 5, constTTFT(0.1), 0.02)
 	// A failed measured request: counted as an error, not in latencies.
@@ -74,6 +75,7 @@ func TestLevelStatsKnownAnswers(t *testing.T) {
 // Server completion tokens that differ from the client's chunks are used
 // for TPOT and throughput, and the difference is reported.
 func TestTPOTUsesServerTokens(t *testing.T) {
+	t.Parallel()
 	f := newFakeSweep(t)
 	f.level(1, 4, constTTFT(0.1), 0.02)
 	for i := range f.reqs {
@@ -91,6 +93,7 @@ func TestTPOTUsesServerTokens(t *testing.T) {
 }
 
 func TestLevelStatsFromImport(t *testing.T) {
+	t.Parallel()
 	rows := []rundir.LevelStatsRow{
 		{Concurrency: 4, RequestsOK: 8, OutputTokPerS: 400, TTFTP50S: 0.2, TTFTP99S: 0.5, TPOTP50S: 0.02, TPOTP99S: 0.03, E2EP50S: 3, PercentileMethod: "nearest rank (seed)"},
 		{Concurrency: 1, RequestsOK: 2, Errors: 1, OutputTokPerS: 100, TTFTP50S: 0.1, TTFTP99S: 0.1, TPOTP50S: 0.02, TPOTP99S: 0.02},

@@ -56,11 +56,16 @@ type Headline struct {
 	PeakOutputTokPerS float64 `json:"peak_output_tok_per_s"`
 	PeakConcurrency   int     `json:"peak_concurrency"`
 	// RecommendedConcurrency is the production concurrency cap.
-	RecommendedConcurrency int     `json:"recommended_concurrency"`
-	RecommendedReason      string  `json:"recommended_reason"`
-	Wall                   string  `json:"wall"` // a Wall* value
-	WallSummary            string  `json:"wall_summary"`
-	RidgeFLOPPerByte       float64 `json:"ridge_flop_per_byte,omitempty"`
+	RecommendedConcurrency int    `json:"recommended_concurrency"`
+	RecommendedReason      string `json:"recommended_reason"`
+	// Open-loop sweeps (Axis "rate_rps"): the arrival rates of the peak and
+	// of the recommended cap.
+	Axis               string  `json:"axis"`
+	PeakRateRPS        float64 `json:"peak_rate_rps,omitempty"`
+	RecommendedRateRPS float64 `json:"recommended_rate_rps,omitempty"`
+	Wall               string  `json:"wall"` // a Wall* value
+	WallSummary        string  `json:"wall_summary"`
+	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte,omitempty"`
 	// Cost at the honest operating point (the SLO's when given, else the
 	// peak) and the nearest hosted API price.
 	CostPoint         string           `json:"cost_point,omitempty"`
@@ -317,7 +322,10 @@ type Timeline struct {
 
 // LevelSpan is a level's place on the time axis.
 type LevelSpan struct {
+	LevelIndex  int     `json:"level_index"`
 	Concurrency int     `json:"concurrency"`
+	RateRPS     float64 `json:"rate_rps,omitempty"`
+	Load        string  `json:"load"`
 	StartS      float64 `json:"start_s"`
 	WarmupEndS  float64 `json:"warmup_end_s"`
 	EndS        float64 `json:"end_s"`

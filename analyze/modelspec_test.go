@@ -17,6 +17,7 @@ func readConfig(t *testing.T, name string) *ModelSpec {
 }
 
 func TestModelConfigLlama31_8B(t *testing.T) {
+	t.Parallel()
 	m := readConfig(t, "llama-3.1-8b-instruct.json")
 	if m.Layers != 32 || m.Hidden != 4096 || m.Heads != 32 || m.KVHeads != 8 || m.HeadDim != 128 || m.Intermediate != 14336 || m.Vocab != 128256 || !m.GatedMLP || m.TieEmbeddings {
 		t.Fatalf("shape %+v", m)
@@ -48,6 +49,7 @@ func TestModelConfigLlama31_8B(t *testing.T) {
 }
 
 func TestModelConfigMixtral(t *testing.T) {
+	t.Parallel()
 	m := readConfig(t, "mixtral-8x7b-instruct-v0.1.json")
 	if m.Experts != 8 || m.ActiveExperts != 2 || m.ExpertIntermediate != 14336 {
 		t.Fatalf("experts %+v", m)
@@ -74,6 +76,7 @@ func TestModelConfigMixtral(t *testing.T) {
 }
 
 func TestModelConfigVariants(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, json string
 		check      func(*ModelSpec) string

@@ -25,7 +25,7 @@ type Evidence struct {
 	Text string `json:"text,omitempty"`
 	// Metric, telemetry and client evidence.
 	Name  string  `json:"name,omitempty"`
-	Value float64 `json:"value,omitempty"`
+	Value float64 `json:"value"`
 	Unit  string  `json:"unit,omitempty"`
 	// Note says in words what it shows.
 	Note string `json:"note"`
@@ -197,9 +197,12 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	if sum.Engine == serverlog.EngineUnknown {
 		o.notes = append(o.notes, fmt.Sprintf("server log %s: the engine's log format was not recognised (%d lines read); the log cannot show preemptions", run.LogPath, sum.Counts.Lines))
 	}
-	// Preemptions are known to be zero for levels the log covers when the
-	// engine logs them (vLLM, SGLang, the test engine).
-	if sum.Engine != serverlog.EngineUnknown && sum.Engine != serverlog.EngineLlamaCpp {
+	// A level the log covers without a preemption line had none only when
+	// the engine logs every preemption (SGLang, the test engines), or logs a
+	// sample of them (vLLM V0) and the whole log has no preemption line.
+	// vLLM V1 and llama.cpp never log them: their silence proves nothing.
+	logging := sum.PreemptionLogging()
+	if logging == serverlog.PreemptionsAll || (logging == serverlog.PreemptionsSampled && sum.PreemptionLines == 0) {
 		for i := range levels {
 			if levels[i].Server.LogLines > 0 && !levels[i].Server.PreemptionsKnown {
 				levels[i].Server.PreemptionsKnown, levels[i].Server.PreemptionsSource = true, "server log"
@@ -506,7 +509,7 @@ func (o *observations) timeline(levels []LevelStats, maxPoints int) *Timeline {
 	start := levels[0].StartNS
 	t := &Timeline{StartNS: start}
 	for _, l := range levels {
-		t.Levels = append(t.Levels, LevelSpan{Concurrency: l.Concurrency,
+		t.Levels = append(t.Levels, LevelSpan{LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS, Load: l.Load,
 			StartS: float64(l.StartNS-start) / 1e9, WarmupEndS: float64(l.WarmupEndNS-start) / 1e9, EndS: float64(l.EndNS-start) / 1e9})
 	}
 	for _, s := range o.series {

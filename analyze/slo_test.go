@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseSLO(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		spec    string
 		want    []SLOBound
@@ -71,6 +72,7 @@ func FuzzParseSLO(f *testing.F) {
 }
 
 func TestParsePercentiles(t *testing.T) {
+	t.Parallel()
 	got, err := ParsePercentiles("95, p99.9,,75")
 	if err != nil || !reflect.DeepEqual(got, []float64{95, 99.9, 75}) {
 		t.Errorf("got %v, %v", got, err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
-	"github.com/go-echarts/go-echarts/v2/types"
 
 	"github.com/headroom-llm/headroom/templates"
 )
@@ -140,5 +139,3 @@ var noSymbols = []string{"none", "none"}
 // smoothOff keeps lines straight between measured points: no
 // interpolation suggests values that were not measured.
 var smoothOff = charts.WithLineChartOpts(opts.LineChart{Smooth: opts.Bool(false), ShowSymbol: opts.Bool(true), Symbol: "circle", SymbolSize: 6})
-
-var _ = types.ChartLine

@@ -38,7 +38,7 @@ func costSection(id string, r *analyze.RunAnalysis) section {
 		s.Notes = append(s.Notes, fmt.Sprintf("GPU price preset %s: %s from %s, %s per GPU-hour, dated %s (%s).", p.Name, p.GPU, p.Provider, usd(p.USDPerGPUHour), p.Date, p.SourceURL))
 	}
 	if len(c.Points) == 0 {
-		s.Missing = "No operating point to price: " + strings.Join(c.Missing, "; ") + "."
+		s.Missing = "Not priced: " + strings.Join(c.Missing, "; ") + "."
 		return s
 	}
 	t := table{

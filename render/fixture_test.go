@@ -22,6 +22,9 @@ type sweepFixture struct {
 	Flags    []string
 	Label    string
 	LogExtra string // appended to a preemption line, e.g. a hostile string
+	// OpenLoop marks the sweep as open loop: each level gets an arrival
+	// rate, and its concurrency becomes the cap.
+	OpenLoop bool
 }
 
 var fixtureStart = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -120,10 +123,14 @@ func writeSweepFixture(t *testing.T, dir string, fx sweepFixture) {
 			round(min(lv.conc, measured-done), false)
 		}
 		end := t0
-		levels = append(levels, rundir.LevelRow{
+		lr := rundir.LevelRow{
 			LevelIndex: int32(li), Concurrency: int64(lv.conc), StartNS: start, WarmupEndNS: warmEnd, EndNS: end,
 			Requests: int64(measured), Complete: true,
-		})
+		}
+		if fx.OpenLoop {
+			lr.RateRPS = float64(measured) / (float64(end-warmEnd) / 1e9)
+		}
+		levels = append(levels, lr)
 		// Metrics and telemetry every second through the level.
 		for ns := start; ns < end; ns += 1e9 {
 			metrics = append(metrics,
@@ -159,6 +166,12 @@ func writeSweepFixture(t *testing.T, dir string, fx sweepFixture) {
 		Workload: &rundir.Workload{Endpoint: "completions", Prompt: rundir.Dist{Kind: "fixed", Mean: fixturePromptTokens},
 			Output: rundir.Dist{Kind: "fixed", Mean: fixtureOutputTokens}, Seed: 1, Mode: "closed",
 			Levels: []int{1, 2, 4, 8, 16, 32, 64}, RequestsPerLevel: fixtureRequestsPerLevel, WarmupPerLevel: fixtureWarmup, FixedOutput: true},
+	}
+	if fx.OpenLoop {
+		m.Workload.Mode = "open"
+		for _, l := range levels {
+			m.Workload.RatesRPS = append(m.Workload.RatesRPS, l.RateRPS)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -34,14 +34,19 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 		bounds = append(bounds, fmt.Sprintf("%s p%s ≤ %s", strings.ToUpper(b.Metric), strconv.FormatFloat(b.Percentile, 'f', -1, 64), dur(b.MaxS)))
 	}
 	s.Facts = []fact{{Label: "SLO", Value: strings.Join(bounds, ", "), Note: g.SLO.Spec}}
-	if g.OperatingConcurrency > 0 {
-		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: fmt.Sprintf("concurrency %d", g.OperatingConcurrency)},
+	a := axisOf(r.Sweep)
+	if g.OperatingLevel >= 0 {
+		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: a.name(g.OperatingConcurrency, g.OperatingRateRPS)},
 			fact{Label: "Goodput there", Value: tokPerS(g.OperatingOutputTokPerS)})
 	} else {
 		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: "none: even the first level fails the SLO"})
 	}
-	if g.FirstFailingConcurrency > 0 {
-		s.Facts = append(s.Facts, fact{Label: "First level outside the SLO", Value: fmt.Sprintf("concurrency %d", g.FirstFailingConcurrency)})
+	if g.FirstFailingLevel >= 0 {
+		rate := 0.0
+		if l := levelByIndex(r.Sweep, g.FirstFailingLevel); l != nil {
+			rate = l.RateRPS
+		}
+		s.Facts = append(s.Facts, fact{Label: "First level outside the SLO", Value: a.name(g.FirstFailingConcurrency, rate)})
 	}
 	opt, err := goodputChart(r.Sweep)
 	if err != nil {
@@ -50,12 +55,12 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 	s.Charts = []chart{{ID: id + "-chart", Caption: "Output throughput and goodput (throughput of levels inside the SLO) per level.", Class: "wide", Option: opt}}
 
 	t := table{
-		Head:  []string{"Concurrency", "Inside the SLO", "Bounds exceeded", "Output tok/s", "Goodput tok/s", "Requests meeting every bound", "Their tok/s"},
+		Head:  []string{a.head(), "Inside the SLO", "Bounds exceeded", "Output tok/s", "Goodput tok/s", "Requests meeting every bound", "Their tok/s"},
 		Right: []bool{true, false, false, true, true, true, true},
 	}
-	tput := map[int]float64{}
+	tput := map[int]float64{} // by level index
 	for _, l := range r.Sweep.Levels {
-		tput[l.Concurrency] = l.OutputTokPerS
+		tput[l.LevelIndex] = l.OutputTokPerS
 	}
 	for _, l := range g.Levels {
 		pass := "no"
@@ -70,7 +75,7 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 			meet, meetTput = percent(l.RequestsMeetingFraction), sig(l.MeetingOutputTokPerS)
 		}
 		t.Rows = append(t.Rows, []string{
-			integer(l.Concurrency), pass, strings.Join(l.Failed, "; "), orDash(tput[l.Concurrency], sig),
+			a.cell(l.Concurrency, l.RateRPS), pass, strings.Join(l.Failed, "; "), orDash(tput[l.LevelIndex], sig),
 			sig(l.GoodputOutputTokPerS), meet, meetTput,
 		})
 	}
@@ -88,21 +93,22 @@ func goodputChart(sw *analyze.SweepAnalysis) (template.JS, error) {
 	var tput, good []opts.BarData
 	var meet []opts.LineData
 	perRequest := false
-	byConc := map[int]analyze.LevelGoodput{}
+	a := axisOf(sw)
+	byLevel := map[int]analyze.LevelGoodput{}
 	for _, l := range g.Levels {
-		byConc[l.Concurrency] = l
+		byLevel[l.LevelIndex] = l
 	}
 	for _, l := range sw.Levels {
-		cats = append(cats, strconv.Itoa(l.Concurrency))
+		cats = append(cats, a.cell(l.Concurrency, l.RateRPS))
 		tput = append(tput, opts.BarData{Value: round(l.OutputTokPerS)})
-		lg := byConc[l.Concurrency]
+		lg := byLevel[l.LevelIndex]
 		good = append(good, opts.BarData{Value: round(lg.GoodputOutputTokPerS)})
 		if lg.PerRequestKnown {
 			perRequest = true
 		}
 		meet = append(meet, opts.LineData{Value: round(100 * lg.RequestsMeetingFraction)})
 	}
-	x, _ := valueAxis("Concurrency", "category", 26)
+	x, _ := valueAxis(a.head(), "category", 26)
 	_, y := valueAxis("Output tokens/s", "value", 52)
 	c.SetGlobalOptions(append(baseOpts("72", "64"), charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}))...)

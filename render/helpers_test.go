@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -200,11 +201,17 @@ func goldenPageData(t *testing.T, pd pageData, order []string) []byte {
 		if err := json.Indent(&out, pd.Charts[id], "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		b.Write(out.Bytes())
+		// One line per [x, y] point keeps the file readable.
+		compact := pointPair.ReplaceAll(out.Bytes(), []byte("[$1, $2]"))
+		b.Write(valueOnly.ReplaceAll(compact, []byte(`{"value": $1}`)))
 		b.WriteString("\n")
 	}
 	return b.Bytes()
 }
+
+var pointPair = regexp.MustCompile(`\[\s*(-?[0-9][0-9.eE+-]*|"[^"\n]*")\s*,\s*(-?[0-9][0-9.eE+-]*)\s*\]`)
+
+var valueOnly = regexp.MustCompile(`\{\s*"value": (\[[^\]\n]*\]|-?[0-9][0-9.eE+-]*)\s*\}`)
 
 // chartOrder lists the chart ids in page order.
 func chartOrder(doc []byte) []string {

@@ -73,22 +73,39 @@ func TestSectionsNeverVanish(t *testing.T) {
 // report.md is valid Markdown: goldmark (GFM tables) finds every heading
 // and every table, and no table fell apart into a paragraph of pipes.
 func TestMarkdownParses(t *testing.T) {
-	rep := exampleReport(t, "h200-probe")
+	t.Run("probe", func(t *testing.T) {
+		checkMarkdown(t, exampleReport(t, "h200-probe"), "## Run 1: H200 roofline (seed script 01)", 0)
+	})
+	t.Run("probe and sweep", func(t *testing.T) {
+		checkMarkdown(t, sweepReport(t, sweepFixture{}, true), "## Run 1: H200 roofline (seed script 01)", 1)
+	})
+}
+
+func checkMarkdown(t *testing.T, rep *analyze.Report, firstRun string, minLogBlocks int) {
 	md, _ := renderBoth(t, rep)
 	p, err := buildPage(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTables := 0
-	for _, s := range p.Runs[0].Sections {
-		wantTables += len(s.Tables)
-		if len(s.Files) > 0 {
-			wantTables++
+	wantTables, wantLogBlocks := 0, 0
+	for _, run := range p.Runs {
+		for _, s := range run.Sections {
+			wantTables += len(s.Tables)
+			if len(s.Files) > 0 {
+				wantTables++
+			}
+			for _, v := range s.Verdicts {
+				for _, e := range v.Evidence {
+					if len(e.Log) > 0 {
+						wantLogBlocks++
+					}
+				}
+			}
 		}
 	}
 	doc := goldmark.New(goldmark.WithExtensions(extension.Table)).Parser().Parse(text.NewReader(md))
 	var headings []string
-	tables := 0
+	tables, logBlocks := 0, 0
 	err = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -105,6 +122,13 @@ func TestMarkdownParses(t *testing.T) {
 					t.Errorf("table row with %d cells under a head of %d", row.ChildCount(), cols)
 				}
 			}
+		case *ast.FencedCodeBlock:
+			if string(n.Language(md)) == "text" {
+				logBlocks++
+				if _, ok := n.Parent().(*ast.ListItem); !ok {
+					t.Errorf("a log excerpt is not inside its evidence list item")
+				}
+			}
 		case *ast.Paragraph:
 			if strings.HasPrefix(strings.TrimSpace(string(nodeText(n, md))), "|") {
 				t.Errorf("a table did not parse: %q", nodeText(n, md))
@@ -118,7 +142,13 @@ func TestMarkdownParses(t *testing.T) {
 	if tables != wantTables {
 		t.Errorf("goldmark found %d tables, the view has %d", tables, wantTables)
 	}
-	if len(headings) < 14 || headings[0] != "# headroom report" || headings[1] != "## Run 1: H200 roofline (seed script 01)" {
+	if logBlocks < minLogBlocks {
+		t.Errorf("goldmark found %d log excerpts, want at least %d", logBlocks, minLogBlocks)
+	}
+	if logBlocks != wantLogBlocks {
+		t.Errorf("goldmark found %d log excerpts, the view has %d", logBlocks, wantLogBlocks)
+	}
+	if len(headings) < 1+13*len(p.Runs) || headings[0] != "# headroom report" || headings[1] != firstRun {
 		t.Errorf("headings: %q", headings)
 	}
 }

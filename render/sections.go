@@ -19,14 +19,14 @@ func headlineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) sec
 		s.Facts = []fact{missing("Peak sustained throughput", why), missing("Recommended concurrency cap", why),
 			missing("Wall hit", why), missing("Cost per million tokens", why)}
 	} else {
-		k := sw.Knees
-		if k.PeakConcurrency > 0 {
-			s.Facts = append(s.Facts, fact{Label: "Peak sustained throughput", Value: tokPerS(k.PeakOutputTokPerS), Note: fmt.Sprintf("output tokens, at concurrency %d", k.PeakConcurrency)})
+		k, a := sw.Knees, axisOf(sw)
+		if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
+			s.Facts = append(s.Facts, fact{Label: "Peak sustained throughput", Value: tokPerS(k.PeakOutputTokPerS), Note: "output tokens, at " + a.name(k.PeakConcurrency, k.PeakRateRPS)})
 		} else {
 			s.Facts = append(s.Facts, missing("Peak sustained throughput", "no level finished within the error limit"))
 		}
-		if k.RecommendedConcurrency > 0 {
-			s.Facts = append(s.Facts, fact{Label: "Recommended concurrency cap", Value: integer(k.RecommendedConcurrency), Note: k.RecommendedReason})
+		if k.RecommendedLevel >= 0 {
+			s.Facts = append(s.Facts, fact{Label: "Recommended concurrency cap", Value: a.value(k.RecommendedConcurrency, k.RecommendedRateRPS), Note: k.RecommendedReason})
 		} else {
 			s.Facts = append(s.Facts, missing("Recommended concurrency cap", "not found: "+orText(k.RecommendedReason, "no TPOT baseline")))
 		}

@@ -33,7 +33,7 @@ func sweepSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (secti
 		return s, nil
 	}
 	k := sw.Knees
-	s.Sentences = append(s.Sentences, kneeSentences(k)...)
+	s.Sentences = append(s.Sentences, kneeSentences(k, axisOf(sw))...)
 
 	panels := []struct {
 		name  string
@@ -59,36 +59,36 @@ func sweepSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (secti
 	for _, m := range sw.Missing {
 		s.Notes = append(s.Notes, "Not available: "+m+".")
 	}
-	s.Notes = append(s.Notes, levelWarnings(sw.Levels)...)
+	s.Notes = append(s.Notes, levelWarnings(axisOf(sw), sw.Levels)...)
 	return s, nil
 }
 
 // kneeSentences states the knees the analyzer found, in words.
-func kneeSentences(k analyze.Knees) []string {
+func kneeSentences(k analyze.Knees, a loadAxis) []string {
 	var out []string
-	if k.PeakConcurrency > 0 {
-		out = append(out, fmt.Sprintf("Peak sustained output throughput: %s at concurrency %d.", tokPerS(k.PeakOutputTokPerS), k.PeakConcurrency))
+	factor := strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64)
+	if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
+		out = append(out, fmt.Sprintf("Peak sustained output throughput: %s at %s.", tokPerS(k.PeakOutputTokPerS), a.name(k.PeakConcurrency, k.PeakRateRPS)))
 	}
-	if k.BaselineConcurrency > 0 && k.BaselineTPOTP50S > 0 {
+	if k.BaselineLevel >= 0 && k.BaselineTPOTP50S > 0 {
 		base := fmt.Sprintf("%s p50 TPOT at concurrency %d", dur(k.BaselineTPOTP50S), k.BaselineConcurrency)
-		if k.TPOTKneeConcurrency > 0 {
-			out = append(out, fmt.Sprintf("TPOT knee at concurrency %d: the first level whose p50 TPOT exceeds %s× the %s.",
-				k.TPOTKneeConcurrency, strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64), base))
+		if k.TPOTKneeLevel >= 0 {
+			out = append(out, fmt.Sprintf("TPOT knee at %s: the first level whose p50 TPOT exceeds %s× the %s.",
+				a.name(k.TPOTKneeConcurrency, k.TPOTKneeRateRPS), factor, base))
 		} else {
-			out = append(out, fmt.Sprintf("No TPOT knee: p50 TPOT stayed within %s× the %s at every level; the sweep did not saturate decode.",
-				strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64), base))
+			out = append(out, fmt.Sprintf("No TPOT knee: p50 TPOT stayed within %s× the %s at every level; the sweep did not saturate decode.", factor, base))
 		}
 	}
-	if k.FlatToConcurrency > 0 {
-		out = append(out, fmt.Sprintf("Flat TPOT from concurrency %d to %d (at most %s× the baseline): extra users there are nearly free.",
-			k.FlatFromConcurrency, k.FlatToConcurrency, sig(k.FlatTPOTMaxRatio)))
+	if k.FlatToLevel >= 0 {
+		out = append(out, fmt.Sprintf("Flat TPOT up to %s (at most %s× the baseline): extra users there are nearly free.",
+			a.name(k.FlatToConcurrency, k.FlatToRateRPS), sig(k.FlatTPOTMaxRatio)))
 	}
-	if k.PlateauConcurrency > 0 {
-		out = append(out, fmt.Sprintf("Throughput plateau after concurrency %d: later levels gain less than %s per doubling.",
-			k.PlateauConcurrency, percent(k.PlateauGainPerDoubling)))
+	if k.PlateauLevel >= 0 {
+		out = append(out, fmt.Sprintf("Throughput plateau after %s: later levels gain less than %s per doubling.",
+			a.name(k.PlateauConcurrency, k.PlateauRateRPS), percent(k.PlateauGainPerDoubling)))
 	}
-	if k.RecommendedConcurrency > 0 {
-		s := fmt.Sprintf("Recommended concurrency cap: %d", k.RecommendedConcurrency)
+	if k.RecommendedLevel >= 0 {
+		s := "Recommended cap: " + a.name(k.RecommendedConcurrency, k.RecommendedRateRPS)
 		if k.RecommendedReason != "" {
 			s += " (" + k.RecommendedReason + ")"
 		}
@@ -97,18 +97,15 @@ func kneeSentences(k analyze.Knees) []string {
 	return out
 }
 
-// levelX is a level's place on the x axis: its concurrency.
-func levelX(l analyze.LevelStats) float64 { return float64(l.Concurrency) }
-
 // concurrencyAxis is the shared x axis of the three panels: log₂, so the
 // usual doubling levels are evenly spaced.
 func concurrencyAxisPatch(o map[string]interface{}) {
 	setAxis(o, "xAxis", map[string]interface{}{"logBase": 2, "minorSplitLine": map[string]interface{}{"show": false}})
 }
 
-func panelChart(yName string) *charts.Line {
+func panelChart(a loadAxis, yName string) *charts.Line {
 	c := charts.NewLine()
-	x, _ := valueAxis("Concurrency (log₂)", "log", 26)
+	x, _ := valueAxis(a.title(), "log", 26)
 	_, y := valueAxis(yName, "value", 46)
 	c.SetGlobalOptions(append(baseOpts("58", "16"),
 		charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
@@ -120,7 +117,7 @@ func panelChart(yName string) *charts.Line {
 func kneeMarks(marks ...opts.MarkLineNameXAxisItem) []charts.SeriesOpts {
 	var keep []opts.MarkLineNameXAxisItem
 	for _, m := range marks {
-		if m.XAxis != nil && m.XAxis != 0 {
+		if m.XAxis != nil {
 			keep = append(keep, m)
 		}
 	}
@@ -134,38 +131,40 @@ func kneeMarks(marks ...opts.MarkLineNameXAxisItem) []charts.SeriesOpts {
 }
 
 func throughputPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
-	c := panelChart("Output tokens/s")
+	a := axisOf(sw)
+	c := panelChart(a, "Output tokens/s")
 	var pts []opts.LineData
 	for _, l := range sw.Levels {
 		if l.OutputTokPerS > 0 {
-			pts = append(pts, opts.LineData{Value: xy(levelX(l), l.OutputTokPerS)})
+			pts = append(pts, opts.LineData{Value: xy(a.x(l), l.OutputTokPerS)})
 		}
 	}
 	k := sw.Knees
 	sopts := []charts.SeriesOpts{lineStyle(colorMeasured, "solid", 2), itemColor(colorMeasured), smoothOff}
 	plateau := "plateau"
-	if k.PlateauConcurrency == k.PeakConcurrency {
+	if k.PlateauLevel == k.PeakLevel {
 		plateau = "plateau, peak"
 	}
 	sopts = append(sopts, kneeMarks(
-		opts.MarkLineNameXAxisItem{Name: plateau, XAxis: intOrNil(k.PlateauConcurrency)},
-		opts.MarkLineNameXAxisItem{Name: "cap " + strconv.Itoa(k.RecommendedConcurrency), XAxis: intOrNil(k.RecommendedConcurrency)},
+		opts.MarkLineNameXAxisItem{Name: plateau, XAxis: a.mark(k.PlateauLevel, k.PlateauConcurrency, k.PlateauRateRPS)},
+		opts.MarkLineNameXAxisItem{Name: "cap", XAxis: a.mark(k.RecommendedLevel, k.RecommendedConcurrency, k.RecommendedRateRPS)},
 	)...)
-	if k.PeakConcurrency > 0 {
+	if peak := a.mark(k.PeakLevel, k.PeakConcurrency, k.PeakRateRPS); peak != nil {
 		// The peak is ringed; its value is in the table and the headline.
 		sopts = append(sopts, charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
-			Name: "peak " + sig(k.PeakOutputTokPerS), Coordinate: xy(float64(k.PeakConcurrency), k.PeakOutputTokPerS),
+			Name: "peak " + sig(k.PeakOutputTokPerS), Coordinate: []interface{}{peak, round(k.PeakOutputTokPerS)},
 			Symbol: "emptyCircle", SymbolSize: 16, ItemStyle: &opts.ItemStyle{Color: colorMark, BorderColor: colorMark},
 			Label: &opts.Label{Show: opts.Bool(false)},
 		}))
 	}
 	c.AddSeries("Output tok/s", pts, sopts...)
 	opt, err := optionJSON(c, concurrencyAxisPatch)
-	return opt, "Output throughput (tokens/s) against concurrency; the peak, the plateau and the recommended cap marked.", err
+	return opt, "Output throughput (tokens/s) against the load; the peak, the plateau and the recommended cap marked.", err
 }
 
 // latencySeries adds p50 and p99 series of one latency, in unit.
 func latencySeries(c *charts.Line, sw *analyze.SweepAnalysis, get func(analyze.LevelStats) *analyze.Latency, unit durationUnit, marks []charts.SeriesOpts) {
+	a := axisOf(sw)
 	var p50, p99 []opts.LineData
 	for _, l := range sw.Levels {
 		lat := get(l)
@@ -173,10 +172,10 @@ func latencySeries(c *charts.Line, sw *analyze.SweepAnalysis, get func(analyze.L
 			continue
 		}
 		if v, ok := lat.Quantile(50); ok {
-			p50 = append(p50, opts.LineData{Value: xy(levelX(l), v*unit.scale)})
+			p50 = append(p50, opts.LineData{Value: xy(a.x(l), v*unit.scale)})
 		}
 		if v, ok := lat.Quantile(99); ok {
-			p99 = append(p99, opts.LineData{Value: xy(levelX(l), v*unit.scale)})
+			p99 = append(p99, opts.LineData{Value: xy(a.x(l), v*unit.scale)})
 		}
 	}
 	c.AddSeries("p50", p50, append([]charts.SeriesOpts{lineStyle(colorP50, "solid", 2), itemColor(colorP50), smoothOff}, marks...)...)
@@ -203,10 +202,11 @@ func getE2E(l analyze.LevelStats) *analyze.Latency  { return l.E2E }
 
 func tpotPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 	unit := latencyUnit(sw, getTPOT)
-	c := panelChart("TPOT (" + unit.name + ")")
+	a := axisOf(sw)
+	c := panelChart(a, "TPOT ("+unit.name+")")
 	k := sw.Knees
-	marks := kneeMarks(opts.MarkLineNameXAxisItem{Name: "knee", XAxis: intOrNil(k.TPOTKneeConcurrency)})
-	if k.FlatToConcurrency > k.FlatFromConcurrency && k.FlatFromConcurrency > 0 {
+	marks := kneeMarks(opts.MarkLineNameXAxisItem{Name: "knee", XAxis: a.mark(k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS)})
+	if !a.rate && k.FlatToLevel >= 0 && k.FlatToConcurrency > k.FlatFromConcurrency && k.FlatFromConcurrency > 0 {
 		marks = append(marks,
 			charts.WithMarkAreaStyleOpts(opts.MarkAreaStyle{
 				ItemStyle: &opts.ItemStyle{Color: "rgba(46,125,50,0.10)"},
@@ -222,18 +222,13 @@ func tpotPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 
 func ttftPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 	unit := latencyUnit(sw, getTTFT)
-	c := panelChart("TTFT (" + unit.name + ")")
-	marks := kneeMarks(opts.MarkLineNameXAxisItem{Name: "TPOT knee", XAxis: intOrNil(sw.Knees.TPOTKneeConcurrency)})
+	a := axisOf(sw)
+	c := panelChart(a, "TTFT ("+unit.name+")")
+	k := sw.Knees
+	marks := kneeMarks(opts.MarkLineNameXAxisItem{Name: "TPOT knee", XAxis: a.mark(k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS)})
 	latencySeries(c, sw, getTTFT, unit, marks)
 	opt, err := optionJSON(c, concurrencyAxisPatch)
 	return opt, "Time to first token, p50 and p99: p99 pulling away from p50 is queueing.", err
-}
-
-func intOrNil(v int) interface{} {
-	if v == 0 {
-		return nil
-	}
-	return v
 }
 
 // throughputTable lists each level's requests and throughputs.
@@ -243,9 +238,10 @@ func throughputTable(sw *analyze.SweepAnalysis) table {
 		Head:    []string{"Concurrency", "Requests", "Errors", "Window (s)", "Requests/s", "Output tok/s", "95% interval", "Total tok/s", "Mean output tokens"},
 		Right:   []bool{true, true, true, true, true, true, true, true, true},
 	}
-	if sw.Mode == "open" {
+	a := axisOf(sw)
+	if a.rate {
 		t.Head[0] = "Concurrency cap"
-		t.Head = append(t.Head, "Rate (req/s)")
+		t.Head = append([]string{a.head()}, t.Head...)
 		t.Right = append(t.Right, true)
 	}
 	for _, l := range sw.Levels {
@@ -261,8 +257,8 @@ func throughputTable(sw *analyze.SweepAnalysis) table {
 			integer(l.Concurrency), integer(l.Requests), errs, orDash(l.WindowS, sig), orDash(l.RequestsPerS, sig),
 			orDash(l.OutputTokPerS, sig), iv, orDash(l.TotalTokPerS, sig), orDash(l.MeanOutputTokens, sig),
 		}
-		if sw.Mode == "open" {
-			row = append(row, orDash(l.RateRPS, sig))
+		if a.rate {
+			row = append([]string{a.cell(l.Concurrency, l.RateRPS)}, row...)
 		}
 		if !l.Complete {
 			row[0] += " (incomplete)"
@@ -297,7 +293,8 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 		{"ITL", getITL, []float64{50, 99}},
 		{"E2E", getE2E, []float64{50, 99}},
 	}
-	t := table{Head: []string{"Concurrency"}, Right: []bool{true}}
+	a := axisOf(sw)
+	t := table{Head: []string{a.head()}, Right: []bool{true}}
 	units := make([]durationUnit, len(cols))
 	for i, c := range cols {
 		units[i] = latencyUnit(sw, c.get)
@@ -308,7 +305,7 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 	}
 	starred := false
 	for _, l := range sw.Levels {
-		row := []string{integer(l.Concurrency)}
+		row := []string{a.cell(l.Concurrency, l.RateRPS)}
 		for i, c := range cols {
 			lat := c.get(l)
 			for _, p := range c.ps {
@@ -360,7 +357,7 @@ func reportedPercentiles(sw *analyze.SweepAnalysis, get func(analyze.LevelStats)
 }
 
 // levelWarnings lists each distinct level warning once, naming its levels.
-func levelWarnings(levels []analyze.LevelStats) []string {
+func levelWarnings(a loadAxis, levels []analyze.LevelStats) []string {
 	var order []string
 	at := map[string][]string{}
 	for _, l := range levels {
@@ -368,12 +365,12 @@ func levelWarnings(levels []analyze.LevelStats) []string {
 			if _, ok := at[w]; !ok {
 				order = append(order, w)
 			}
-			at[w] = append(at[w], strconv.Itoa(l.Concurrency))
+			at[w] = append(at[w], a.cell(l.Concurrency, l.RateRPS))
 		}
 	}
 	var out []string
 	for _, w := range order {
-		out = append(out, fmt.Sprintf("Concurrency %s: %s.", strings.Join(at[w], ", "), strings.TrimSuffix(w, ".")))
+		out = append(out, fmt.Sprintf("%s %s: %s.", a.head(), strings.Join(at[w], ", "), strings.TrimSuffix(w, ".")))
 	}
 	return out
 }

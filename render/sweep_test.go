@@ -116,3 +116,65 @@ func TestBrowserRendersSweepReport(t *testing.T) {
 		t.Errorf("found %d chart elements, want 9", len(res.Boxes))
 	}
 }
+
+// Two sweeps of one configuration: the report shows each run's sections
+// and a table of intervals across the runs.
+func TestRepeatedRuns(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var runs []*analyze.Run
+	for _, dir := range []string{"a", "b"} {
+		writeSweepFixture(t, dir, sweepFixture{})
+		r, err := analyze.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	set := analyze.Default()
+	set.Now = fixedNow
+	rep, err := analyze.Analyze(runs, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Repeats) != 1 {
+		t.Fatalf("the analyzer found %d repeat groups in two identical sweeps, want 1", len(rep.Repeats))
+	}
+	md, page := renderBoth(t, rep)
+	for _, want := range []string{"## Repeated runs", "## Run 1: ", "## Run 2: ", "| Concurrency | Runs | TTFT p50 | TPOT p50 | Output tok/s |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	text := strings.Join(parsePage(t, page).Text, "\n")
+	if !strings.Contains(text, "Repeated runs") || strings.Count(text, "Throughput, TPOT and TTFT against concurrency") < 4 {
+		t.Errorf("report.html lacks the repeats table or a run's sweep section")
+	}
+}
+
+// An open-loop sweep is plotted and tabled by arrival rate, and its knees
+// are named by rate.
+func TestOpenLoopSweep(t *testing.T) {
+	rep := sweepReport(t, sweepFixture{OpenLoop: true}, false)
+	if rep.Runs[0].Sweep.Knees.Axis != analyze.AxisRate {
+		t.Fatalf("the analyzer did not treat the sweep as open loop: axis %q", rep.Runs[0].Sweep.Knees.Axis)
+	}
+	md, page := renderBoth(t, rep)
+	for _, want := range []string{"| Rate (req/s) | Concurrency cap |", "| Rate (req/s) | TTFT p50 (ms) |", " req/s"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	pd := parsePage(t, page)
+	panels := 0
+	for _, id := range chartOrder(page) {
+		if strings.HasSuffix(id, "-throughput") || strings.HasSuffix(id, "-tpot") || strings.HasSuffix(id, "-ttft") {
+			panels++
+			if !strings.Contains(string(pd.Charts[id]), "Arrival rate (req/s") {
+				t.Errorf("chart %s is not plotted against the arrival rate", id)
+			}
+		}
+	}
+	if panels != 3 {
+		t.Errorf("found %d sweep panels, want 3", panels)
+	}
+}

@@ -54,7 +54,7 @@ func timelineSection(id string, r *analyze.RunAnalysis) (section, error) {
 	if ok {
 		s.Charts = []chart{{ID: id + "-chart", Caption: "KV-cache usage (left, %) and running, waiting requests and preemptions (right) over the sweep.", Class: "wide", Option: opt}}
 	} else {
-		s.Missing = "No server metrics were recorded: the sweep did not scrape the server's /metrics (or the engine exports no KV-cache and queue gauges). The table below has what the log said."
+		s.Missing = "No KV-cache or queue series was recorded: the sweep did not scrape the server's /metrics and its log has no periodic stats (or the engine exports neither)."
 	}
 	t := table{
 		Caption: "Per level (whole level, warm-up included): what the server's metrics and log said.",
@@ -76,6 +76,9 @@ func timelineSection(id string, r *analyze.RunAnalysis) (section, error) {
 	}
 	if known {
 		s.Tables = append(s.Tables, t)
+		if !ok {
+			s.Missing += " The table has what the log said."
+		}
 	}
 	return s, nil
 }
@@ -187,7 +190,11 @@ func levelMarks(tl *analyze.Timeline) []charts.SeriesOpts {
 	var lines []opts.MarkLineNameXAxisItem
 	var areas [][]opts.MarkAreaData
 	for _, l := range tl.Levels {
-		lines = append(lines, opts.MarkLineNameXAxisItem{Name: "c=" + strconv.Itoa(l.Concurrency), XAxis: round(l.StartS)})
+		name := l.Load // "c=8" or "4 req/s", as the analyzer names the level
+		if name == "" {
+			name = "c=" + strconv.Itoa(l.Concurrency)
+		}
+		lines = append(lines, opts.MarkLineNameXAxisItem{Name: name, XAxis: round(l.StartS)})
 		if l.WarmupEndS > l.StartS {
 			areas = append(areas, []opts.MarkAreaData{{XAxis: round(l.StartS)}, {XAxis: round(l.WarmupEndS)}})
 		}

@@ -5,8 +5,10 @@ import (
 	"html/template"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/analyze/stats"
 )
 
 // The view is the report model laid out for display: the same sections,
@@ -20,7 +22,12 @@ type page struct {
 	Generated      string
 	Version        string
 	EChartsVersion string
-	Runs           []runView
+	// Warnings concern the report as a whole.
+	Warnings []string
+	// Repeats are tables of runs of one configuration, with intervals
+	// across them.
+	Repeats []table
+	Runs    []runView
 }
 
 // runView is everything shown about one run.
@@ -119,6 +126,10 @@ func buildPage(rep *analyze.Report) (*page, error) {
 		Generated:      stamp(rep.GeneratedAt),
 		Version:        rep.HeadroomVersion,
 		EChartsVersion: echartsVersion,
+		Warnings:       sentences(rep.Warnings),
+	}
+	for _, g := range rep.Repeats {
+		p.Repeats = append(p.Repeats, repeatTable(rep, g))
 	}
 	for i := range rep.Runs {
 		rv, err := buildRun(rep, i)
@@ -174,6 +185,23 @@ func buildRun(rep *analyze.Report, i int) (runView, error) {
 		methodologySection(id("methodology"), rep, r),
 		filesSection(id("files"), r),
 	}
+	// A probe run reported with sweeps points at them, rather than telling
+	// the reader to go and run one.
+	if r.Sweep == nil {
+		var others []string
+		for j := range rep.Runs {
+			if j != i && rep.Runs[j].Sweep != nil {
+				others = append(others, fmt.Sprintf("run %d (%s)", j+1, runLabel(&rep.Runs[j])))
+			}
+		}
+		if len(others) > 0 {
+			for k := range rv.Sections {
+				if strings.HasPrefix(rv.Sections[k].Missing, noSweepPrefix) {
+					rv.Sections[k].Missing = "This run has no load sweep: see " + strings.Join(others, ", ") + " of this report."
+				}
+			}
+		}
+	}
 	for i := range rv.Sections {
 		for j := range rv.Sections[i].Tables {
 			rv.Sections[i].Tables[j].normalize()
@@ -220,7 +248,37 @@ func runLabel(r *analyze.RunAnalysis) string {
 	return filepath.Base(r.Dir)
 }
 
+// repeatTable shows a group of repeated runs: per level, the interval of
+// p50 TTFT, p50 TPOT and throughput across the runs.
+func repeatTable(rep *analyze.Report, g analyze.RepeatGroup) table {
+	var names []string
+	for _, i := range g.Runs {
+		if i >= 0 && i < len(rep.Runs) {
+			names = append(names, fmt.Sprintf("run %d (%s)", i+1, runLabel(&rep.Runs[i])))
+		}
+	}
+	t := table{
+		Caption: fmt.Sprintf("Repeated runs of one configuration (%s): %s. Intervals are across the runs.",
+			strings.Join(strings.Fields(strings.ReplaceAll(g.Key, " | ", "; ")), " "), strings.Join(names, ", ")),
+		Head:  []string{"Concurrency", "Runs", "TTFT p50", "TPOT p50", "Output tok/s"},
+		Right: []bool{true, true, true, true, true},
+	}
+	iv := func(i *stats.Interval, f func(float64) string) string {
+		if i == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%s (%s–%s)", f(i.Estimate), f(i.Low), f(i.High))
+	}
+	for _, l := range g.Levels {
+		t.Rows = append(t.Rows, []string{integer(l.Concurrency), integer(l.Runs), iv(l.TTFTP50S, dur), iv(l.TPOTP50S, dur), iv(l.OutputTokPerS, sig)})
+	}
+	t.normalize()
+	return t
+}
+
 // noSweep is the Missing text of every section that needs a sweep.
 func noSweep(what string) string {
-	return fmt.Sprintf("Not measured: this run has no load sweep, so there is no %s. Run headroom sweep against the server and report that run.", what)
+	return fmt.Sprintf(noSweepPrefix+", so there is no %s. Run headroom sweep against the server and report that run.", what)
 }
+
+const noSweepPrefix = "Not measured: this run has no load sweep"

@@ -2,6 +2,7 @@ package serverlog
 
 import (
 	"bytes"
+	"math/bits"
 	"strconv"
 )
 
@@ -125,6 +126,48 @@ var problemMarkers = [...]struct{ class, marker string }{
 	{ProblemAbort, "Abort request"},
 }
 
+// markerPairs has a bit for each two-byte opening of a problem marker and
+// markerFirst, per first byte, the markers that open with it: findMarker
+// looks at each position of a line once instead of searching the line once
+// per marker.
+var (
+	markerPairs [1 << 16 / 64]uint64
+	markerFirst [256]uint32
+)
+
+func init() {
+	if len(problemMarkers) > 32 {
+		panic("serverlog: more than 32 problem markers")
+	}
+	for i, m := range problemMarkers {
+		p := uint16(m.marker[0])<<8 | uint16(m.marker[1])
+		markerPairs[p>>6] |= 1 << (p & 63)
+		markerFirst[m.marker[0]] |= 1 << i
+	}
+}
+
+// findMarker gives the index in problemMarkers of the first marker (in
+// table order) that b contains, or -1.
+func findMarker(b []byte) int {
+	best := -1
+	for i := 0; i+1 < len(b); i++ {
+		p := uint16(b[i])<<8 | uint16(b[i+1])
+		if markerPairs[p>>6]&(1<<(p&63)) == 0 {
+			continue
+		}
+		for set := markerFirst[b[i]]; set != 0; set &= set - 1 {
+			k := bits.TrailingZeros32(set)
+			if (best < 0 || k < best) && len(b)-i >= len(problemMarkers[k].marker) && bstr(b[i:i+len(problemMarkers[k].marker)]) == problemMarkers[k].marker {
+				best = k
+			}
+		}
+		if best == 0 {
+			break
+		}
+	}
+	return best
+}
+
 // classify turns warning, error and headerless lines into problems.
 // Traceback frames and code lines are not counted as errors of their own:
 // the exception line at the end of the traceback is.
@@ -139,21 +182,20 @@ func (s *Scanner) classify(lvl Level, msg []byte) status {
 		body = rest
 	}
 	if !frame {
-		for _, m := range problemMarkers {
-			if contains(body, m.marker) {
-				kind := KindError
-				if lvl == LevelWarning || lvl == LevelInfo || lvl == LevelDebug {
-					kind = KindWarning
-					if m.class == ProblemAbort {
-						kind = KindError
-					}
+		if i := findMarker(body); i >= 0 {
+			m := problemMarkers[i]
+			kind := KindError
+			if lvl == LevelWarning || lvl == LevelInfo || lvl == LevelDebug {
+				kind = KindWarning
+				if m.class == ProblemAbort {
+					kind = KindError
 				}
-				if kind == KindWarning && m.class == ProblemTimeout {
-					// warnings about timeout settings are not timeouts
-					return stIgnored
-				}
-				return s.problem(kind, m.class, string(trimSpace(body)))
 			}
+			if kind == KindWarning && m.class == ProblemTimeout {
+				// warnings about timeout settings are not timeouts
+				return stIgnored
+			}
+			return s.problem(kind, m.class, string(trimSpace(body)))
 		}
 	}
 	switch {

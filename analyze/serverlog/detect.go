@@ -9,10 +9,11 @@ func detectLine(msg []byte) Engine {
 	if len(msg) == 0 {
 		return EngineUnknown
 	}
-	// The test engine: "INFO step n=..." after its RFC 3339 stamp (already
-	// unwrapped). Checked first: its verbs are specific.
-	if isNodeLine(msg) {
-		return EngineNodeLlamaCpp
+	// The test engine and transformers-cb: "INFO step n=..." after an
+	// RFC 3339 stamp (already unwrapped). Checked first: the verbs are
+	// specific.
+	if e := eventLogEngine(msg); e != EngineUnknown {
+		return e
 	}
 	body := stripProcPrefix(msg)
 	if lvl, n := vllmLevel(body); lvl != LevelUnknown {
@@ -67,22 +68,43 @@ var llamaMarkers = [...]string{
 	"print_timings:", "build: ", "system_info: n_threads", "INFO [", "update_slots : ",
 }
 
-// isNodeLine matches the test engine's "LEVEL verb" with a known verb.
-func isNodeLine(b []byte) bool {
+// engineEventLog is detectLine's answer for a line that the test engine and
+// transformers-cb both print (admit, preempt, finish, request): one of the
+// two, not known which.
+const engineEventLog Engine = "event-log"
+
+// isEventLog reports the engines whose log is "<RFC 3339> LEVEL event
+// key=value ...".
+func isEventLog(e Engine) bool { return e == EngineNodeLlamaCpp || e == EngineTransformersCB }
+
+// eventLogEngine matches "LEVEL event key=..." with a known event: the test
+// engine's own events, transformers-cb's own events, or engineEventLog for
+// events both print.
+func eventLogEngine(b []byte) Engine {
 	sp := bytes.IndexByte(b, ' ')
 	if sp < 4 || sp > 5 {
-		return false
+		return EngineUnknown
 	}
 	switch bstr(b[:sp]) {
 	case "INFO", "WARN", "ERROR", "DEBUG":
 	default:
-		return false
+		return EngineUnknown
 	}
 	rest := b[sp+1:]
-	for _, v := range [...]string{"engine start ", "admit req=", "step n=", "preempt req=", "finish req=", "request req="} {
+	for _, v := range [...]string{"engine start ", "step n="} {
 		if bytes.HasPrefix(rest, []byte(v)) {
-			return true
+			return EngineNodeLlamaCpp
 		}
 	}
-	return false
+	for _, v := range [...]string{"start engine=transformers-cb", "stats running=", "cache kv_blocks=", "serving model=", "model shape=", "tokenizer name="} {
+		if bytes.HasPrefix(rest, []byte(v)) {
+			return EngineTransformersCB
+		}
+	}
+	for _, v := range [...]string{"admit req=", "preempt req=", "finish req=", "request req="} {
+		if bytes.HasPrefix(rest, []byte(v)) {
+			return engineEventLog
+		}
+	}
+	return EngineUnknown
 }

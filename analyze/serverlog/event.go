@@ -18,10 +18,14 @@ const (
 	EngineSGLang       Engine = "sglang"
 	EngineLlamaCpp     Engine = "llamacpp"
 	EngineNodeLlamaCpp Engine = "node-llama-cpp"
+	// EngineTransformersCB is the project's GPU engine (bench/gpu-engine):
+	// transformers' continuous batching behind headroom's own server. Its
+	// log has the test engine's layout with other events.
+	EngineTransformersCB Engine = "transformers-cb"
 )
 
 // Engines lists the known engines in the order auto-detection prefers them.
-var Engines = []Engine{EngineVLLM, EngineSGLang, EngineLlamaCpp, EngineNodeLlamaCpp}
+var Engines = []Engine{EngineVLLM, EngineSGLang, EngineLlamaCpp, EngineNodeLlamaCpp, EngineTransformersCB}
 
 // ParseEngine reads an engine name as a user types it: "auto" or "" for
 // detection, and the usual spellings of each engine.
@@ -37,8 +41,10 @@ func ParseEngine(s string) (Engine, error) {
 		return EngineLlamaCpp, nil
 	case "node-llama-cpp", "nodellama", "node-llama", "testengine":
 		return EngineNodeLlamaCpp, nil
+	case "transformers-cb", "tfcb", "transformers":
+		return EngineTransformersCB, nil
 	}
-	return EngineUnknown, fmt.Errorf("unknown engine %q: want auto, vllm, sglang, llamacpp or node-llama-cpp", s)
+	return EngineUnknown, fmt.Errorf("unknown engine %q: want auto, vllm, sglang, llamacpp, node-llama-cpp or transformers-cb", s)
 }
 
 // Kind says what an event is about; it selects which payload field of Event
@@ -195,9 +201,10 @@ func (s *Stats) Has(f StatField) bool { return s.Set&f != 0 }
 
 // Preemption modes.
 const (
-	ModeRecompute = "recompute" // vLLM RECOMPUTE, the test engine's recompute
-	ModeSwap      = "swap"      // vLLM V0 SWAP (KV blocks moved to CPU)
-	ModeRetract   = "retract"   // SGLang retraction
+	ModeRecompute = "recompute"   // vLLM RECOMPUTE, the test engine's recompute
+	ModeSwap      = "swap"        // vLLM V0 SWAP (KV blocks moved to CPU)
+	ModeRetract   = "retract"     // SGLang retraction
+	ModeOffload   = "cpu_offload" // transformers-cb: KV moved to the CPU swap pool
 )
 
 // Preemption is one eviction event: a vLLM V0 "Sequence group ... is

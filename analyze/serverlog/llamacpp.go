@@ -503,15 +503,6 @@ func (f llamaFields) int(name string) (int, bool) {
 	return n, err == nil
 }
 
-func (f llamaFields) float(name string) (float64, bool) {
-	v, ok := f[name]
-	if !ok {
-		return 0, false
-	}
-	x, err := strconv.ParseFloat(strings.Trim(v, `"`), 64)
-	return x, err == nil
-}
-
 // llamaTextRecord reads format B text records:
 // `INFO [   launch_slot_with_task] slot is processing task | tid="1" timestamp=1751529199 id_slot=1 id_task=7`.
 func llamaTextRecord(b []byte) (Level, string, []byte, llamaFields, bool) {

@@ -1,6 +1,7 @@
 package serverlog
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -203,5 +204,133 @@ func TestNodeLlamaContract(t *testing.T) {
 	}
 	if p := wantEvent(t, evs, 6, KindError).Problem; p.Class != ProblemContextExceeded || p.Message != "prompt+max_tokens 1300 exceeds per-sequence context 1024" {
 		t.Errorf("error %+v", p)
+	}
+}
+
+// TestNodeLlamaCaptured reads a log captured from the real test engine
+// (test/engine at node-llama-cpp 3.21.1, see SOURCES.md).
+func TestNodeLlamaCaptured(t *testing.T) {
+	evs, s := scanFile(t, "node-llama-cpp-3.21.1-preemptions.log", Options{})
+	if s.Engine() != EngineNodeLlamaCpp {
+		t.Fatalf("engine %q", s.Engine())
+	}
+	checkCounts(t, s, Counts{Lines: 53, Events: 53})
+	f := map[string]string{}
+	for _, x := range wantEvent(t, evs, 1, KindConfig).Facts {
+		f[x.Key] = x.Value
+	}
+	if f[FactVersion] != "3.21.1" || f["llama_cpp"] != "v0.4.0" || f[FactSlotContext] != "256" || f[FactMaxModelLen] != "256" || f[FactSlots] != "4" || f[FactKVCacheTokens] != "320" {
+		t.Errorf("engine start facts %v", f)
+	}
+	checkTime(t, evs[1], utc(2026, time.November, 30, 1, 41, 16, 28e6), TimeComplete)
+	checkStats(t, evs, 16, Stats{Set: FieldRunning | FieldWaiting | FieldBatchTokens | FieldNewTokens | FieldKVUsedTokens | FieldKVBudgetTokens | FieldKVUsage,
+		Phase: "step", Running: 3, Waiting: 7, BatchTokens: 91, NewTokens: 89, KVUsedTokens: 303, KVBudgetTokens: 320, KVUsage: 0.947})
+	if p := wantEvent(t, evs, 45, KindPreemption).Preemption; p != (Preemption{Mode: ModeRecompute, RequestID: "cmpl-10", Count: 1, Cumulative: 7, CumulativeKnown: true, KVUsedTokens: 321, KVBudgetTokens: 320, Generated: 9}) {
+		t.Errorf("preempt %+v", p)
+	}
+	if r := wantEvent(t, evs, 38, KindRequest).Request; r.Action != RequestFinished || r.ID != "cmpl-11" || r.PromptTokens != 11 || r.CompletionTokens != 0 || r.Reason != "abort" || r.TTFTMS != 314.1 || r.E2EMS != 314.1 {
+		t.Errorf("finish (abort) %+v", r)
+	}
+	if p := wantEvent(t, evs, 13, KindError).Problem; p.Class != ProblemContextExceeded || p.Message != "prompt+max_tokens 317 exceeds per-sequence context 256" {
+		t.Errorf("error %+v", p)
+	}
+	var all []Event
+	for i := int64(1); i <= 53; i++ {
+		all = append(all, evs[i])
+	}
+	sum := Summarize(all)
+	if sum.Preemptions != 7 || sum.PreemptionLines != 7 || sum.KVUsageMax != 0.966 || sum.WaitingMax != 7 || sum.RunningMax != 4 || sum.Errors[ProblemContextExceeded] != 1 {
+		t.Errorf("summary: preemptions %d/%d kv %v waiting %d running %d errors %v", sum.Preemptions, sum.PreemptionLines, sum.KVUsageMax, sum.WaitingMax, sum.RunningMax, sum.Errors)
+	}
+}
+
+// TestTransformersCBServer reads the log that bench/gpu-engine/server.py
+// wrote while driving its test FakeEngine (see SOURCES.md): the server's
+// own admit, stats, preempt, finish and request lines.
+func TestTransformersCBServer(t *testing.T) {
+	evs, s := scanFile(t, "transformers-cb-0.1.0-fakeengine.log", Options{})
+	if s.Engine() != EngineTransformersCB {
+		t.Fatalf("engine %q", s.Engine())
+	}
+	checkCounts(t, s, Counts{Lines: 23, Events: 23})
+	if r := wantEvent(t, evs, 3, KindRequest).Request; r.Action != RequestAdmitted || r.ID != "cmpl-258466b9d23246a2bc659bb4d65095de" || r.PromptTokens != 6 || r.MaxTokens != 14 || r.Running != 2 || r.Waiting != 1 {
+		t.Errorf("admit %+v", r)
+	}
+	checkStats(t, evs, 11, Stats{Set: FieldRunning | FieldWaiting | FieldKVUsage | FieldGenerationThroughput,
+		Running: 2, Waiting: 2, KVUsage: 0.06, GenerationTokensPerS: 195})
+	checkTime(t, evs[11], utc(2026, time.November, 30, 1, 54, 37, 267e6), TimeComplete)
+	if p := wantEvent(t, evs, 8, KindPreemption).Preemption; p != (Preemption{Mode: ModeOffload, RequestID: "cmpl-c6f643fd5b404276a96366b98d52e68f", Count: 1, Cumulative: 2, CumulativeKnown: true, Generated: 5}) {
+		t.Errorf("preempt %+v", p)
+	}
+	if p := wantEvent(t, evs, 9, KindError).Problem; p.Class != ProblemContextExceeded || !strings.HasPrefix(p.Message, "This model's maximum context length is 64 tokens. However, you requested 110 tokens") {
+		t.Errorf("request error %+v", p)
+	}
+	if r := wantEvent(t, evs, 10, KindRequest).Request; r.Action != RequestFinished || r.PromptTokens != 4 || r.CompletionTokens != 6 || r.Reason != "stop" || r.TTFTMS != 17.313 || r.E2EMS != 72.4 {
+		t.Errorf("finish %+v", r)
+	}
+	var all []Event
+	for i := int64(1); i <= 23; i++ {
+		all = append(all, evs[i])
+	}
+	sum := Summarize(all)
+	if sum.Engine != EngineTransformersCB || sum.Preemptions != 2 || sum.PreemptionsByMode[ModeOffload] != 1 || sum.PreemptionsByMode[ModeRecompute] != 1 || sum.WaitingMax != 3 || sum.KVUsageMax != 0.06 {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+// TestTransformersCBStartup reads start-up lines written by the server's
+// own EventLog with main()'s and engine_cb.py's fields (reconstructed, see
+// SOURCES.md: there is no captured GPU log in the fixtures yet).
+func TestTransformersCBStartup(t *testing.T) {
+	evs, s := scanFile(t, "transformers-cb-0.1.0-startup-reconstructed.log", Options{})
+	if s.Engine() != EngineTransformersCB {
+		t.Fatalf("engine %q", s.Engine())
+	}
+	checkCounts(t, s, Counts{Lines: 8, Events: 6, Ignored: 2})
+	f := map[string]string{}
+	for _, ev := range evs {
+		for _, x := range ev.Facts {
+			f[x.Key] = x.Value
+		}
+	}
+	for k, want := range map[string]string{FactVersion: "5.17.0", FactDtype: "bfloat16", FactKVCacheBlocksGPU: "3060", "block_size": "256",
+		FactKVCacheTokens: "783360", FactMaxBatchedTokens: "8192", FactModel: "llama-3.1-8b-random", FactMaxModelLen: "131072",
+		FactListening: "127.0.0.1:8000", "model_shape": "8b", "cuda_graph_setting": "auto"} {
+		if f[k] != want {
+			t.Errorf("fact %s = %q, want %q", k, f[k], want)
+		}
+	}
+	if _, ok := f["max_requests_per_batch"]; ok {
+		t.Error("a field printed as - (none) became a fact")
+	}
+	if p := wantEvent(t, evs, 8, KindError).Problem; p.Class != ProblemCUDAOOM {
+		t.Errorf("engine error %+v", p)
+	}
+}
+
+func TestEventLogDetection(t *testing.T) {
+	admit := "2026-11-30T12:00:00.456Z INFO admit req=cmpl-7 prompt_tokens=130 max_tokens=16 running=3 waiting=0\n"
+	for _, tt := range []struct {
+		text   string
+		want   Engine
+		events int
+	}{
+		{admit + "2026-11-30T12:00:00.457Z INFO step n=1 running=1 waiting=0 kv_usage=0.1\n", EngineNodeLlamaCpp, 2},
+		{admit + "2026-11-30T12:00:00.457Z INFO stats running=1 waiting=0 kv_usage=0.1\n", EngineTransformersCB, 2},
+		{admit, EngineNodeLlamaCpp, 1}, // only lines both print: the test engine
+	} {
+		s := NewScanner(strings.NewReader(tt.text), Options{})
+		n := 0
+		for s.Scan() {
+			n++
+		}
+		if s.Engine() != tt.want || n != tt.events {
+			t.Errorf("%q: engine %q, %d events; want %q, %d", tt.text, s.Engine(), n, tt.want, tt.events)
+		}
+	}
+	// the test engine's fatal error line
+	evs, _ := scanString(t, "2026-11-30T12:00:00.457Z ERROR engine error=\"Error: llama_decode failed\"\n", Options{Engine: EngineNodeLlamaCpp})
+	if p := evs[0].Problem; evs[0].Kind != KindError || p.Class != ProblemEngineDead || p.Message != "Error: llama_decode failed" {
+		t.Errorf("engine error %+v", evs[0])
 	}
 }

@@ -7,14 +7,18 @@ import (
 )
 
 // The project's test engine (test/engine, a shim over node-llama-cpp)
-// writes one event per line, as fixed in docs/testengine-format.md:
+// writes one event per line, as fixed in docs/test-engine.md:
 //
 //	2026-11-30T12:00:00.457Z INFO step n=1234 running=4 waiting=2 batch_tokens=4 prefill_tokens=0 kv_used_tokens=1024 kv_budget_tokens=4096 kv_usage=0.250
+//
+// and the GPU engine (transformers-cb, docs/gpu-engine.md) the same layout
+// with events of its own (start, model, cache, serving, stats, ...) and the
+// same admit, preempt, finish and request events.
 //
 // The RFC 3339 stamp has already been removed by unwrap (it has the shape
 // of a kubectl --timestamps prefix) and arrives as the wrapper stamp.
 
-// parseNode reads one test-engine line.
+// parseNode reads one line of the test engine or of transformers-cb.
 func (s *Scanner) parseNode(b []byte, wst stamp) status {
 	sp := bytes.IndexByte(b, ' ')
 	if sp < 0 {
@@ -48,7 +52,29 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 	s.ev.Level = lvl
 	kv := nodeFields(rest)
 	switch bstr(verb) {
+	case "start", "model", "cache", "serving", "listening", "stats":
+		if lvl >= LevelError {
+			// transformers-cb: "ERROR stats error=..." (a failed snapshot)
+			return s.problem(KindError, ProblemOther, kv.get("error"))
+		}
+		return s.tfcbEvent(bstr(verb), kv)
+	case "hf":
+		// transformers' own loggers, relayed
+		if lvl >= LevelError {
+			return s.classify(lvl, []byte(kv.get("msg")))
+		}
+		return stIgnored
 	case "engine":
+		if lvl >= LevelError {
+			// the test engine: a failed decode, after which it exits;
+			// transformers-cb: start-up failed
+			msg := kv.get("error")
+			class := ProblemEngineDead
+			if i := findMarker([]byte(msg)); i >= 0 {
+				class = problemMarkers[i].class // the root cause, e.g. out of memory
+			}
+			return s.problem(KindError, class, msg)
+		}
 		if len(kv.words) == 0 || kv.words[0] != "start" {
 			return stIgnored
 		}
@@ -61,7 +87,9 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 			case "model":
 				s.addFact(FactModel, p.val)
 			case "n_ctx_per_seq":
+				// each sequence's context is the engine's max_model_len
 				s.addFact(FactSlotContext, p.val)
+				s.addFact(FactMaxModelLen, p.val)
 			case "sequences":
 				s.addFact(FactSlots, p.val)
 			case "kv_budget_tokens":
@@ -135,7 +163,7 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 		return stEvent
 	case "preempt":
 		p := &s.ev.Preemption
-		p.Mode = kv.get("mode")
+		p.Mode = kv.get("mode") // recompute; transformers-cb also cpu_offload (ModeOffload)
 		if p.Mode == "" {
 			p.Mode = ModeRecompute
 		}
@@ -157,11 +185,16 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 		r.Reason = kv.get("reason")
 		r.TTFTMS = kv.float("ttft_ms", -1)
 		r.E2EMS = kv.float("e2e_ms", -1)
+		if r.Reason == "error" {
+			// transformers-cb: the engine failed the request
+			s.ev.Kind = KindError
+			s.ev.Problem = Problem{Class: ProblemOther, Message: kv.get("error")}
+		}
 		return stEvent
 	case "request":
 		msg := kv.get("error")
 		class := ProblemHTTP
-		if strings.Contains(msg, "exceeds") {
+		if strings.Contains(msg, "exceeds") || strings.Contains(msg, "maximum context length") {
 			class = ProblemContextExceeded
 		}
 		s.problem(KindError, class, msg)
@@ -171,6 +204,86 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 		return s.problem(KindError, ProblemOther, string(b))
 	}
 	return stIgnored
+}
+
+// tfcbEvent reads transformers-cb's own events.
+func (s *Scanner) tfcbEvent(verb string, kv nodeFieldSet) status {
+	if verb == "stats" {
+		st := &s.ev.Stats
+		for _, p := range kv.pairs {
+			var f StatField
+			switch p.key {
+			case "running":
+				f = FieldRunning
+			case "waiting":
+				f = FieldWaiting
+			case "kv_usage":
+				f = FieldKVUsage
+			case "gen_tokens_per_s":
+				f = FieldGenerationThroughput
+			default:
+				continue
+			}
+			v, err := strconv.ParseFloat(p.val, 64)
+			if err != nil {
+				return s.bad("transformers-cb stats: %s: expected a number, found %q", p.key, p.val)
+			}
+			st.Set |= f
+			switch f {
+			case FieldRunning:
+				st.Running = int(v)
+			case FieldWaiting:
+				st.Waiting = int(v)
+			case FieldKVUsage:
+				st.KVUsage = v
+			case FieldGenerationThroughput:
+				st.GenerationTokensPerS = v
+			}
+		}
+		if st.Set == 0 {
+			return s.bad("transformers-cb stats: no fields")
+		}
+		s.ev.Kind = KindStats
+		return stEvent
+	}
+	for _, p := range kv.pairs {
+		if p.val == "" || p.val == "-" {
+			continue
+		}
+		switch verb + "." + p.key {
+		case "start.version":
+			s.addFact(FactVersion, p.val) // transformers' version
+		case "start.torch", "start.server":
+			s.addFact(p.key, p.val)
+		case "model.shape":
+			s.addFact("model_shape", p.val)
+		case "model.dtype":
+			s.addFact(FactDtype, p.val)
+		case "model.params", "model.device", "model.attn":
+			s.addFact(p.key, p.val)
+		case "cache.kv_blocks":
+			s.addFact(FactKVCacheBlocksGPU, p.val)
+		case "cache.kv_capacity_tokens", "serving.kv_capacity_tokens":
+			s.addFact(FactKVCacheTokens, p.val)
+		case "cache.block_size", "cache.scheduler", "cache.cpu_offload_gib", "cache.prefix_sharing", "cache.preempt_hook":
+			s.addFact(p.key, p.val)
+		case "cache.max_batch_tokens":
+			s.addFact(FactMaxBatchedTokens, p.val)
+		case "cache.cuda_graph":
+			s.addFact("cuda_graph_setting", p.val)
+		case "serving.model":
+			s.addFact(FactModel, p.val)
+		case "serving.max_model_len":
+			s.addFact(FactMaxModelLen, p.val)
+		case "listening.port":
+			s.addFact(FactListening, kv.get("host")+":"+p.val)
+		}
+	}
+	if len(s.ev.Facts) == 0 {
+		return stIgnored
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
 }
 
 type nodeKV struct{ key, val string }

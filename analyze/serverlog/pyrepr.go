@@ -52,37 +52,6 @@ func splitTop(s string) []string {
 	return parts
 }
 
-// matchingClose returns the index of the bracket that closes the one at
-// s[open], or -1.
-func matchingClose(s string, open int) int {
-	depth := 0
-	var quote byte
-	for i := open; i < len(s); i++ {
-		c := s[i]
-		if quote != 0 {
-			switch c {
-			case '\\':
-				i++
-			case quote:
-				quote = 0
-			}
-			continue
-		}
-		switch c {
-		case '\'', '"':
-			quote = c
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
 // eachTop calls fn with each comma-separated part of b outside brackets
 // and quotes, without allocating. It is the byte-slice twin of splitTop,
 // for the argument dumps on the scanning path.
@@ -191,28 +160,6 @@ func parseKwargs(s string) []pyArg {
 			continue
 		}
 		out = append(out, pyArg{k, strings.TrimSpace(p[eq+1:])})
-	}
-	return out
-}
-
-// parseDict reads "'k': v, 'k2': v2" (the inside of a dict repr).
-func parseDict(s string) []pyArg {
-	var out []pyArg
-	for _, p := range splitTop(s) {
-		p = strings.TrimSpace(p)
-		if len(p) < 4 || (p[0] != '\'' && p[0] != '"') {
-			continue
-		}
-		end := strings.IndexByte(p[1:], p[0])
-		if end < 0 {
-			continue
-		}
-		k := p[1 : 1+end]
-		rest := strings.TrimSpace(p[2+end:])
-		if !strings.HasPrefix(rest, ":") {
-			continue
-		}
-		out = append(out, pyArg{k, strings.TrimSpace(rest[1:])})
 	}
 	return out
 }

@@ -26,8 +26,10 @@ type Options struct {
 	// Engine selects the parser; EngineUnknown detects it from the first
 	// lines.
 	Engine Engine
-	// Year is the year of stamps that do not print one (vLLM, journald
-	// short). Zero takes the year from Reference.
+	// Year is the year of the first stamps that do not print one (vLLM,
+	// journald short). Zero takes the year from Reference. Either way the
+	// year moves on by one where the stamps run from November or December
+	// into January or February; other backward jumps keep the year.
 	Year int
 	// Location is the zone of stamps that do not print one (vLLM, SGLang).
 	// Nil means UTC.
@@ -204,6 +206,14 @@ func (s *Scanner) detect() {
 		return
 	}
 	size := 0
+	// Request lines (admit, preempt, finish) are common to the test engine
+	// and transformers-cb: they decide only if no other line does.
+	weak := false
+	defer func() {
+		if s.engine == EngineUnknown && weak {
+			s.engine = EngineNodeLlamaCpp
+		}
+	}()
 	for len(s.pending) < s.opts.DetectLines && size < detectBytes {
 		line, ok := s.readLine()
 		if !ok {
@@ -213,7 +223,11 @@ func (s *Scanner) detect() {
 		s.pending = append(s.pending, cp)
 		size += len(cp)
 		msg, _, _ := s.u.unwrap(cp)
-		if e := detectLine(msg); e != EngineUnknown {
+		switch e := detectLine(msg); e {
+		case EngineUnknown:
+		case engineEventLog:
+			weak = true
+		default:
 			s.engine = e
 			return
 		}
@@ -293,7 +307,7 @@ func (s *Scanner) parse(raw []byte) status {
 	s.lineStamp = stamp{}
 	s.badMsg = ""
 	msg, wst, kinds := s.u.unwrap(raw)
-	if kinds&^(wrapANSI|wrapCR) != 0 && !(s.engine == EngineNodeLlamaCpp && kinds&^(wrapANSI|wrapCR) == wrapISO) {
+	if kinds&^(wrapANSI|wrapCR) != 0 && !(isEventLog(s.engine) && kinds&^(wrapANSI|wrapCR) == wrapISO) {
 		s.counts.Wrapped++
 	}
 	if wst.better(s.lineStamp) {
@@ -308,7 +322,7 @@ func (s *Scanner) parse(raw []byte) status {
 		st = s.parseSGLang(msg)
 	case EngineLlamaCpp:
 		st = s.parseLlama(msg)
-	case EngineNodeLlamaCpp:
+	case EngineNodeLlamaCpp, EngineTransformersCB:
 		st = s.parseNode(msg, wrapperStamp)
 	default:
 		st = s.parseAny(msg, wrapperStamp)
@@ -339,6 +353,8 @@ func (s *Scanner) parseAny(msg []byte, wst stamp) status {
 			st = s.parseLlama(msg)
 		case EngineNodeLlamaCpp:
 			st = s.parseNode(msg, wst)
+		case EngineTransformersCB:
+			continue // same parser as the test engine, tried just above
 		}
 		if st == stEvent {
 			s.ev.Engine = e

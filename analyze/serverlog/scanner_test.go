@@ -112,6 +112,8 @@ func TestDetectEveryFixture(t *testing.T) {
 			want = EngineLlamaCpp
 		case strings.HasPrefix(name, "node-llama-cpp-"):
 			want = EngineNodeLlamaCpp
+		case strings.HasPrefix(name, "transformers-cb-"):
+			want = EngineTransformersCB
 		default:
 			t.Fatalf("fixture %s: name does not say the engine", name)
 		}
@@ -439,6 +441,10 @@ func FuzzScannerNodeLlama(f *testing.F) {
 	fuzzScanner(f, EngineNodeLlamaCpp)
 }
 
+func FuzzScannerTransformersCB(f *testing.F) {
+	fuzzScanner(f, EngineTransformersCB)
+}
+
 func FuzzUnwrap(f *testing.F) {
 	f.Add(`{"log":"INFO 10-28 11:16:34 x.py:1] hi\n","stream":"stderr","time":"2024-10-28T18:16:34.123Z"}`)
 	f.Add("2024-10-28T18:16:34.123456789Z stderr F hello")
@@ -485,4 +491,93 @@ func FuzzParseFloat(f *testing.F) {
 			t.Fatalf("%q: %v, strconv %v", used, v, want)
 		}
 	})
+}
+
+func TestFindMarkerMatchesContains(t *testing.T) {
+	lines := []string{
+		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+		"Engine loop has died",
+		"RuntimeError: Engine core initialization failed. See root cause above. Timeout",
+		"Aborted request chatcmpl-1.",
+		"ValueError: No available memory for the cache blocks. out of memory",
+		"nothing here) die",
+		"",
+		"x",
+	}
+	for _, l := range lines {
+		want := -1
+		for i, m := range problemMarkers {
+			if strings.Contains(l, m.marker) {
+				want = i
+				break
+			}
+		}
+		if got := findMarker([]byte(l)); got != want {
+			t.Errorf("%q: findMarker %d, want %d", l, got, want)
+		}
+	}
+}
+
+// TestNoAllocPerQuietLine checks the hot-path promise of docs/performance.md:
+// lines that produce no event (ignored and unknown lines, wrapped or not)
+// allocate nothing, so the cost of scanning them does not grow the heap.
+func TestNoAllocPerQuietLine(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	quiet := []string{
+		"INFO 10-28 11:16:34 launcher.py:27] Route: /v1/chat/completions, Methods: POST",                // ignored vLLM line
+		"  File \"/usr/local/lib/python3.12/dist-packages/vllm/engine/llm_engine.py\", line 1, in step", // traceback frame
+		"Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.31s/it]",          // progress bar
+		`{"log":"INFO 10-28 11:16:34 launcher.py:27] Route: /v1/models, Methods: GET\n","stream":"stderr","time":"2024-10-28T18:16:34.123Z"}`,
+		"2024-10-28T18:16:34.123456789Z INFO 10-28 11:16:34 launcher.py:27] Route: /v1/models, Methods: GET",
+		"\x1b[32mINFO\x1b[0m 10-28 11:16:34 launcher.py:27] Route: /v1/models, Methods: GET",
+	}
+	scan := func(n int) func() {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			b.WriteString(quiet[i%len(quiet)])
+			b.WriteByte('\n')
+		}
+		text := b.String()
+		return func() {
+			s := NewScanner(strings.NewReader(text), Options{Engine: EngineVLLM, Year: 2024})
+			for s.Scan() {
+			}
+		}
+	}
+	few := testing.AllocsPerRun(5, scan(len(quiet)))
+	many := testing.AllocsPerRun(5, scan(100*len(quiet)))
+	if many > few {
+		t.Errorf("%v allocations for %d quiet lines, %v for %d: lines without events allocate", many, 100*len(quiet), few, len(quiet))
+	}
+}
+
+func TestPreemptionLogging(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want PreemptionLogging
+	}{
+		{"vllm-0.5.0-offline-swap-preemption.log", PreemptionsSampled},  // V0 preemption lines
+		{"vllm-0.8.3-v0-ray-prefixcache.log", PreemptionsSampled},       // "Initializing a V0 LLM engine"
+		{"vllm-0.10.2-v1-startup-nondefault.log", PreemptionsNotLogged}, // V1
+		{"vllm-0.13.x-v1-loggers248-stats.log", PreemptionsNotLogged},   // generation unknown, no preemption line
+		{"sglang-0.5.18-startup-retract.log", PreemptionsAll},           // retractions
+		{"llamacpp-b9265-new-slots.log", PreemptionsNotLogged},          // llama.cpp never preempts
+		{"node-llama-cpp-3.21.1-preemptions.log", PreemptionsAll},       // test engine
+		{"transformers-cb-0.1.0-fakeengine.log", PreemptionsAll},        // GPU engine
+	} {
+		f, err := os.Open(filepath.Join(fixtureDir, tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := ScanSummary(f, Options{})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sum.PreemptionLogging(); got != tt.want {
+			t.Errorf("%s (engine %s %s): %s, want %s", tt.file, sum.Engine, sum.Generation, got, tt.want)
+		}
+	}
 }

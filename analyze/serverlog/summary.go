@@ -282,3 +282,48 @@ func ScanSummary(r io.Reader, opts Options) (Summary, error) {
 	}
 	return sum, nil
 }
+
+// PreemptionLogging says how much a log's silence about preemptions is
+// worth: whether "no preemption line" means "no preemption".
+type PreemptionLogging uint8
+
+// How completely engines log preemptions.
+const (
+	// PreemptionsNotLogged: the engine does not log preemptions (vLLM V1,
+	// llama.cpp), or it is not known which engine or vLLM generation wrote
+	// the log. A missing line proves nothing; use the engine's metric
+	// (vllm:num_preemptions_total).
+	PreemptionsNotLogged PreemptionLogging = iota
+	// PreemptionsSampled: vLLM V0 logs the 1st, 51st, 101st, ...
+	// preemption, each with the running total. A log with no preemption
+	// line had none; a stretch without lines after the first one may have
+	// had up to 49.
+	PreemptionsSampled
+	// PreemptionsAll: every preemption or retraction is a line (SGLang, the
+	// test engine, transformers-cb). A stretch of log without one had none.
+	PreemptionsAll
+)
+
+var preemptionLoggingNames = [...]string{"not-logged", "sampled", "all"}
+
+func (p PreemptionLogging) String() string {
+	if int(p) < len(preemptionLoggingNames) {
+		return preemptionLoggingNames[p]
+	}
+	return fmt.Sprintf("preemptionlogging(%d)", p)
+}
+
+// PreemptionLogging says how completely the summarised log records
+// preemptions.
+func (s *Summary) PreemptionLogging() PreemptionLogging {
+	switch s.Engine {
+	case EngineSGLang, EngineNodeLlamaCpp, EngineTransformersCB:
+		return PreemptionsAll
+	case EngineVLLM:
+		// V1 has no preemption log line; a preemption line means V0.
+		if s.Generation == "V0" || (s.Generation == "" && s.PreemptionLines > 0) {
+			return PreemptionsSampled
+		}
+	}
+	return PreemptionsNotLogged
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // DefaultQuantiles are the quantiles Extract computes when Options leave
@@ -87,7 +88,11 @@ func Extract(samples []Sample, opts Options) (*Result, error) {
 	if engine == "" {
 		engine = DetectEngine(samples)
 		if engine == "" {
-			return nil, fmt.Errorf("servermetrics: no known engine metric prefix in %d samples (want one of vllm:, sglang:, llamacpp:, nodellama:)", len(samples))
+			var prefixes []string
+			for _, e := range Engines {
+				prefixes = append(prefixes, e.Prefix)
+			}
+			return nil, fmt.Errorf("servermetrics: no known engine metric prefix in %d samples (want one of %s)", len(samples), strings.Join(prefixes, ", "))
 		}
 	}
 	row, ok := Lookup(engine)

@@ -55,6 +55,17 @@ func TestParseTextRealDumps(t *testing.T) {
 			{Name: "llamacpp:tokens_predicted_seconds_total", Value: 39.8},
 			{Name: "llamacpp:predicted_tokens_seconds", Value: 5.02513},
 		}},
+		{"node-llama-cpp-3.21.1.txt", "node-llama-cpp", 61, []Sample{
+			{Name: "nodellama:num_preemptions_total", Value: 7},
+			{Name: "nodellama:kv_budget_tokens", Value: 320},
+			{Name: "nodellama:request_success_total", Labels: `finished_reason="abort"`, Value: 1},
+			{Name: "nodellama:time_to_first_token_seconds_sum", Value: 1.6526043120000014},
+		}},
+		{"transformers-cb-0.1.0-fakeengine.txt", "transformers-cb", 110, []Sample{
+			{Name: "tfcb:num_preemptions_total", Value: 2},
+			{Name: "tfcb:request_success_total", Labels: `finished_reason="length"`, Value: 4},
+			{Name: "tfcb:time_to_first_token_seconds_bucket", Labels: `le="0.25"`, Value: 4},
+		}},
 		{"vllm-0.10.0-v1-excerpt.txt", "vllm", 5, []Sample{
 			{Name: "vllm:kv_cache_usage_perc", Labels: `engine="0",model_name="zai-org/GLM-4.5"`, Value: 9.75010481363281e-06},
 			{Name: "vllm:prefix_cache_queries_total", Labels: `engine="0",model_name="zai-org/GLM-4.5"`, Value: 32},
@@ -158,6 +169,37 @@ func TestBucketQuantileSGLangTTFT(t *testing.T) {
 		{0.00001, 0.02 + 0.02*0.11008},
 	}
 	for _, tt := range tests {
+		if got := BucketQuantile(tt.q, bs); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("q=%v: got %v, want %v", tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestBucketQuantileNodeLlamaTTFT uses the dump captured from the test
+// engine: 11 requests, cumulative TTFT buckets 0.01:3 0.02:4 0.1:5 0.25:8
+// 0.5:11.
+func TestBucketQuantileNodeLlamaTTFT(t *testing.T) {
+	ss := readDump(t, "node-llama-cpp-3.21.1.txt", 0)
+	var bs []Bucket
+	for _, s := range ss {
+		if s.Name != "nodellama:time_to_first_token_seconds_bucket" {
+			continue
+		}
+		_, le := withoutLabel(s.Labels, "le")
+		ub := math.Inf(1)
+		if le != "+Inf" {
+			var err error
+			if ub, err = parseFloat(le); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bs = append(bs, Bucket{ub, s.Value})
+	}
+	for _, tt := range []struct{ q, want float64 }{
+		{0.5, 0.1 + (0.25-0.1)*(5.5-5)/3},   // rank 5.5 in (0.1, 0.25]
+		{0.9, 0.25 + (0.5-0.25)*(9.9-8)/3},  // rank 9.9 in (0.25, 0.5]
+		{0.2, 0.005 + (0.01-0.005)*(2.2/3)}, // rank 2.2 in (0.005, 0.01]
+	} {
 		if got := BucketQuantile(tt.q, bs); math.Abs(got-tt.want) > 1e-12 {
 			t.Errorf("q=%v: got %v, want %v", tt.q, got, tt.want)
 		}
@@ -282,7 +324,7 @@ func TestExtractIntervals(t *testing.T) {
 }
 
 func TestExtractEngineTableRows(t *testing.T) {
-	for _, name := range []string{"vllm", "sglang", "llamacpp", "node-llama-cpp"} {
+	for _, name := range []string{"vllm", "sglang", "llamacpp", "node-llama-cpp", "transformers-cb"} {
 		row, ok := Lookup(name)
 		if !ok {
 			t.Fatalf("no row for %s", name)
@@ -345,7 +387,7 @@ func TestExtractRealDumps(t *testing.T) {
 }
 
 func FuzzParseText(f *testing.F) {
-	for _, name := range []string{"sglang-docs-llama31-8b.txt", "llamacpp-b10380.txt", "vllm-v0-ibm-excerpt.txt", "vllm-docs-iteration-tokens.txt"} {
+	for _, name := range []string{"sglang-docs-llama31-8b.txt", "llamacpp-b10380.txt", "node-llama-cpp-3.21.1.txt", "transformers-cb-0.1.0-fakeengine.txt", "vllm-v0-ibm-excerpt.txt", "vllm-docs-iteration-tokens.txt"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "metrics", name))
 		if err != nil {
 			f.Fatal(err)

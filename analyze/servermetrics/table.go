@@ -85,8 +85,7 @@ func h(name, note string) Source { return Source{Name: name, Kind: Histogram, No
 // Engines is the table. vLLM's "*_perc" gauges are fractions despite the
 // name ("1 means 100 percent usage", per their help text), as are SGLang's
 // token_usage and llama.cpp's kv_cache_usage_ratio, so no row needs a
-// scale today. A new engine (e.g. the GPU engine of issue 10, names "tfcb:"
-// to be decided) is one more entry.
+// scale today. A new engine is one more entry.
 var Engines = []EngineMetrics{
 	{
 		Engine: "vllm",
@@ -160,6 +159,25 @@ var Engines = []EngineMetrics{
 			RequestsDone:     {c("nodellama:request_success_total", "label finished_reason")},
 			TTFT:             {h("nodellama:time_to_first_token_seconds", "")},
 			TPOT:             {h("nodellama:time_per_output_token_seconds", "")},
+		},
+	},
+	{
+		// The GPU engine of issue 10 (bench/gpu-engine, docs/gpu-engine.md):
+		// transformers' continuous batching behind headroom's own server.
+		Engine: "transformers-cb",
+		Prefix: "tfcb:",
+		Quantities: map[Quantity][]Source{
+			Running:          {g("tfcb:num_requests_running", "")},
+			Waiting:          {g("tfcb:num_requests_waiting", "includes preempted requests waiting to resume")},
+			KVUsage:          {g("tfcb:kv_cache_usage_perc", "fraction 0..1 of KV blocks")},
+			Preemptions:      {c("tfcb:num_preemptions_total", "recompute and CPU offload")},
+			PromptTokens:     {c("tfcb:prompt_tokens_total", "")},
+			GenerationTokens: {c("tfcb:generation_tokens_total", "")},
+			RequestsDone:     {c("tfcb:request_success_total", "label finished_reason")},
+			TTFT:             {h("tfcb:time_to_first_token_seconds", "")},
+			TPOT:             {h("tfcb:time_per_output_token_seconds", "one observation per request: its mean gap, not every gap")},
+			E2E:              {h("tfcb:e2e_request_latency_seconds", "")},
+			QueueTime:        {h("tfcb:request_queue_time_seconds", "")},
 		},
 	},
 }

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/headroom-llm/headroom/collect/sweep"
+)
+
+// sweepFlags are the command line of headroom sweep.
+type sweepFlags struct {
+	baseURL, endpoint, model, apiKey       string
+	concurrency, rate                      string
+	requestsPerLevel, warmup, sharedPrefix int
+	durationPerLevel, timeout              time.Duration
+	prompt, output                         distFlags
+	dataset                                string
+	seed                                   int64
+	temperature                            float64
+	serverLog, serverCmd                   string
+	serverTimeout, metricsInterval         time.Duration
+	out, label, description                string
+	tags                                   []string
+	maxErrorRate                           float64
+	noGPU, fixedOutput                     bool
+}
+
+type distFlags struct {
+	mean           int
+	kind           string
+	stddev         float64
+	minTok, maxTok int
+}
+
+func (d distFlags) dist() sweep.Dist {
+	return sweep.Dist{Kind: d.kind, Mean: float64(d.mean), StdDev: d.stddev, Min: d.minTok, Max: d.maxTok}
+}
+
+func newSweepCmd() *cobra.Command {
+	var f sweepFlags
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Sweep concurrency (or arrival rate) against an OpenAI-compatible server",
+		Long: `Sweep streams requests to an OpenAI-compatible server (vLLM, SGLang,
+llama.cpp, Ollama, TGI) at rising concurrency, as the seed's script 02 does,
+and records every request and every streamed chunk with the time it arrived,
+the server's /metrics every second, GPU telemetry when the server is on this
+host, and the server's log (--server-log or --server-cmd) into a run
+directory. Ctrl-C stops within a second and keeps a valid partial run.
+
+  headroom sweep --base-url http://127.0.0.1:8000
+  headroom sweep --server-cmd "vllm serve MODEL --port 8000" --concurrency 1,4,16,64
+  headroom sweep --rate 1,2,4,8 --concurrency 256 --duration-per-level 60s
+
+See docs/sweep.md for every flag, the definitions (TTFT, ITL, TPOT) and
+the caveats.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("api-key") {
+				f.apiKey = os.Getenv("OPENAI_API_KEY")
+			}
+			return runSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("concurrency"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.baseURL, "base-url", "http://127.0.0.1:8000", "the server's address (with or without /v1)")
+	fl.StringVar(&f.endpoint, "endpoint", string(sweep.DefaultEndpoint), "completions (/v1/completions) or chat (/v1/chat/completions)")
+	fl.StringVar(&f.model, "model", "", "model name (default: the first model of /v1/models)")
+	fl.StringVar(&f.apiKey, "api-key", "", "API key sent as a Bearer token (default: $OPENAI_API_KEY); never written to disk")
+	fl.StringVar(&f.concurrency, "concurrency", joinInts(sweep.DefaultLevels), "closed-loop concurrency levels, comma-separated; with --rate: the cap on requests in flight")
+	fl.StringVar(&f.rate, "rate", "", "open loop: Poisson arrival rates in requests/s, comma-separated, one level each")
+	fl.IntVar(&f.requestsPerLevel, "requests-per-level", sweep.DefaultRequestsPerLevel, "measured requests per level (0: 4 × concurrency, at least 16; open loop: 16 s of arrivals)")
+	fl.DurationVar(&f.durationPerLevel, "duration-per-level", 0, "send measured requests for this long per level instead of a count (e.g. 60s)")
+	fl.IntVar(&f.warmup, "warmup", sweep.DefaultWarmup, "warm-up requests per level, kept and marked (-1: the level's concurrency; open loop: 1 s of arrivals)")
+	fl.IntVar(&f.prompt.mean, "prompt-tokens", sweep.DefaultPromptTokens, "prompt length in tokens (the mean for normal/lognormal)")
+	fl.StringVar(&f.prompt.kind, "prompt-dist", sweep.DistFixed, "prompt length distribution: fixed, uniform, normal, lognormal")
+	fl.Float64Var(&f.prompt.stddev, "prompt-stddev", 0, "prompt length standard deviation in tokens (normal, lognormal; uniform without bounds)")
+	fl.IntVar(&f.prompt.minTok, "prompt-min", 0, "smallest prompt length (uniform: the range's start)")
+	fl.IntVar(&f.prompt.maxTok, "prompt-max", 0, "largest prompt length (uniform: the range's end)")
+	fl.IntVar(&f.output.mean, "output-tokens", sweep.DefaultOutputTokens, "output length in tokens (max_tokens; the mean for normal/lognormal)")
+	fl.StringVar(&f.output.kind, "output-dist", sweep.DistFixed, "output length distribution: fixed, uniform, normal, lognormal")
+	fl.Float64Var(&f.output.stddev, "output-stddev", 0, "output length standard deviation in tokens")
+	fl.IntVar(&f.output.minTok, "output-min", 0, "smallest output length (uniform: the range's start)")
+	fl.IntVar(&f.output.maxTok, "output-max", 0, "largest output length (uniform: the range's end)")
+	fl.IntVar(&f.sharedPrefix, "shared-prefix", 0, "start every prompt with the same N tokens (prefix-caching variation)")
+	fl.StringVar(&f.dataset, "dataset", "", "JSONL file of prompts ({\"prompt\": ...} or {\"messages\": [...]}, optional \"output_tokens\")")
+	fl.Int64Var(&f.seed, "seed", sweep.DefaultSeed, "seed of every random choice: the same seed sends the same workload")
+	fl.Float64Var(&f.temperature, "temperature", sweep.DefaultTemperature, "sampling temperature")
+	fl.BoolVar(&f.fixedOutput, "fixed-output", true, "send min_tokens = max_tokens and ignore_eos (dropped automatically if the server rejects them)")
+	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "per-request timeout, from send to the end of the stream")
+	fl.Float64Var(&f.maxErrorRate, "max-error-rate", sweep.DefaultMaxErrorRate, "stop when more than this fraction of a level's requests fail (1: never)")
+	fl.StringVar(&f.serverLog, "server-log", "", "follow this server log file during the sweep (like tail -F)")
+	fl.StringVar(&f.serverCmd, "server-cmd", "", "start the server with this shell command, capture its output, stop it at the end")
+	fl.DurationVar(&f.serverTimeout, "server-timeout", sweep.DefaultServerTimeout, "how long to wait for --server-cmd's server to answer")
+	fl.DurationVar(&f.metricsInterval, "metrics-interval", sweep.DefaultMetricsInterval, "how often to scrape /metrics (0: never)")
+	fl.BoolVar(&f.noGPU, "no-gpu", false, "do not sample GPU telemetry")
+	fl.StringVarP(&f.out, "out", "o", "", "run directory to create (default: runs/sweep-<UTC time>)")
+	fl.StringVar(&f.label, "label", "", "label for the run in reports")
+	fl.StringVar(&f.description, "description", "", "what the engine and model are, when that is not obvious (manifest engine.description)")
+	fl.StringSliceVar(&f.tags, "tag", nil, "tag for the run (repeatable)")
+	return cmd
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseList[T int | float64](flag, s string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		v, err := parse(p)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--%s %q: %q is not a number", flag, s, p)}
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, usageError{fmt.Errorf("--%s is empty", flag)}
+	}
+	return out, nil
+}
+
+// sweepOptions turns the flags into the load generator's options.
+func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progress), logf func(string, ...any)) ([]sweep.Option, error) {
+	levels, err := parseList("concurrency", f.concurrency, strconv.Atoi)
+	if err != nil {
+		return nil, err
+	}
+	opts := []sweep.Option{
+		sweep.WithEndpoint(sweep.Endpoint(f.endpoint)),
+		sweep.WithModel(f.model),
+		sweep.WithAPIKey(f.apiKey),
+		sweep.WithRequestsPerLevel(f.requestsPerLevel),
+		sweep.WithDurationPerLevel(f.durationPerLevel),
+		sweep.WithWarmup(f.warmup),
+		sweep.WithPromptTokens(f.prompt.dist()),
+		sweep.WithOutputTokens(f.output.dist()),
+		sweep.WithSharedPrefix(f.sharedPrefix),
+		sweep.WithSeed(f.seed),
+		sweep.WithTemperature(f.temperature),
+		sweep.WithFixedOutput(f.fixedOutput),
+		sweep.WithTimeout(f.timeout),
+		sweep.WithMaxErrorRate(f.maxErrorRate),
+		sweep.WithMetricsInterval(f.metricsInterval),
+		sweep.WithLabel(f.label),
+		sweep.WithEngineDescription(f.description),
+		sweep.WithTags(f.tags...),
+		sweep.WithProgress(progress),
+		sweep.WithLogf(logf),
+	}
+	if f.rate != "" {
+		rates, err := parseList("rate", f.rate, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+		if err != nil {
+			return nil, err
+		}
+		capConc := 0
+		if concurrencyGiven {
+			if len(levels) != 1 {
+				return nil, usageError{errors.New("with --rate, --concurrency is one number: the cap on requests in flight")}
+			}
+			capConc = levels[0]
+		}
+		opts = append(opts, sweep.WithRates(capConc, rates...))
+	} else {
+		opts = append(opts, sweep.WithLevels(levels...))
+	}
+	if f.dataset != "" {
+		opts = append(opts, sweep.WithDataset(f.dataset))
+	}
+	if f.serverLog != "" && f.serverCmd != "" {
+		return nil, usageError{errors.New("--server-log and --server-cmd do not mix: --server-cmd captures the server's output itself")}
+	}
+	if f.serverLog != "" {
+		opts = append(opts, sweep.WithServerLog(f.serverLog))
+	}
+	if f.serverCmd != "" {
+		opts = append(opts, sweep.WithServerCmd(f.serverCmd, f.serverTimeout))
+	}
+	if f.noGPU {
+		opts = append(opts, sweep.WithNoGPU())
+	}
+	return opts, nil
+}
+
+func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concurrencyGiven bool) error {
+	pr := newProgressPrinter(stderr)
+	logf := func(format string, args ...any) { pr.println(fmt.Sprintf(format, args...)) }
+	opts, err := sweepOptions(f, concurrencyGiven, pr.update, logf)
+	if err != nil {
+		return err
+	}
+	s, err := sweep.New(f.baseURL, opts...)
+	if err != nil {
+		return usageError{err}
+	}
+	out := f.out
+	if out == "" {
+		out = "runs/sweep-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	run, err := s.Record(ctx, out)
+	pr.finish()
+	if run != nil {
+		state := "complete"
+		if !run.Manifest.Complete {
+			state = "incomplete"
+			if st := run.Manifest.Stopped; st != nil {
+				state += " (" + st.Reason
+				if st.Level != nil {
+					state += fmt.Sprintf(" at level %d", *st.Level)
+				}
+				state += ")"
+			}
+		}
+		for _, w := range run.Manifest.Warnings {
+			fmt.Fprintln(stderr, "warning:", w)
+		}
+		fmt.Fprintf(stdout, "wrote %s: %s run; next: headroom report %s\n", run.Dir, state, run.Dir)
+	}
+	return err
+}
+
+// progressPrinter shows one line per level on stderr: redrawn in place on
+// a terminal, plain lines (phase starts and ends, every 10 s) otherwise.
+type progressPrinter struct {
+	w        io.Writer
+	terminal bool
+	mu       sync.Mutex
+	last     time.Time
+	lastKey  string
+	drawn    bool
+}
+
+func newProgressPrinter(w io.Writer) *progressPrinter {
+	p := &progressPrinter{w: w}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.terminal = true
+		}
+	}
+	return p
+}
+
+func (p *progressPrinter) line(pr sweep.Progress) string {
+	what := fmt.Sprintf("c=%d", pr.Concurrency)
+	if pr.RateRPS > 0 {
+		what = fmt.Sprintf("rate=%g/s cap=%d", pr.RateRPS, pr.Concurrency)
+	}
+	count := fmt.Sprintf("%d", pr.Done)
+	if pr.Total > 0 {
+		count = fmt.Sprintf("%d/%d", pr.Done, pr.Total)
+	} else if pr.Duration > 0 {
+		count = fmt.Sprintf("%d (%.0f/%.0f s)", pr.Done, pr.Elapsed.Seconds(), pr.Duration.Seconds())
+	}
+	return fmt.Sprintf("level %d/%d %s %-7s requests %s  %.0f tok/s  errors %d",
+		pr.LevelIndex+1, pr.Levels, what, pr.Phase, count, pr.ChunksPerS(), pr.Errors)
+}
+
+func (p *progressPrinter) update(pr sweep.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	key := fmt.Sprintf("%d-%s", pr.LevelIndex, pr.Phase)
+	phaseChange := key != p.lastKey
+	p.lastKey = key
+	if p.terminal {
+		if !phaseChange && now.Sub(p.last) < 100*time.Millisecond && pr.Done != pr.Total {
+			return
+		}
+		p.last = now
+		fmt.Fprintf(p.w, "\r\033[K%s", p.line(pr))
+		p.drawn = true
+		if pr.Phase == "done" {
+			fmt.Fprintln(p.w)
+			p.drawn = false
+		}
+		return
+	}
+	if phaseChange || now.Sub(p.last) >= 10*time.Second || (pr.Total > 0 && pr.Done == pr.Total) {
+		p.last = now
+		fmt.Fprintln(p.w, p.line(pr))
+	}
+}
+
+// println prints a message line without garbling the progress line.
+func (p *progressPrinter) println(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+	fmt.Fprintln(p.w, s)
+}
+
+func (p *progressPrinter) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// tinyServer streams "a" tokens for any completion request.
+func tinyServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"data":[{"id":"tiny","owned_by":"vllm"}]}`)
+		case "/v1/completions":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := 0; i < 3; i++ {
+				fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":%s}]}\n\n", map[bool]string{true: `"length"`, false: "null"}[i == 2])
+			}
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":3}}\n\ndata: [DONE]\n\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestSweepCommand(t *testing.T) {
+	srv := tinyServer(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := headroom(t, "sweep", "--base-url", srv.URL, "--concurrency", "1,2", "--requests-per-level", "2",
+		"--warmup", "0", "--output-tokens", "3", "--prompt-tokens", "20", "--metrics-interval", "0", "--no-gpu", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, dir) || !strings.Contains(out, "complete run") {
+		t.Errorf("stdout %q", out)
+	}
+	if !strings.Contains(errs, "level 2/2 c=2") {
+		t.Errorf("no progress on stderr: %q", errs)
+	}
+	run, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	if !run.Manifest.Complete || len(reqs) != 4 || run.Manifest.Engine.Name != "vllm" {
+		t.Errorf("complete %v, %d requests, engine %+v", run.Manifest.Complete, len(reqs), run.Manifest.Engine)
+	}
+}
+
+func TestSweepUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"sweep", "--endpoint", "bogus"},
+		{"sweep", "--concurrency", "1,x"},
+		{"sweep", "--rate", "1,2", "--concurrency", "1,2"},
+		{"sweep", "--prompt-dist", "zipf"},
+		{"sweep", "--server-log", "a", "--server-cmd", "b"},
+	} {
+		code, _, errs := headroom(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, code, errs)
+		}
+	}
+}
+
+func TestSweepServerDown(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, errs := headroom(t, "sweep", "--base-url", "http://127.0.0.1:1", "--no-gpu", "-o", dir)
+	if code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	run, err := rundir.Open(dir)
+	if err != nil || run.Manifest.Complete || run.Manifest.Stopped == nil || run.Manifest.Stopped.Phase != "prepare" {
+		t.Errorf("run %+v err %v", run, err)
+	}
+}

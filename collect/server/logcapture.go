@@ -1,0 +1,122 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// maxLineBytes bounds one stored log line; longer lines are cut (and say so).
+const maxLineBytes = 64 << 10
+
+// LogCapture appends server log lines to a run's server.log and records
+// each line's arrival time in server_log_lines. It is safe for concurrent
+// use (stdout and stderr of a child arrive on two goroutines).
+type LogCapture struct {
+	now  func(time.Time) int64
+	mu   sync.Mutex
+	f    *os.File
+	line int64
+	rows *rundir.TableWriter[rundir.ServerLogLineRow]
+	head []string // the first lines, for engine detection
+	err  error
+	// secrets are replaced in every line: servers log their arguments,
+	// API keys included.
+	secrets []string
+}
+
+// headLines is how many first lines are kept for engine detection.
+const headLines = 200
+
+// NewLogCapture creates dir/server.log and the server_log_lines writer.
+// now converts a receive time to the run's Unix ns.
+func NewLogCapture(dir string, now func(time.Time) int64) (*LogCapture, error) {
+	f, err := os.OpenFile(filepath.Join(dir, rundir.ServerLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("server log: %w", err)
+	}
+	rows, err := rundir.NewTableWriter[rundir.ServerLogLineRow](dir, rundir.TableServerLogLines, 5*time.Second)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &LogCapture{now: now, f: f, rows: rows}, nil
+}
+
+// Redact makes every later line have these strings replaced by <redacted>.
+func (c *LogCapture) Redact(secrets ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range secrets {
+		if s != "" {
+			c.secrets = append(c.secrets, s)
+		}
+	}
+}
+
+// Line stores one line (without its newline) received at t.
+func (c *LogCapture) Line(text []byte, t time.Time) {
+	text = bytes.TrimRight(text, "\r\n")
+	c.mu.Lock()
+	for _, s := range c.secrets {
+		text = bytes.ReplaceAll(text, []byte(s), []byte(Redacted))
+	}
+	c.mu.Unlock()
+	if len(text) > maxLineBytes {
+		text = append(text[:maxLineBytes:maxLineBytes], " [line cut by headroom]"...)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		return
+	}
+	if _, err := c.f.Write(append(text, '\n')); err != nil && c.err == nil {
+		c.err = err
+	}
+	c.line++
+	c.rows.Add(rundir.ServerLogLineRow{Line: c.line, RecvNS: c.now(t)})
+	if len(c.head) < headLines {
+		c.head = append(c.head, string(text))
+	}
+}
+
+// Head returns the first lines received.
+func (c *LogCapture) Head() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.head...)
+}
+
+// Lines is the number of lines stored so far.
+func (c *LogCapture) Lines() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.line
+}
+
+// Flush writes the line times received so far as a part file.
+func (c *LogCapture) Flush() error { return c.rows.Flush() }
+
+// Close flushes and closes; lines arriving later are dropped.
+func (c *LogCapture) Close() error {
+	c.mu.Lock()
+	f := c.f
+	c.f = nil
+	c.mu.Unlock()
+	var errs []error
+	if f != nil {
+		errs = append(errs, f.Close())
+	}
+	errs = append(errs, c.rows.Stop(), c.err)
+	for _, e := range errs {
+		if e != nil {
+			return fmt.Errorf("server log: %w", e)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is an inference server started by headroom.
+type Process struct {
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the process has exited and its output is read
+	err    error         // Wait's error
+	mu     sync.Mutex
+	tail   []string // last lines, for error messages
+	output sync.WaitGroup
+}
+
+// tailLines is how many last lines an error message quotes.
+const tailLines = 20
+
+// Start runs cmdline with /bin/sh in its own process group (so stopping it
+// stops everything it started), sending each line of its stdout and stderr
+// to sink with the time it was read.
+func Start(cmdline string, sink func([]byte, time.Time)) (*Process, error) {
+	if strings.TrimSpace(cmdline) == "" {
+		return nil, errors.New("server command is empty")
+	}
+	cmd := exec.Command("/bin/sh", "-c", cmdline)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stdin = nil
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start server: %w", err)
+	}
+	p := &Process{cmd: cmd, done: make(chan struct{})}
+	for _, r := range []io.Reader{stdout, stderr} {
+		p.output.Add(1)
+		go p.read(r, sink)
+	}
+	go func() {
+		p.output.Wait() // pipes are read to EOF before Wait closes them
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *Process) read(r io.Reader, sink func([]byte, time.Time)) {
+	defer p.output.Done()
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			t := time.Now()
+			if errors.Is(err, bufio.ErrBufferFull) {
+				// a very long line: deliver it in pieces
+				err = nil
+			}
+			sink(line, t)
+			p.mu.Lock()
+			p.tail = append(p.tail, strings.TrimRight(string(line), "\r\n"))
+			if len(p.tail) > tailLines {
+				p.tail = p.tail[1:]
+			}
+			p.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Pid is the server's process id (and process group id).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Exited is closed when the server has exited.
+func (p *Process) Exited() <-chan struct{} { return p.done }
+
+// Tail returns the server's last output lines.
+func (p *Process) Tail() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.tail, "\n")
+}
+
+// WaitReady polls baseURL's /health, then /v1/models, until one answers
+// 200, the server exits, ctx ends, or timeout passes.
+func (p *Process) WaitReady(ctx context.Context, client *http.Client, baseURL string, timeout time.Duration, header http.Header) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, path := range []string{"/health", "/v1/models"} {
+			if ok(ctx, client, strings.TrimSuffix(baseURL, "/")+path, header) {
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("the server exited before answering (%v); its last output:\n%s", p.err, p.Tail())
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("the server did not answer %s/health or /v1/models within %v; its last output:\n%s", baseURL, timeout, p.Tail())
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func ok(ctx context.Context, client *http.Client, url string, header http.Header) bool {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Stop sends SIGTERM to the server's process group, waits up to grace for
+// it to exit, then sends SIGKILL. It returns once the process has exited
+// and its output has been read.
+func (p *Process) Stop(grace time.Duration) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	pgid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(grace):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("server process %d did not exit after SIGKILL", pgid)
+	}
+}
+
+// Environ is the environment the server runs with (headroom's own).
+func Environ() []string { return os.Environ() }

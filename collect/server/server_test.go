@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+func TestSplitCommand(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{`vllm serve m --port 8000`, []string{"vllm", "serve", "m", "--port", "8000"}},
+		{`  a   b  `, []string{"a", "b"}},
+		{`a 'b c' "d \"e\" $x" f\ g`, []string{"a", "b c", `d "e" $x`, "f g"}},
+		{`--x='' ""`, []string{"--x=", ""}},
+		{"a \\\n b", []string{"a", "b"}},
+		{`unterminated 'quote`, []string{"unterminated", "quote"}},
+		{``, nil},
+	}
+	for _, tt := range tests {
+		if got := SplitCommand(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("SplitCommand(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzSplitCommand(f *testing.F) {
+	for _, s := range []string{`a 'b c' "d"`, `x\ y`, `"a\"b"`, `'`, `"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		words := SplitCommand(s)
+		// Quoting each word again and splitting gives the words back.
+		var quoted []string
+		for _, w := range words {
+			quoted = append(quoted, "'"+strings.ReplaceAll(w, "'", `'\''`)+"'")
+		}
+		if again := SplitCommand(strings.Join(quoted, " ")); len(words) > 0 && !reflect.DeepEqual(again, words) {
+			t.Fatalf("%q: %q, requoted %q", s, words, again)
+		}
+	})
+}
+
+func TestRedactFlags(t *testing.T) {
+	argv := []string{"HF_TOKEN=hf_abcdefgh", "vllm", "serve", "m", "--api-key", "k1", "--port", "8000",
+		"--max-num-batched-tokens", "8192", "--hf-token=xyz", "--tokenizer", "tok", "--x", "sk-abcdefghijk",
+		"--header", "Bearer mysecret", "--download-dir", "/data"}
+	got := RedactFlags(argv, "mysecret")
+	want := []string{"HF_TOKEN=<redacted>", "vllm", "serve", "m", "--api-key", Redacted, "--port", "8000",
+		"--max-num-batched-tokens", "8192", "--hf-token=<redacted>", "--tokenizer", "tok", "--x", Redacted,
+		"--header", "Bearer <redacted>", "--download-dir", "/data"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestFollow(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "server.log")
+	os.WriteFile(path, []byte("old line before the sweep\n"), 0o644)
+	var mu sync.Mutex
+	var got []string
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		done <- Follow(ctx, path, 10*time.Millisecond, func(b []byte, _ time.Time) {
+			mu.Lock()
+			got = append(got, string(b))
+			mu.Unlock()
+		})
+	}()
+	waitFor := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			l := len(got)
+			mu.Unlock()
+			if l >= n {
+				return
+			}
+		}
+		t.Fatalf("timed out waiting for %d lines, have %q", n, got)
+	}
+	time.Sleep(50 * time.Millisecond)
+	appendTo := func(s string) {
+		f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(s)
+		f.Close()
+	}
+	appendTo("one\ntw")
+	waitFor(1)
+	appendTo("o\n")
+	waitFor(2)
+	// rotation: the file is renamed and a new one created
+	os.Rename(path, path+".1")
+	os.WriteFile(path, []byte("three\n"), 0o644)
+	waitFor(3)
+	// truncation
+	os.WriteFile(path, []byte("four\n"), 0o644)
+	waitFor(4)
+	appendTo("tail without newline")
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"one", "two", "three", "four", "tail without newline"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestProcessCaptureReadyStop(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	capture, err := NewLogCapture(dir, func(t time.Time) int64 { return t.UnixNano() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	// The child ignores nothing: SIGTERM to its group ends both shell and sleep.
+	p, err := Start(`echo "INFO starting"; echo "WARN to stderr" >&2; sleep 30 & wait`, capture.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WaitReady(context.Background(), srv.Client(), srv.URL, 5*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := p.Stop(2 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stop took %v", took)
+	}
+	if err := capture.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, rundir.ServerLogFile))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.Contains(string(data), "INFO starting") || !strings.Contains(string(data), "WARN to stderr") {
+		t.Errorf("server.log %q", data)
+	}
+	rows, err := rundir.ReadTable[rundir.ServerLogLineRow](dir, rundir.TableServerLogLines)
+	if err != nil || len(rows) != 2 || rows[0].Line != 1 || rows[1].Line != 2 || rows[0].RecvNS < start.UnixNano() {
+		t.Errorf("rows %+v err %v", rows, err)
+	}
+}
+
+func TestWaitReadyFailsWhenServerExits(t *testing.T) {
+	p, err := Start(`echo "fatal: no GPU"; exit 3`, func([]byte, time.Time) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.WaitReady(context.Background(), http.DefaultClient, "http://127.0.0.1:1", 5*time.Second, nil)
+	if err == nil || !strings.Contains(err.Error(), "fatal: no GPU") || !strings.Contains(err.Error(), "exited") {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	tests := []struct {
+		name    string
+		routes  map[string]string
+		log     []string
+		want    string
+		version string
+	}{
+		{"vllm", map[string]string{"/version": `{"version":"0.6.3"}`, "/v1/models": `{"data":[{"id":"m","owned_by":"vllm","max_model_len":4096}]}`}, nil, "vllm", "0.6.3"},
+		{"test engine", map[string]string{"/version": `{"engine":"node-llama-cpp","version":"3.21.1","llama_cpp":"b1"}`}, nil, "node-llama-cpp", "3.21.1"},
+		{"sglang", map[string]string{"/v1/models": `{"data":[{"id":"m","owned_by":"sglang"}]}`, "/get_server_info": `{"version":"0.4.1"}`}, nil, "sglang", "0.4.1"},
+		{"llama.cpp", map[string]string{"/v1/models": `{"data":[{"id":"m","owned_by":"llamacpp"}]}`, "/props": `{"build_info":"b4000-abc"}`}, nil, "llama.cpp", "b4000-abc"},
+		{"ollama", map[string]string{"/v1/models": `{"data":[{"id":"m","owned_by":"library"}]}`, "/api/version": `{"version":"0.5.1"}`}, nil, "ollama", "0.5.1"},
+		{"tgi", map[string]string{"/info": `{"model_id":"m","version":"2.4.0"}`}, nil, "tgi", "2.4.0"},
+		{"from log", nil, []string{"INFO 11-30 12:00:00 api_server.py:1 vLLM API server version 0.7.0"}, "vllm", "0.7.0"},
+		{"unknown", nil, nil, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if body, ok := tt.routes[r.URL.Path]; ok {
+					fmt.Fprint(w, body)
+					return
+				}
+				http.NotFound(w, r)
+			}))
+			defer srv.Close()
+			e := Detect(context.Background(), srv.Client(), srv.URL, nil, tt.log)
+			if e.Name != tt.want || e.Version != tt.version {
+				t.Errorf("got %q %q (%s), want %q %q", e.Name, e.Version, e.Source, tt.want, tt.version)
+			}
+		})
+	}
+}

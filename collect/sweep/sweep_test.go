@@ -1,0 +1,138 @@
+package sweep
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+func mustNew(t *testing.T, url string, opts ...Option) *Sweep {
+	t.Helper()
+	s, err := New(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runSweep(t *testing.T, s *Sweep) (*memRecorder, *Result, error) {
+	t.Helper()
+	rec := newMemRecorder()
+	res, err := s.Run(context.Background(), rec)
+	return rec, res, err
+}
+
+// The client's times must match what the server did: 50 ms to the first
+// token, then 10 ms between tokens, and each chunk's receive time must be
+// just after the server wrote it.
+func TestTimingAgainstServerStamps(t *testing.T) {
+	f := newFakeServer(t, func(f *fakeServer) { f.firstDelay, f.tokenDelay = 50*time.Millisecond, 10*time.Millisecond })
+	var mu sync.Mutex
+	observed := map[string]int64{} // request ID -> server request number
+	observe := func(id string, index int, _ int64, text []byte) {
+		if index == 0 {
+			n, _ := strconv.ParseInt(strings.Split(string(text), ":")[0], 10, 64)
+			mu.Lock()
+			observed[id] = n
+			mu.Unlock()
+		}
+	}
+	s := mustNew(t, f.URL, WithLevels(1, 2), WithRequestsPerLevel(3), WithWarmup(0),
+		WithPromptTokens(Fixed(64)), WithOutputTokens(Fixed(8)), WithChunkObserver(observe))
+	rec, res, err := runSweep(t, s)
+	if err != nil || res.Stopped != nil {
+		t.Fatalf("run: %v %+v", err, res.Stopped)
+	}
+	if len(rec.requests) != 6 {
+		t.Fatalf("%d requests, want 6", len(rec.requests))
+	}
+	// The machine is shared and noisy: the server may sleep longer than
+	// asked, so the exact comparison is against the server's write times
+	// below; here only what no delay can explain is an error.
+	for _, r := range rec.requests {
+		if r.Status != rundir.StatusOK {
+			t.Fatalf("%s: %s %s", r.RequestID, r.Status, r.Error)
+		}
+		ttft := time.Duration(*r.FirstTokenNS - r.SendNS)
+		if ttft < 50*time.Millisecond {
+			t.Errorf("%s: TTFT %v, want at least the server's 50 ms", r.RequestID, ttft)
+		}
+		toks := rec.tokens[r.RequestID]
+		if len(toks) != 8 || r.ClientChunks != 8 || *r.ServerCompletionTokens != 8 {
+			t.Fatalf("%s: %d chunks, server says %d", r.RequestID, len(toks), *r.ServerCompletionTokens)
+		}
+		for i := 1; i < len(toks); i++ {
+			itl := time.Duration(toks[i].RecvNS - toks[i-1].RecvNS)
+			if itl < 9*time.Millisecond {
+				t.Errorf("%s: ITL %d = %v, want at least the server's 10 ms", r.RequestID, i, itl)
+			}
+		}
+		if toks[0].RecvNS != *r.FirstTokenNS || r.EndNS < toks[len(toks)-1].RecvNS {
+			t.Errorf("%s: first token/end inconsistent with chunks", r.RequestID)
+		}
+	}
+	// Against the server's own write times (same host, same clock): every
+	// chunk is stamped after the server wrote it, and soon after.
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range rec.requests {
+		reqNo := observed[r.RequestID]
+		stamps := f.sends[reqNo]
+		toks := rec.tokens[r.RequestID]
+		if len(stamps) != len(toks) {
+			t.Fatalf("%s: server request %d wrote %d chunks, client has %d", r.RequestID, reqNo, len(stamps), len(toks))
+		}
+		for i, tok := range toks {
+			if d := time.Duration(tok.RecvNS - stamps[i]); d < 0 || d > 5*time.Millisecond {
+				t.Errorf("%s chunk %d: received %v after the server wrote it", r.RequestID, i, d)
+			}
+			if i > 0 {
+				itl, gap := tok.RecvNS-toks[i-1].RecvNS, stamps[i]-stamps[i-1]
+				if d := time.Duration(itl - gap); d < -5*time.Millisecond || d > 5*time.Millisecond {
+					t.Errorf("%s chunk %d: ITL %v, server gap %v", r.RequestID, i, time.Duration(itl), time.Duration(gap))
+				}
+			}
+		}
+		ttft := time.Duration(*r.FirstTokenNS - r.SendNS)
+		if serverTTFT := time.Duration(stamps[0] - r.SendNS); ttft-serverTTFT > 5*time.Millisecond {
+			t.Errorf("%s: TTFT %v, server wrote the first token %v after the send", r.RequestID, ttft, serverTTFT)
+		}
+	}
+}
+
+func TestPromptsSizedWithTokenizer(t *testing.T) {
+	f := newFakeServer(t, nil)
+	s := mustNew(t, f.URL, WithLevels(1), WithRequestsPerLevel(5), WithWarmup(0),
+		WithPromptTokens(Dist{Kind: DistUniform, Min: 100, Max: 300}), WithOutputTokens(Fixed(2)))
+	rec, _, err := runSweep(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range rec.requests {
+		if *r.ServerPromptTokens != r.PromptTokensTarget {
+			t.Errorf("%s: server counted %d prompt tokens, target %d", r.RequestID, *r.ServerPromptTokens, r.PromptTokensTarget)
+		}
+		if r.PromptTokensTarget < 100 || r.PromptTokensTarget > 300 {
+			t.Errorf("target %d outside 100..300", r.PromptTokensTarget)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, b := range f.bodies {
+		p := b["prompt"].(string)
+		first := strings.Join(strings.Fields(p)[:3], " ")
+		if seen[first] {
+			t.Errorf("two prompts start with %q", first)
+		}
+		seen[first] = true
+	}
+	if w := s.Workload(); !strings.Contains(w.Tokenizer, "exact") {
+		t.Errorf("tokenizer %q", w.Tokenizer)
+	}
+}

@@ -1,0 +1,124 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// tokenizer counts the tokens of a text with the server's own tokenizer.
+type tokenizer interface {
+	count(ctx context.Context, text string) (int, error)
+	name() string
+}
+
+// serverTokenizer calls the server's /tokenize: vLLM and SGLang take
+// {"prompt": ...} and answer {"count": N, "tokens": [...]}; llama.cpp's
+// llama-server takes {"content": ...} and answers {"tokens": [...]}.
+type serverTokenizer struct {
+	s     *Sweep
+	style string // "prompt" (vLLM, SGLang) or "content" (llama.cpp)
+}
+
+func (t *serverTokenizer) name() string {
+	if t.style == "content" {
+		return "server /tokenize (llama.cpp style)"
+	}
+	return "server /tokenize"
+}
+
+func (t *serverTokenizer) count(ctx context.Context, text string) (int, error) {
+	body := map[string]any{t.style: text}
+	if t.style == "prompt" && t.s.model != "" {
+		body["model"] = t.s.model
+	}
+	var out struct {
+		Count  *int              `json:"count"`
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if err := t.s.postJSON(ctx, "/tokenize", body, &out); err != nil {
+		return 0, err
+	}
+	switch {
+	case out.Count != nil:
+		return *out.Count, nil
+	case out.Tokens != nil:
+		return len(out.Tokens), nil
+	}
+	return 0, errors.New("/tokenize answered without count or tokens")
+}
+
+// findTokenizer returns the server's tokenizer, or nil when it has none.
+func (s *Sweep) findTokenizer(ctx context.Context) tokenizer {
+	for _, style := range []string{"prompt", "content"} {
+		t := &serverTokenizer{s: s, style: style}
+		if n, err := t.count(ctx, "hello world"); err == nil && n > 0 {
+			return t
+		}
+	}
+	return nil
+}
+
+// postJSON posts a JSON body and decodes a JSON answer, with the API key.
+func (s *Sweep) postJSON(ctx context.Context, path string, body, out any) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url(path), bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return s.doJSON(req, out)
+}
+
+// getJSON gets and decodes a JSON document.
+func (s *Sweep) getJSON(ctx context.Context, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url(path), nil)
+	if err != nil {
+		return err
+	}
+	return s.doJSON(req, out)
+}
+
+func (s *Sweep) doJSON(req *http.Request, out any) error {
+	s.authorize(req)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return &httpError{status: resp.StatusCode, body: excerpt(data)}
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s %s: not the JSON expected: %w", req.Method, req.URL.Path, err)
+	}
+	return nil
+}
+
+type httpError struct {
+	status int
+	body   string
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.body) }
+
+// excerpt keeps the first 300 bytes of an error body on one line.
+func excerpt(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

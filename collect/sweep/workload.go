@@ -1,0 +1,128 @@
+package sweep
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// outcome counters over every successful request, for the manifest's notes
+type outcomes struct {
+	ok             atomic.Int64
+	lengthMismatch atomic.Int64 // completion tokens != requested output tokens
+	usageMismatch  atomic.Int64 // client chunks != server completion_tokens
+	noUsage        atomic.Int64
+}
+
+func (o *outcomes) add(row *rundir.RequestRow) {
+	if row.Status != rundir.StatusOK {
+		return
+	}
+	o.ok.Add(1)
+	got := row.ClientChunks
+	if row.ServerCompletionTokens != nil {
+		got = *row.ServerCompletionTokens
+		if got != row.ClientChunks {
+			o.usageMismatch.Add(1)
+		}
+	} else {
+		o.noUsage.Add(1)
+	}
+	if got != row.OutputTokensTarget {
+		o.lengthMismatch.Add(1)
+	}
+}
+
+// Workload describes what the sweep sent, for the manifest. Call it after
+// Run: whether fixed output lengths held is known only then.
+func (s *Sweep) Workload() *rundir.Workload {
+	w := &rundir.Workload{
+		Endpoint:           string(s.cfg.endpoint),
+		Prompt:             s.cfg.prompt.manifest(),
+		Output:             s.cfg.output.manifest(),
+		SharedPrefixTokens: s.cfg.sharedPrefix,
+		Dataset:            s.cfg.dataset,
+		Seed:               s.cfg.seed,
+		Mode:               "closed",
+		RequestsPerLevel:   s.cfg.requestsPerLevel,
+		DurationPerLevelS:  s.cfg.durationPerLevel.Seconds(),
+		WarmupPerLevel:     s.cfg.warmup,
+		Temperature:        s.cfg.temperature,
+		TimeoutPerRequest:  s.cfg.timeout.Seconds(),
+	}
+	if s.dataset != nil {
+		w.Prompt = rundir.Dist{Kind: "dataset"}
+	}
+	if len(s.cfg.rates) > 0 {
+		w.Mode, w.RatesRPS, w.MaxConcurrency = "open", s.cfg.rates, s.cfg.maxConc
+	} else {
+		w.Levels = s.cfg.levels
+	}
+	if s.prompts != nil {
+		w.Tokenizer = s.prompts.method
+	} else if s.tokenizer != nil {
+		w.Tokenizer = s.tokenizer.name() + " (dataset prompts counted)"
+	}
+	w.FixedOutput, w.FixedOutputNote = s.fixedOutputState()
+	return w
+}
+
+func (s *Sweep) fixedOutputState() (bool, string) {
+	switch {
+	case !s.cfg.fixedOutput:
+		return false, "min_tokens/ignore_eos not requested (--fixed-output=false): output lengths vary"
+	case !s.fixedOutput.Load():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, f := range s.fallbacks {
+			return false, f
+		}
+		return false, "the server rejected min_tokens/ignore_eos"
+	}
+	ok, bad := s.out.ok.Load(), s.out.lengthMismatch.Load()
+	if bad > 0 {
+		return false, fmt.Sprintf("min_tokens/ignore_eos were sent and accepted, but %d of %d successful requests generated a different number of tokens than asked: output lengths vary", bad, ok)
+	}
+	return true, "min_tokens = max_tokens and ignore_eos were sent and every successful request generated exactly the tokens asked"
+}
+
+// Warnings are the caveats of the run for the manifest: fallbacks, prompt
+// sizing, token count disagreements, and levels where the client was the
+// bottleneck.
+func (s *Sweep) Warnings(levels []rundir.LevelRow) []string {
+	s.mu.Lock()
+	out := append([]string(nil), s.fallbacks...)
+	out = append(out, s.warnings...)
+	samples := append([]rundir.ClientSampleRow(nil), s.samples...)
+	s.mu.Unlock()
+	if fixed, note := s.fixedOutputState(); !fixed && s.cfg.fixedOutput && s.fixedOutput.Load() {
+		out = append(out, note)
+	}
+	if n := s.out.usageMismatch.Load(); n > 0 {
+		out = append(out, fmt.Sprintf("%d of %d successful requests streamed a different number of text chunks than the server's completion_tokens: per-token times (TPOT) use the server's count", n, s.out.ok.Load()))
+	}
+	if n := s.out.noUsage.Load(); n > 0 && s.includeUsage.Load() {
+		out = append(out, fmt.Sprintf("%d of %d successful requests carried no usage counts: their token counts are the client's chunk counts", n, s.out.ok.Load()))
+	}
+	for _, l := range levels {
+		if w := ClientBottleneck(l, samples, s.cfg.cpuWarnFraction, s.cfg.sendLagWarn); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Notes are facts about the run worth keeping that are not caveats.
+func (s *Sweep) Notes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	notes := append([]string(nil), s.notes...)
+	if s.cfg.requestsPerLevel == 0 && s.cfg.durationPerLevel == 0 {
+		notes = append(notes, fmt.Sprintf("requests per level: 4 × concurrency, at least %d (open loop: 16 s of arrivals)", DefaultMinRequestsPerLevel))
+	}
+	if s.cfg.warmup < 0 {
+		notes = append(notes, "warm-up per level: one request per concurrent stream (open loop: 1 s of arrivals), kept and marked warmup")
+	}
+	return notes
+}
