@@ -165,7 +165,7 @@ func describeDist(d rundir.Dist) string {
 	if d.StdDev > 0 {
 		s += " ± " + strconv.FormatFloat(d.StdDev, 'g', 4, 64)
 	}
-	if d.Min > 0 || d.Max > 0 {
+	if d.Max > 0 && d.Max >= d.Min {
 		s += fmt.Sprintf(" [%d, %d]", d.Min, d.Max)
 	}
 	return s
