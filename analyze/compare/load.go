@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 
@@ -22,33 +23,52 @@ func Load(dir string) (*analyze.Run, error) {
 		return nil, err
 	}
 	run := &analyze.Run{Dir: dir, Manifest: r.Manifest}
-	for _, read := range []func() error{
-		func() (err error) {
+	// One listing of the run says which tables exist, so absent tables
+	// cost no further system calls (an archive has many runs).
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	present := map[string]bool{}
+	for _, e := range entries {
+		if e.IsDir() {
+			present[e.Name()] = true
+		}
+	}
+	type reader struct {
+		table string
+		read  func() error
+	}
+	for _, rd := range []reader{
+		{rundir.TableProbeGEMM, func() (err error) {
 			run.GEMM, err = rundir.ReadTable[rundir.ProbeGEMMRow](dir, rundir.TableProbeGEMM)
 			return
-		},
-		func() (err error) {
+		}},
+		{rundir.TableProbeBandwidth, func() (err error) {
 			run.Bandwidth, err = rundir.ReadTable[rundir.ProbeBandwidthRow](dir, rundir.TableProbeBandwidth)
 			return
-		},
-		func() (err error) {
+		}},
+		{rundir.TableLevels, func() (err error) {
 			run.Levels, err = rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
 			return
-		},
-		func() (err error) {
+		}},
+		{rundir.TableRequests, func() (err error) {
 			run.Requests, err = rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
 			return
-		},
-		func() (err error) {
+		}},
+		{rundir.TableLevelStats, func() (err error) {
 			run.LevelStat, err = rundir.ReadTable[rundir.LevelStatsRow](dir, rundir.TableLevelStats)
 			return
-		},
-		func() (err error) {
+		}},
+		{rundir.TableGPUTelemetry, func() (err error) {
 			run.GPU, err = rundir.ReadTable[rundir.GPUTelemetryRow](dir, rundir.TableGPUTelemetry)
 			return
-		},
+		}},
 	} {
-		if err := read(); err != nil {
+		if !present[rd.table] {
+			continue
+		}
+		if err := rd.read(); err != nil {
 			return nil, err
 		}
 	}

@@ -85,3 +85,44 @@ func TestPercentileRatio(t *testing.T) {
 		t.Error("ratio over a zero accepted")
 	}
 }
+
+// The direct draw of a resample's percentile has the distribution of
+// resampling n values and taking their percentile: compare the two by
+// simulation on a small sample, where resampling is cheap.
+func TestResampledPercentileDistribution(t *testing.T) {
+	sorted := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	b := Bootstrap{Seed: 3}
+	r := b.rng()
+	const draws = 200000
+	direct := map[float64]int{}
+	naive := map[float64]int{}
+	counts := make([]int, len(sorted))
+	for range draws {
+		direct[resampledPercentile(r, sorted, 90)]++
+		clear(counts)
+		for range len(sorted) {
+			counts[r.IntN(len(sorted))]++
+		}
+		c := 0
+		for j, k := range counts {
+			c += k
+			if c >= rankIndex(len(sorted), 90)+1 {
+				naive[sorted[j]]++
+				break
+			}
+		}
+	}
+	for _, v := range sorted {
+		d, n := float64(direct[v])/draws, float64(naive[v])/draws
+		if math.Abs(d-n) > 0.005 {
+			t.Errorf("P(p90 of a resample = %v): direct %.4f, resampling %.4f", v, d, n)
+		}
+	}
+	// The exact probability that the p90 (9th smallest of 10) of a
+	// resample is the maximum: 1 − P(at most 8 draws below it) =
+	// 1 − [0.9^10 + 10·0.1·0.9^9] = 0.2639.
+	want := 1 - (math.Pow(0.9, 10) + 10*0.1*math.Pow(0.9, 9))
+	if got := float64(direct[10]) / draws; math.Abs(got-want) > 0.005 {
+		t.Errorf("P(max) = %.4f, want %.4f", got, want)
+	}
+}
