@@ -167,11 +167,17 @@ func BenchmarkCompareArchive(b *testing.B) {
 	dir := b.TempDir()
 	replayArchive(b, dir, 1000)
 	index := filepath.Join(b.TempDir(), "runs.parquet")
+	var cpu time.Duration
 	for b.Loop() {
+		before := processCPU()
 		c := summarizeArchive(b, dir, index)
+		cpu += processCPU() - before
 		if len(c.Runs) != 1000 {
 			b.Fatalf("%d runs", len(c.Runs))
 		}
+	}
+	if b.N > 0 && cpu > 0 {
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	}
 	if st, err := os.Stat(index); err == nil {
 		b.ReportMetric(float64(st.Size()), "index-bytes")
