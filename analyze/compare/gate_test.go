@@ -94,3 +94,25 @@ func TestGate(t *testing.T) {
 		t.Errorf("identical runs failed the gate: %+v", c.Gate.Results)
 	}
 }
+
+func FuzzParseRules(f *testing.F) {
+	for _, s := range []string{"throughput<-5%", "ttft_p99>+10%,tpot_p50>=2ms", "cost>0.5usd", "goodput<-100tok/s", "e2e_p99 > 1.5s", ",,", "x<1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		rules, err := ParseRules(s)
+		if err != nil {
+			return
+		}
+		for _, r := range rules {
+			if r.Metric == "" || r.Op == "" || r.Text == "" {
+				t.Fatalf("%q: incomplete rule %+v", s, r)
+			}
+			// Every accepted rule parses again from its own text.
+			again, err := ParseRules(r.Text)
+			if err != nil || len(again) != 1 || again[0] != r {
+				t.Fatalf("%q: rule %+v does not round-trip: %+v, %v", s, r, again, err)
+			}
+		}
+	})
+}

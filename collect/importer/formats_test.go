@@ -447,3 +447,56 @@ func FuzzImportFormats(f *testing.F) {
 		}
 	})
 }
+
+// guidellm kept a sample of the requests (--output-sampling): their
+// throughput would be understated, so guidellm's own statistics are used.
+func TestImportGuideLLMSampled(t *testing.T) {
+	report := `{"benchmarks": [{"type_": "generative_benchmark", "args": {"strategy": {"type_": "concurrent", "streams": 8}},
+	  "start_time": 1735689600.0, "end_time": 1735689660.0,
+	  "request_totals": {"successful": 500, "incomplete": 0, "errored": 2, "total": 502},
+	  "requests": {"successful": [{"request_id": "s", "prompt_tokens": 10, "output_tokens": 5, "start_time": 1735689600.0,
+	      "first_token_time": 1735689600.1, "last_token_time": 1735689600.2, "end_time": 1735689600.2}], "incomplete": [], "errored": []},
+	  "metrics": {"output_tokens_per_second": {"successful": {"mean": 812.5}},
+	    "time_to_first_token_ms": {"successful": {"median": 95.0, "percentiles": {"p99": 240.0}}},
+	    "inter_token_latency_ms": {"successful": {"median": 12.5, "percentiles": {"p99": 19.0}}},
+	    "request_latency": {"successful": {"median": 1.7}}}}]}`
+	src := filepath.Join(t.TempDir(), "benchmarks.json")
+	os.WriteFile(src, []byte(report), 0o644)
+	dir := filepath.Join(t.TempDir(), "run")
+	run, err := Import(src, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := rundir.ReadTable[rundir.LevelStatsRow](dir, rundir.TableLevelStats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rundir.LevelStatsRow{Concurrency: 8, RequestsOK: 500, Errors: 2, OutputTokPerS: 812.5, TTFTP50S: 0.095, TTFTP99S: 0.240,
+		TPOTP50S: 0.0125, TPOTP99S: 0.019, E2EP50S: 1.7, PercentileMethod: GuideLLMPercentileMethod}
+	if len(rows) != 1 || rows[0] != want || rundir.HasTable(dir, rundir.TableRequests) {
+		t.Fatalf("level_stats %+v\nwant %+v", rows, want)
+	}
+	if !slices.ContainsFunc(run.Manifest.Source.Lacks, func(s string) bool { return strings.Contains(s, "only a sample") }) {
+		t.Errorf("lacks %v", run.Manifest.Source.Lacks)
+	}
+}
+
+// AIPerf records without profile_export_aiperf.json beside them: the
+// concurrency is the peak in flight, and the manifest says so.
+func TestImportAIPerfRecordsAlone(t *testing.T) {
+	data, err := os.ReadFile(samples + "aiperf/run1/profile_export.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "profile_export.jsonl")
+	os.WriteFile(src, data, 0o644)
+	run, levels, _, _ := importOne(t, Options{}, src)
+	// The two completed requests overlap; the cancelled one ends as it starts.
+	if len(levels) != 1 || levels[0].Concurrency != 2 {
+		t.Fatalf("levels %+v", levels)
+	}
+	if !slices.ContainsFunc(run.Manifest.Notes, func(s string) bool { return strings.Contains(s, "largest number of requests in flight") }) ||
+		!slices.ContainsFunc(run.Manifest.Source.Lacks, func(s string) bool { return strings.Contains(s, "load setting") }) {
+		t.Errorf("notes %v lacks %v", run.Manifest.Notes, run.Manifest.Source.Lacks)
+	}
+}
