@@ -297,46 +297,66 @@ func diffSection(c *compare.Comparison, names []string) section {
 	s := section{ID: "differs", Title: "What differs between the runs",
 		Read: "The runs' recorded context (engine, version, flags, model, quantization, GPU, driver, workload, host), " +
 			"showing only what is not the same for every run: the reasons two runs can differ."}
-	if len(c.Differs) == 0 {
-		s.Sentences = append(s.Sentences, "Every recorded fact of the runs' context is the same: differences between them are run-to-run variation, or come from something the manifests do not record.")
-	} else if len(c.Runs) <= MaxOverlaidRuns {
-		t := table{Head: append([]string{"Context"}, names...)}
-		for _, d := range c.Differs {
-			row := []string{d.Key}
-			for _, v := range d.Values {
-				row = append(row, orText(v, "–"))
-			}
-			t.Rows = append(t.Rows, row)
+	for _, cd := range c.Contexts {
+		what := "sweeps"
+		if cd.Kind == "probe" {
+			what = "probe runs"
 		}
-		s.Tables = append(s.Tables, t)
-	} else {
-		t := table{Caption: "With many runs, each differing key lists its values and how many runs have each.", Head: []string{"Context", "Values (runs)"}}
-		for _, d := range c.Differs {
-			count := map[string]int{}
-			var order []string
-			for _, v := range d.Values {
-				if v == "" {
-					v = "–"
-				}
-				if count[v] == 0 {
-					order = append(order, v)
-				}
-				count[v]++
-			}
-			var parts []string
-			for _, v := range order {
-				parts = append(parts, fmt.Sprintf("%s (%d)", v, count[v]))
-			}
-			t.Rows = append(t.Rows, []string{d.Key, strings.Join(parts, "; ")})
+		prefix := ""
+		if len(c.Contexts) > 1 {
+			prefix = "The " + what + ": "
 		}
-		s.Tables = append(s.Tables, t)
+		switch {
+		case len(cd.Runs) == 1:
+			// One run of its kind: nothing to diff; its context is its report's.
+			continue
+		case len(cd.Differs) == 0:
+			s.Sentences = append(s.Sentences, prefix+"every recorded fact of their context is the same: differences between them are run-to-run variation, or come from something the manifests do not record.")
+		case len(cd.Runs) <= MaxOverlaidRuns:
+			t := table{Caption: prefix + "what differs.", Head: []string{"Context"}}
+			for _, i := range cd.Runs {
+				t.Head = append(t.Head, names[i])
+			}
+			for _, d := range cd.Differs {
+				row := []string{d.Key}
+				for _, v := range d.Values {
+					row = append(row, orText(v, "–"))
+				}
+				t.Rows = append(t.Rows, row)
+			}
+			s.Tables = append(s.Tables, t)
+		default:
+			t := table{Caption: prefix + "with many runs, each differing key lists its values and how many runs have each.", Head: []string{"Context", "Values (runs)"}}
+			for _, d := range cd.Differs {
+				count := map[string]int{}
+				var order []string
+				for _, v := range d.Values {
+					if v == "" {
+						v = "–"
+					}
+					if count[v] == 0 {
+						order = append(order, v)
+					}
+					count[v]++
+				}
+				var parts []string
+				for _, v := range order {
+					parts = append(parts, fmt.Sprintf("%s (%d)", v, count[v]))
+				}
+				t.Rows = append(t.Rows, []string{d.Key, strings.Join(parts, "; ")})
+			}
+			s.Tables = append(s.Tables, t)
+		}
+		if len(cd.Same) > 0 {
+			t := table{Caption: prefix + "the same for every run.", Head: []string{"Context", "Value"}}
+			for _, d := range cd.Same {
+				t.Rows = append(t.Rows, []string{d.Key, d.Values[0]})
+			}
+			s.Tables = append(s.Tables, t)
+		}
 	}
-	if len(c.Same) > 0 {
-		t := table{Caption: "The same for every run:", Head: []string{"Context", "Value"}}
-		for _, d := range c.Same {
-			t.Rows = append(t.Rows, []string{d.Key, d.Values[0]})
-		}
-		s.Tables = append(s.Tables, t)
+	if len(s.Tables) == 0 && len(s.Sentences) == 0 {
+		s.Missing = "One run of each kind: there is nothing to diff. Each run's context is in its own report."
 	}
 	return s
 }
@@ -473,8 +493,17 @@ func panelsSection(c *compare.Comparison, names []string) (section, error) {
 		ch := charts.NewLine()
 		x, _ := valueAxis(xName, "log", 26)
 		_, y := valueAxis(p.y, "value", 46)
+		// The legend names the runs only (a p99 line has its run's colour),
+		// and the plot starts below it however many runs there are.
+		legend := make([]string, len(sets))
+		for i, st := range sets {
+			legend[i] = st.name
+		}
+		top := strconv.Itoa(40 + 18*((len(sets)+1)/2))
 		ch.SetGlobalOptions(append(baseOpts("58", "16"), charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
-			charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}))...)
+			charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
+			charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Type: "plain", Data: legend}),
+			charts.WithGridOpts(opts.Grid{Left: "58", Right: "16", Top: top, Bottom: "52"}))...)
 		for i, st := range sets {
 			color, dash := palette[i%len(palette)], dashes[(i/len(palette))%len(dashes)]
 			var a, b []opts.LineData

@@ -61,10 +61,10 @@ type Comparison struct {
 	Runs []Run        `json:"runs"`
 	// Groups are the runs grouped by GroupBy, the baseline first.
 	Groups []Group `json:"groups"`
-	// Differs lists the context keys whose values differ between runs;
-	// Same those every run shares.
-	Differs     []DiffRow         `json:"differs"`
-	Same        []DiffRow         `json:"same"`
+	// Contexts diffs the runs' context: one diff of the sweeps and one of
+	// the probe-only runs (a probe has no engine or workload, so diffing it
+	// with a sweep would list every key).
+	Contexts    []ContextDiff     `json:"contexts"`
 	Comparisons []GroupComparison `json:"comparisons,omitempty"`
 	Gate        *Gate             `json:"gate,omitempty"`
 	Warnings    []string          `json:"warnings,omitempty"`
@@ -154,6 +154,36 @@ type Level struct {
 	E2EP99S       float64 `json:"e2e_p99_s"`
 }
 
+// ContextDiff is the diff of the context of a set of runs of one kind:
+// the keys whose values are not the same for all of them (Differs, one
+// value per run of Runs) and those they share (Same, one value).
+type ContextDiff struct {
+	Kind    string    `json:"kind"` // "sweep" or "probe"
+	Runs    []int     `json:"runs"` // indexes into Comparison.Runs
+	Differs []DiffRow `json:"differs"`
+	Same    []DiffRow `json:"same"`
+}
+
+func contextDiffs(c *Comparison, ms []*rundir.Manifest) []ContextDiff {
+	var out []ContextDiff
+	for _, kind := range []string{"sweep", "probe"} {
+		d := ContextDiff{Kind: kind}
+		var sub []*rundir.Manifest
+		for i, r := range c.Runs {
+			if (r.Sweep != nil) == (kind == "sweep") {
+				d.Runs = append(d.Runs, i)
+				sub = append(sub, ms[i])
+			}
+		}
+		if len(sub) == 0 {
+			continue
+		}
+		d.Differs, d.Same = diffManifests(sub)
+		out = append(out, d)
+	}
+	return out
+}
+
 // Group is a set of runs with the same GroupBy value.
 type Group struct {
 	Name     string `json:"name"`
@@ -207,7 +237,7 @@ func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Compariso
 	if err := group(c, runs, opts); err != nil {
 		return nil, err
 	}
-	c.Differs, c.Same = diffManifests(manifests)
+	c.Contexts = contextDiffs(c, manifests)
 	c.Comparisons = compareGroups(c, opts)
 	if len(opts.Rules) > 0 {
 		c.Gate = evaluateGate(c, opts)

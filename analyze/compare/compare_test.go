@@ -103,7 +103,7 @@ func TestCompareTwoRuns(t *testing.T) {
 		t.Fatalf("groups %+v", c.Groups)
 	}
 	var keys []string
-	for _, d := range c.Differs {
+	for _, d := range c.Contexts[0].Differs {
 		keys = append(keys, d.Key)
 	}
 	if !slices.Equal(keys, []string{"label", "engine.version"}) {
