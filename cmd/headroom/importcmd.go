@@ -13,21 +13,40 @@ import (
 
 func newImportCmd() *cobra.Command {
 	var out, date, label string
+	var tags []string
 	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Turn another tool's result file into a run directory",
-		Long: `Import converts a result file of another tool into a run directory that
+		Use:   "import FILE|DIR...",
+		Short: "Turn other tools' result files into a run directory",
+		Long: `Import converts result files of other tools into a run directory that
 'headroom report' and 'headroom compare' read like headroom's own runs.
 
-Formats (detected from the content):
-  roofline_<GPU>.json   the seed's roofline probe (script 01)
-  serving_sweep.json    the seed's serving sweep (script 02)
+Formats (detected from the content, not the name):
+  roofline_<GPU>.json          the seed's roofline probe (script 01)
+  serving_sweep.json           the seed's serving sweep (script 02)
+  vllm bench serve JSON        --save-result, with --save-detailed for per-request
+                               times; several results (--append-result) are levels
+  AIPerf artifact directory    profile_export.jsonl (per request), with the load
+                               setting from profile_export_aiperf.json beside it;
+                               profile_export_aiperf.json alone gives aggregates
+  GenAI-Perf profile_export.json   every experiment is a level
+  guidellm benchmarks.json     every benchmark (strategy) is a level
 
-What a format does not record (driver, per-request times, ...) is listed in
-the manifest and in the report.`,
-		Args: exactArgs(1),
+Several files (or artifact directories) of one tool become the levels of one
+sweep, e.g. one vllm bench serve result per --max-concurrency.
+
+What a format does not record (per-token times, server log, GPU, ...) is listed
+in the manifest (source.lacks) and in the report; times that were reconstructed
+rather than measured are named in the manifest's notes. See docs/imports.md.`,
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := importer.Options{Label: label}
+			for _, t := range tags {
+				for _, s := range strings.Split(t, ",") {
+					if s = strings.TrimSpace(s); s != "" {
+						opts.Tags = append(opts.Tags, s)
+					}
+				}
+			}
 			if date != "" {
 				t, err := time.Parse("2006-01-02", date)
 				if err != nil {
@@ -39,19 +58,26 @@ the manifest and in the report.`,
 				opts.Date = t
 			}
 			if out == "" {
-				base := filepath.Base(args[0])
+				if len(args) > 1 {
+					return usageError{fmt.Errorf("with several files, say where the run goes with --out")}
+				}
+				base := filepath.Base(strings.TrimRight(args[0], "/"))
 				out = strings.TrimSuffix(base, filepath.Ext(base)) + ".run"
 			}
-			run, err := importer.Import(args[0], out, opts)
+			run, err := importer.ImportFiles(args, out, opts)
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "imported %s (%s) into %s\n", args[0], run.Manifest.Source.Tool, run.Dir)
+			fmt.Fprintf(cmd.OutOrStdout(), "imported %s (%s) into %s\n", strings.Join(args, ", "), run.Manifest.Source.Tool, run.Dir)
+			if lacks := run.Manifest.Source.Lacks; len(lacks) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "the source lacks: %s\n", strings.Join(lacks, "; "))
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (default: FILE's name with .run)")
-	cmd.Flags().StringVar(&date, "date", "", "when the imported measurement was taken (YYYY-MM-DD); default: the file's modification time")
-	cmd.Flags().StringVar(&label, "label", "", "label for the run in reports")
+	cmd.Flags().StringVar(&date, "date", "", "when the imported measurement was taken (YYYY-MM-DD or RFC 3339); default: the time the file records, else its modification time")
+	cmd.Flags().StringVar(&label, "label", "", "label for the run in reports and comparisons")
+	cmd.Flags().StringSliceVar(&tags, "tag", nil, "tag for the run, KEY=VALUE (repeatable), for 'headroom compare --group-by tag:KEY'")
 	return cmd
 }

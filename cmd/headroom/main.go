@@ -35,9 +35,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "headroom: "+oneLine(err.Error()))
 	var ue usageError
+	var gf gateFailed
 	switch {
 	case errors.As(err, &ue):
 		return 2
+	case errors.As(err, &gf):
+		return 3
 	case errors.Is(err, context.Canceled):
 		return 130
 	}

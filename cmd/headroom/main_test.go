@@ -108,15 +108,6 @@ func TestReportOnBrokenRuns(t *testing.T) {
 	}
 }
 
-func TestPlaceholdersFail(t *testing.T) {
-	for _, cmd := range []string{"compare"} {
-		code, _, errs := headroom(t, cmd, "--whatever")
-		if code == 0 || !strings.Contains(errs, "not implemented yet") {
-			t.Errorf("%s: exit %d, stderr %q", cmd, code, errs)
-		}
-	}
-}
-
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{"report"}, {"import"}, {"report", "--format", "pdf", "x"}, {"demo", "--bogus"}} {
 		code, _, errs := headroom(t, args...)

@@ -1,80 +1,16 @@
-// Package importer turns results of other tools into run directories, so
-// the analyzer can read old results next to headroom's own runs.
 package importer
 
+// The seed scripts of the blog post: roofline_<GPU>.json (script 01) and
+// serving_sweep.json (script 02).
+
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
-	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/rundir"
 )
-
-// Options are settings shared by every importer.
-type Options struct {
-	// Date is when the imported measurement was taken. Zero means the
-	// source file's modification time, which is recorded as a guess.
-	Date  time.Time
-	Label string
-}
-
-// Kind names a format Import knows.
-type Kind string
-
-const (
-	KindSeedRoofline Kind = "seed-roofline" // roofline_<GPU>.json of the seed's script 01
-	KindSeedSweep    Kind = "seed-sweep"    // serving_sweep.json of the seed's script 02
-)
-
-// Detect guesses the format of a file from its content.
-func Detect(data []byte) (Kind, error) {
-	var probe struct {
-		Sweep  json.RawMessage `json:"sweep"`
-		Peak   *float64        `json:"peak_tflops"`
-		Rows   json.RawMessage `json:"rows"`
-		Config json.RawMessage `json:"config"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return "", fmt.Errorf("not JSON: %w", err)
-	}
-	switch {
-	case probe.Peak != nil && probe.Sweep != nil:
-		return KindSeedRoofline, nil
-	case probe.Rows != nil && probe.Config != nil:
-		return KindSeedSweep, nil
-	}
-	return "", errors.New("unknown format: expected the seed's roofline_<GPU>.json (peak_tflops, sweep) or serving_sweep.json (config, rows)")
-}
-
-// Import converts the file at path into a new run directory at dir.
-func Import(path, dir string, opts Options) (*rundir.Run, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	kind, err := Detect(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var run *rundir.Run
-	switch kind {
-	case KindSeedRoofline:
-		run, err = importSeedRoofline(path, data, dir, opts)
-	case KindSeedSweep:
-		run, err = importSeedSweep(path, data, dir, opts)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return run, nil
-}
 
 // seedRoofline is roofline_<GPU>.json as written by the seed's script 01.
 type seedRoofline struct {
@@ -166,7 +102,7 @@ func importSeedRoofline(path string, data []byte, dir string, opts Options) (*ru
 	if s.KneeBatch != nil {
 		probe.KneeBatch = *s.KneeBatch
 	}
-	m, err := newImportManifest(path, data, opts, rundir.KindProbe)
+	m, err := newFileManifest([]fileRef{{path: path, data: data}}, opts, time.Time{}, rundir.KindProbe)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +126,7 @@ func importSeedRoofline(path string, data []byte, dir string, opts Options) (*ru
 	if err := rundir.WriteTable(dir, rundir.TableProbeBandwidth, []rundir.ProbeBandwidthRow{bwRow}); err != nil {
 		return nil, err
 	}
-	return run, run.Finish(nil)
+	return run, finishUndated(run)
 }
 
 // seedSweep is serving_sweep.json as written by the seed's script 02.
@@ -243,7 +179,7 @@ func importSeedSweep(path string, data []byte, dir string, opts Options) (*rundi
 			PercentileMethod: SeedPercentileMethod,
 		})
 	}
-	m, err := newImportManifest(path, data, opts, rundir.KindSweep)
+	m, err := newFileManifest([]fileRef{{path: path, data: data}}, opts, time.Time{}, rundir.KindSweep)
 	if err != nil {
 		return nil, err
 	}
@@ -271,46 +207,15 @@ func importSeedSweep(path string, data []byte, dir string, opts Options) (*rundi
 	if err := rundir.WriteTable(dir, rundir.TableLevelStats, rows); err != nil {
 		return nil, err
 	}
-	return run, run.Finish(nil)
+	return run, finishUndated(run)
 }
 
-func newImportManifest(path string, data []byte, opts Options, kind string) (*rundir.Manifest, error) {
-	sum := sha256.Sum256(data)
-	m := &rundir.Manifest{
-		HeadroomVersion: buildinfo.Version(),
-		Kinds:           []string{kind, rundir.KindImport},
-		Label:           opts.Label,
-		StartTime:       opts.Date.UTC(),
-		Source:          &rundir.Source{File: path, SHA256: hex.EncodeToString(sum[:])},
+// finishUndated marks an import complete. The seed's files record no time,
+// so the run's end stays unknown rather than the time of the import.
+func finishUndated(run *rundir.Run) error {
+	if err := run.Finish(nil); err != nil {
+		return err
 	}
-	if opts.Date.IsZero() {
-		st, err := os.Stat(path)
-		if err != nil {
-			return nil, err
-		}
-		m.StartTime = st.ModTime().UTC()
-		m.Notes = append(m.Notes, "start_time is the source file's modification time: the file records no date")
-	}
-	return m, nil
-}
-
-// decodeStrict decodes JSON and names the line of a syntax error.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(v); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			return fmt.Errorf("invalid JSON at line %d: %w", lineOf(data, se.Offset), err)
-		case errors.As(err, &te):
-			return fmt.Errorf("line %d: field %q: %w", lineOf(data, te.Offset), te.Field, err)
-		}
-		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	return nil
-}
-
-func lineOf(data []byte, off int64) int {
-	return bytes.Count(data[:min(int(off), len(data))], []byte("\n")) + 1
+	run.Manifest.EndTime = time.Time{}
+	return run.SaveManifest()
 }

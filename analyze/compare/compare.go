@@ -1,0 +1,482 @@
+// Package compare turns many run directories into one comparison: the
+// headline numbers of each run, overlaid curves, what differs in their
+// context, and whether differences between groups of runs (labels, tags,
+// engine versions, ...) are larger than chance. It is pure like package
+// analyze: runs in, a plain model out (rendered by package render and
+// written as comparison.json), no printing. It uses analyze for every
+// per-run number and analyze/stats for every test, so a number in a
+// comparison is the number `headroom report` shows for the same run.
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/analyze/stats"
+	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// Options are the comparison settings.
+type Options struct {
+	// GroupBy is the key runs are grouped by (see groupValue): "label" by
+	// default. Runs in one group are repeats of one configuration.
+	GroupBy string
+	// Baseline lists run directories that form the baseline group; empty
+	// means the first group is the baseline.
+	Baseline []string
+	// Settings are the analysis settings of every run (SLO, cost inputs,
+	// thresholds); their bootstrap settings drive the two-sample intervals.
+	Settings analyze.Settings
+	// Alpha is the significance level of every test (0.05 by default).
+	Alpha float64
+	// Rules, when given, are the regression gate.
+	Rules []Rule
+	// GateNeedsSignificance makes a rule fail only when its change is
+	// also significant at Alpha (when a test can be made).
+	GateNeedsSignificance bool
+}
+
+// DefaultOptions are the options of `headroom compare` without flags.
+func DefaultOptions() Options {
+	return Options{GroupBy: "label", Settings: analyze.Default(), Alpha: 0.05}
+}
+
+// Comparison is the comparison model: what the renderer shows and what
+// comparison.json holds. Units are in field names, as in analyze.Report.
+type Comparison struct {
+	Title            string    `json:"title"`
+	GeneratedAt      time.Time `json:"generated_at"`
+	HeadroomVersion  string    `json:"headroom_version"`
+	GroupBy          string    `json:"group_by"`
+	Alpha            float64   `json:"alpha"`
+	PercentileMethod string    `json:"percentile_method"`
+	// SLO is the SLO goodput was judged against, nil when none was given.
+	SLO  *analyze.SLO `json:"slo,omitempty"`
+	Runs []Run        `json:"runs"`
+	// Groups are the runs grouped by GroupBy, the baseline first.
+	Groups []Group `json:"groups"`
+	// Contexts diffs the runs' context: one diff of the sweeps and one of
+	// the probe-only runs (a probe has no engine or workload, so diffing it
+	// with a sweep would list every key).
+	Contexts    []ContextDiff     `json:"contexts"`
+	Comparisons []GroupComparison `json:"comparisons,omitempty"`
+	Gate        *Gate             `json:"gate,omitempty"`
+	Warnings    []string          `json:"warnings,omitempty"`
+}
+
+// Run is one run's summary.
+type Run struct {
+	Dir      string    `json:"dir"`
+	Label    string    `json:"label"` // the manifest's label, else the directory's name
+	Tags     []string  `json:"tags,omitempty"`
+	Group    string    `json:"group"`
+	Kinds    []string  `json:"kinds"`
+	Complete bool      `json:"complete"`
+	Start    time.Time `json:"start_time"`
+	End      time.Time `json:"end_time,omitzero"`
+	// WallS is the measurement's wall time, end minus start; 0 unknown.
+	WallS float64 `json:"wall_s"`
+	// Context in short, for tables: GPU ("2× NVIDIA H200"), driver,
+	// engine ("vllm 0.11.0"), model, quantization, and the tool an
+	// imported run came from with what it lacks.
+	GPU          string   `json:"gpu,omitempty"`
+	GPUName      string   `json:"gpu_name,omitempty"`
+	GPUCount     int      `json:"gpu_count,omitempty"`
+	Driver       string   `json:"driver,omitempty"`
+	Engine       string   `json:"engine,omitempty"`
+	EngineName   string   `json:"engine_name,omitempty"`
+	EngineVer    string   `json:"engine_version,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	Quantization string   `json:"quantization,omitempty"`
+	Mode         string   `json:"mode,omitempty"`
+	SourceTool   string   `json:"source_tool,omitempty"`
+	Lacks        []string `json:"lacks,omitempty"`
+	// Sweep holds the headline numbers; nil for a probe-only run.
+	Sweep *SweepSummary `json:"sweep,omitempty"`
+	// Roofline is the run's probe, nil when it has none.
+	Roofline *analyze.Roofline `json:"roofline,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
+
+	samples []analyze.LevelSamples
+}
+
+// SweepSummary is what the headline table shows of a sweep. Zero means
+// "not available"; the *Missing fields say why.
+type SweepSummary struct {
+	Source            string  `json:"source"` // requests or level_stats
+	Axis              string  `json:"axis"`   // concurrency or rate_rps
+	PeakOutputTokPerS float64 `json:"peak_output_tok_per_s"`
+	PeakLoad          string  `json:"peak_load,omitempty"` // "c=8" or "4 req/s"
+	PeakConcurrency   int     `json:"peak_concurrency"`
+	// TPOTKnee is the first level whose p50 TPOT exceeds the knee factor
+	// times the baseline; "" when the sweep did not reach it.
+	TPOTKnee            string  `json:"tpot_knee,omitempty"`
+	TPOTKneeConcurrency int     `json:"tpot_knee_concurrency"`
+	Plateau             string  `json:"plateau,omitempty"`
+	PlateauConcurrency  int     `json:"plateau_concurrency"`
+	Recommended         string  `json:"recommended,omitempty"`
+	RecommendedConc     int     `json:"recommended_concurrency"`
+	BaselineTPOTP50S    float64 `json:"baseline_tpot_p50_s"`
+	// SLO goodput: the output throughput of the highest level inside the
+	// SLO (when one was given).
+	SLOOutputTokPerS float64 `json:"slo_output_tok_per_s"`
+	SLOLoad          string  `json:"slo_load,omitempty"`
+	SLOMissing       string  `json:"slo_missing,omitempty"`
+	// Cost at the honest operating point (the SLO's, else the peak).
+	USDPerMTokOutput float64 `json:"usd_per_mtok_output"`
+	CostPoint        string  `json:"cost_point,omitempty"`
+	CostMissing      string  `json:"cost_missing,omitempty"`
+	Wall             string  `json:"wall,omitempty"` // the diagnosis verdict (needs the server log)
+	Requests         int     `json:"requests"`
+	Errors           int     `json:"errors"`
+	Levels           []Level `json:"levels"`
+}
+
+// Level is one load level of a run, for the overlaid panels and the gate.
+type Level struct {
+	Load          string  `json:"load"`
+	Concurrency   int     `json:"concurrency"`
+	RateRPS       float64 `json:"rate_rps,omitempty"`
+	Requests      int     `json:"requests"`
+	Errors        int     `json:"errors"`
+	OutputTokPerS float64 `json:"output_tok_per_s"`
+	TTFTP50S      float64 `json:"ttft_p50_s"`
+	TTFTP99S      float64 `json:"ttft_p99_s"`
+	TPOTP50S      float64 `json:"tpot_p50_s"`
+	TPOTP99S      float64 `json:"tpot_p99_s"`
+	E2EP50S       float64 `json:"e2e_p50_s"`
+	E2EP99S       float64 `json:"e2e_p99_s"`
+}
+
+// ContextDiff is the diff of the context of a set of runs of one kind:
+// the keys whose values are not the same for all of them (Differs, one
+// value per run of Runs) and those they share (Same, one value).
+type ContextDiff struct {
+	Kind    string    `json:"kind"` // "sweep" or "probe"
+	Runs    []int     `json:"runs"` // indexes into Comparison.Runs
+	Differs []DiffRow `json:"differs"`
+	Same    []DiffRow `json:"same"`
+}
+
+func contextDiffs(c *Comparison, ms []*rundir.Manifest) []ContextDiff {
+	var out []ContextDiff
+	for _, kind := range []string{"sweep", "probe"} {
+		d := ContextDiff{Kind: kind}
+		var sub []*rundir.Manifest
+		for i, r := range c.Runs {
+			if (r.Sweep != nil) == (kind == "sweep") {
+				d.Runs = append(d.Runs, i)
+				sub = append(sub, ms[i])
+			}
+		}
+		if len(sub) == 0 {
+			continue
+		}
+		d.Differs, d.Same = diffManifests(sub)
+		out = append(out, d)
+	}
+	return out
+}
+
+// Group is a set of runs with the same GroupBy value.
+type Group struct {
+	Name     string `json:"name"`
+	Runs     []int  `json:"runs"` // indexes into Comparison.Runs
+	Baseline bool   `json:"baseline"`
+}
+
+// Compare summarises the runs and compares their groups.
+func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Comparison, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("no runs to compare")
+	}
+	if opts.Alpha <= 0 || opts.Alpha >= 1 {
+		opts.Alpha = 0.05
+	}
+	if opts.GroupBy == "" {
+		opts.GroupBy = "label"
+	}
+	c := &Comparison{
+		Title:            "headroom comparison",
+		GeneratedAt:      opts.Settings.Now.UTC(),
+		HeadroomVersion:  buildinfo.Version(),
+		GroupBy:          opts.GroupBy,
+		Alpha:            opts.Alpha,
+		PercentileMethod: stats.PercentileMethod,
+		SLO:              opts.Settings.SLO,
+		Runs:             make([]Run, len(runs)),
+	}
+	// Per-run analysis needs no intervals: the comparison's statistics are
+	// its own two-sample tests. Skipping the bootstrap keeps archives fast.
+	per := opts.Settings
+	per.BootstrapResamples = 0
+	err := parallel(ctx, len(runs), func(i int) error {
+		s, err := summarize(runs[i], per)
+		if err != nil {
+			return fmt.Errorf("%s: %w", runs[i].Dir, err)
+		}
+		c.Runs[i] = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	manifests := make([]*rundir.Manifest, len(runs))
+	for i, r := range runs {
+		manifests[i] = r.Manifest
+	}
+	if err := checkGroupKey(opts.GroupBy, manifests); err != nil {
+		return nil, err
+	}
+	if err := group(c, runs, opts); err != nil {
+		return nil, err
+	}
+	c.Contexts = contextDiffs(c, manifests)
+	c.Comparisons = compareGroups(c, opts)
+	if len(opts.Rules) > 0 {
+		c.Gate = evaluateGate(c, opts)
+	}
+	for _, r := range c.Runs {
+		if !r.Complete {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s is incomplete (the collector was interrupted): its numbers cover only what it measured", r.Dir))
+		}
+	}
+	return c, nil
+}
+
+func checkGroupKey(key string, ms []*rundir.Manifest) error {
+	if key == "label" || key == "dir" || len(key) > 4 && key[:4] == "tag:" {
+		return nil
+	}
+	if slices.Contains(GroupKeys(ms), key) {
+		return nil
+	}
+	return fmt.Errorf("--group-by %q: no run has that key; use label, dir, tag:KEY or one of: %v", key, GroupKeys(ms)[2:])
+}
+
+// summarize analyses one run alone and keeps what a comparison shows.
+func summarize(run *analyze.Run, set analyze.Settings) (Run, error) {
+	m := run.Manifest
+	s := Run{
+		Dir: run.Dir, Label: m.Label, Tags: m.Tags, Kinds: m.Kinds, Complete: m.Complete,
+		Start: m.StartTime, End: m.EndTime, Warnings: m.Warnings,
+	}
+	if s.Label == "" {
+		s.Label = filepath.Base(run.Dir)
+	}
+	if !m.EndTime.IsZero() && m.EndTime.After(m.StartTime) {
+		s.WallS = m.EndTime.Sub(m.StartTime).Seconds()
+	}
+	if len(m.GPUs) > 0 {
+		s.GPUName, s.GPUCount, s.Driver = m.GPUs[0].Name, len(m.GPUs), m.GPUs[0].Driver
+		s.GPU = s.GPUName
+		if s.GPUCount > 1 {
+			s.GPU = fmt.Sprintf("%d× %s", s.GPUCount, s.GPUName)
+		}
+	}
+	if e := m.Engine; e != nil {
+		s.EngineName, s.EngineVer, s.Model, s.Quantization = e.Name, e.Version, e.Model, e.Quantization
+		s.Engine = e.Name
+		if e.Version != "" {
+			s.Engine += " " + e.Version
+		}
+	}
+	if w := m.Workload; w != nil {
+		s.Mode = w.Mode
+	}
+	if src := m.Source; src != nil {
+		s.SourceTool, s.Lacks = src.Tool, src.Lacks
+	}
+	rep, err := analyze.Analyze([]*analyze.Run{run}, set)
+	if err != nil {
+		return s, err
+	}
+	ra := rep.Runs[0]
+	s.Roofline = ra.Roofline
+	s.Warnings = appendNew(s.Warnings, ra.Warnings...)
+	if sw := ra.Sweep; sw != nil {
+		s.Sweep = sweepSummary(sw)
+		s.samples = analyze.RequestSamples(run, set)
+	}
+	return s, nil
+}
+
+func sweepSummary(sw *analyze.SweepAnalysis) *SweepSummary {
+	k := sw.Knees
+	s := &SweepSummary{
+		Source: sw.Source, Axis: k.Axis,
+		PeakOutputTokPerS: k.PeakOutputTokPerS, PeakConcurrency: k.PeakConcurrency,
+		TPOTKneeConcurrency: k.TPOTKneeConcurrency, PlateauConcurrency: k.PlateauConcurrency,
+		RecommendedConc: k.RecommendedConcurrency, BaselineTPOTP50S: k.BaselineTPOTP50S,
+		Wall: sw.Diagnosis.Wall,
+	}
+	load := func(li int) string {
+		for _, l := range sw.Levels {
+			if l.LevelIndex == li {
+				return l.Load
+			}
+		}
+		return ""
+	}
+	s.PeakLoad, s.TPOTKnee, s.Plateau, s.Recommended = load(k.PeakLevel), load(k.TPOTKneeLevel), load(k.PlateauLevel), load(k.RecommendedLevel)
+	if g := sw.Goodput; g != nil {
+		s.SLOOutputTokPerS = g.OperatingOutputTokPerS
+		s.SLOLoad = load(g.OperatingLevel)
+		if g.OperatingLevel < 0 {
+			s.SLOMissing = "no level inside the SLO"
+		}
+	} else {
+		s.SLOMissing = "no SLO given (--slo)"
+	}
+	if c := sw.Cost; c != nil && len(c.Points) > 0 {
+		p := c.Points[len(c.Points)-1] // the SLO point when there is one
+		s.USDPerMTokOutput, s.CostPoint = p.USDPerMTokOutput, p.Name
+	} else if c != nil {
+		s.CostMissing = joinSemi(c.Missing)
+	} else {
+		s.CostMissing = "no cost inputs"
+	}
+	for _, l := range sw.Levels {
+		lv := Level{Load: l.Load, Concurrency: l.Concurrency, RateRPS: l.RateRPS, Requests: l.Requests, Errors: l.Errors, OutputTokPerS: l.OutputTokPerS}
+		lv.TTFTP50S, lv.TTFTP99S = quantiles(l.TTFT)
+		lv.TPOTP50S, lv.TPOTP99S = quantiles(l.TPOT)
+		lv.E2EP50S, lv.E2EP99S = quantiles(l.E2E)
+		s.Levels = append(s.Levels, lv)
+		s.Requests += l.Requests
+		s.Errors += l.Errors
+	}
+	return s
+}
+
+func quantiles(l *analyze.Latency) (p50, p99 float64) {
+	if l == nil {
+		return 0, 0
+	}
+	if v, ok := l.Quantile(50); ok {
+		p50 = v
+	}
+	if v, ok := l.Quantile(99); ok {
+		p99 = v
+	}
+	return p50, p99
+}
+
+// group assigns every run to a group: the baseline runs (if given) first,
+// then the others by their GroupBy value, in order of first appearance.
+func group(c *Comparison, runs []*analyze.Run, opts Options) error {
+	isBase := make([]bool, len(runs))
+	for _, b := range opts.Baseline {
+		found := false
+		for i, r := range runs {
+			if sameDir(r.Dir, b) {
+				isBase[i], found = true, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("--baseline %s is not among the runs compared", b)
+		}
+	}
+	index := map[string]int{}
+	add := func(name string, i int, base bool) {
+		gi, ok := index[name]
+		if !ok {
+			gi = len(c.Groups)
+			index[name] = gi
+			c.Groups = append(c.Groups, Group{Name: name, Baseline: base})
+		}
+		c.Groups[gi].Runs = append(c.Groups[gi].Runs, i)
+		c.Runs[i].Group = name
+	}
+	if len(opts.Baseline) > 0 {
+		// The baseline group is named by its runs' shared value, if they
+		// share one; a candidate with the same value is a separate group.
+		name := ""
+		for i, r := range runs {
+			if isBase[i] {
+				v := groupValue(opts.GroupBy, r.Dir, r.Manifest)
+				if name == "" {
+					name = v
+				} else if name != v {
+					name = "baseline"
+				}
+			}
+		}
+		for i := range runs {
+			if isBase[i] {
+				add("baseline: "+name, i, true)
+			}
+		}
+		if len(c.Groups) > 0 && len(opts.Baseline) > 0 && c.Groups[0].Name == "baseline: baseline" {
+			c.Groups[0].Name = "baseline"
+			index["baseline"] = 0
+			for _, i := range c.Groups[0].Runs {
+				c.Runs[i].Group = "baseline"
+			}
+		}
+	}
+	for i, r := range runs {
+		if !isBase[i] {
+			add(groupValue(opts.GroupBy, r.Dir, r.Manifest), i, false)
+		}
+	}
+	if len(opts.Baseline) == 0 {
+		// The first group with a sweep: probe-only runs have no numbers to
+		// compare (their rooflines are overlaid all the same).
+		for gi := range c.Groups {
+			if hasSweep(c, c.Groups[gi]) {
+				c.Groups[gi].Baseline = true
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func hasSweep(c *Comparison, g Group) bool {
+	for _, i := range g.Runs {
+		if c.Runs[i].Sweep != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func sameDir(a, b string) bool {
+	ca, err1 := filepath.Abs(a)
+	cb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && filepath.Clean(ca) == filepath.Clean(cb)
+}
+
+func appendNew(dst []string, vals ...string) []string {
+	for _, v := range vals {
+		if v != "" && !slices.Contains(dst, v) {
+			dst = append(dst, v)
+		}
+	}
+	return dst
+}
+
+func joinSemi(xs []string) string {
+	out := ""
+	for i, x := range xs {
+		if i > 0 {
+			out += "; "
+		}
+		out += x
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}

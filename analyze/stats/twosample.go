@@ -1,0 +1,215 @@
+package stats
+
+// Two-sample comparisons, for headroom compare: is a difference between
+// two groups of values (requests of two runs, or repeated runs of two
+// configurations) larger than chance? benchstat's approach: a rank test
+// that assumes no distribution, and the p-value shown next to the change.
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// MannWhitney is the result of a two-sided Mann-Whitney U test.
+type MannWhitney struct {
+	Method string  `json:"method"`
+	N1     int     `json:"n1"`
+	N2     int     `json:"n2"`
+	U      float64 `json:"u"` // U of the first sample: pairs (x, y) with x > y, ties counting ½
+	P      float64 `json:"p"` // two-sided p-value
+}
+
+// exactMaxN bounds the samples for which the exact null distribution of U
+// is counted (both sizes at most this, and no ties); beyond it, or with
+// ties, the normal approximation is used.
+const exactMaxN = 50
+
+// MannWhitneyU tests whether xs and ys come from the same distribution
+// against the alternative that one tends to be larger (two-sided). The
+// p-value is exact (the null distribution of U counted over every
+// arrangement of ranks) for samples of up to 50 values without ties, else
+// the normal approximation with continuity and tie corrections, as SciPy
+// computes them. It needs one value in each sample.
+func MannWhitneyU(xs, ys []float64) (MannWhitney, bool) {
+	n1, n2 := len(xs), len(ys)
+	if n1 == 0 || n2 == 0 {
+		return MannWhitney{}, false
+	}
+	type obs struct {
+		v     float64
+		first bool
+	}
+	all := make([]obs, 0, n1+n2)
+	for _, x := range xs {
+		all = append(all, obs{x, true})
+	}
+	for _, y := range ys {
+		all = append(all, obs{y, false})
+	}
+	slices.SortFunc(all, func(a, b obs) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	// Mid-ranks; tieTerm accumulates Σ(t³ − t) over groups of ties.
+	var r1, tieTerm float64
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].v == all[i].v {
+			j++
+		}
+		rank := float64(i+j+1) / 2 // ranks i+1..j averaged
+		for k := i; k < j; k++ {
+			if all[k].first {
+				r1 += rank
+			}
+		}
+		t := float64(j - i)
+		tieTerm += t*t*t - t
+		i = j
+	}
+	u := r1 - float64(n1*(n1+1))/2
+	res := MannWhitney{N1: n1, N2: n2, U: u}
+	if tieTerm == 0 && n1 <= exactMaxN && n2 <= exactMaxN {
+		res.P = exactMannWhitneyP(u, n1, n2)
+		res.Method = fmt.Sprintf("Mann-Whitney U, two-sided, exact (n = %d and %d)", n1, n2)
+		return res, true
+	}
+	nn := float64(n1 + n2)
+	mu := float64(n1*n2) / 2
+	sigma := math.Sqrt(float64(n1*n2) / 12 * (nn + 1 - tieTerm/(nn*(nn-1))))
+	if sigma == 0 {
+		// Every value is the same: no evidence of a difference.
+		res.P = 1
+	} else {
+		z := (math.Abs(u-mu) - 0.5) / sigma
+		res.P = math.Min(1, math.Erfc(math.Max(z, 0)/math.Sqrt2))
+	}
+	res.Method = fmt.Sprintf("Mann-Whitney U, two-sided, normal approximation with continuity and tie corrections (n = %d and %d)", n1, n2)
+	return res, true
+}
+
+// exactMannWhitneyP is the two-sided p-value of U under the null: twice
+// the smaller tail, counting arrangements with the recursion
+// N(u; m, n) = N(u−n; m−1, n) + N(u; m, n−1).
+func exactMannWhitneyP(u float64, n1, n2 int) float64 {
+	maxU := n1 * n2
+	// counts[n][u] for the current m, built up from m = 0.
+	prev := make([][]float64, n2+1)
+	for n := range prev {
+		prev[n] = make([]float64, maxU+1)
+		prev[n][0] = 1 // m = 0: one arrangement, U = 0
+	}
+	for m := 1; m <= n1; m++ {
+		cur := make([][]float64, n2+1)
+		for n := 0; n <= n2; n++ {
+			cur[n] = make([]float64, maxU+1)
+			for v := 0; v <= m*n; v++ {
+				c := 0.0
+				if v-n >= 0 {
+					c += prev[n][v-n]
+				}
+				if n > 0 {
+					c += cur[n-1][v]
+				}
+				cur[n][v] = c
+			}
+		}
+		prev = cur
+	}
+	dist := prev[n2]
+	total := 0.0
+	for _, c := range dist {
+		total += c
+	}
+	k := int(math.Round(u))
+	var lower, upper float64
+	for v, c := range dist {
+		if v <= k {
+			lower += c
+		}
+		if v >= k {
+			upper += c
+		}
+	}
+	return math.Min(1, 2*math.Min(lower, upper)/total)
+}
+
+// PercentileRatio is the bootstrap interval of the ratio of the p-th
+// percentiles of ys and xs (ys over xs): both samples are resampled
+// independently and the ratio taken for each resample. An interval that
+// excludes 1 says the percentile changed. It needs two values in each
+// sample and a positive smallest value of xs.
+//
+// A resample's nearest-rank percentile is drawn directly rather than by
+// drawing n values: the r-th smallest of n indexes drawn uniformly from
+// 0..n−1 is floor(n·U) where U, the r-th smallest of n uniform variates, is
+// Beta(r, n−r+1) distributed. This is the same distribution as resampling,
+// at a cost independent of n, so the requests of a thousand runs pooled
+// together cost no more than one run's.
+func (b Bootstrap) PercentileRatio(xs, ys []float64, p float64) (Interval, bool) {
+	if len(xs) < 2 || len(ys) < 2 || b.Resamples < 1 {
+		return Interval{}, false
+	}
+	sx, sy := Sorted(xs), Sorted(ys)
+	if sx[0] <= 0 {
+		return Interval{}, false
+	}
+	r := b.rng()
+	est := make([]float64, b.Resamples)
+	for i := range est {
+		est[i] = resampledPercentile(r, sy, p) / resampledPercentile(r, sx, p)
+	}
+	lo, hi := b.bounds(est)
+	return Interval{
+		Method:     fmt.Sprintf("percentile bootstrap of the ratio of p%s values, both samples resampled, %d resamples, seed %d", trimFloat(p), b.Resamples, b.Seed),
+		N:          min(len(xs), len(ys)),
+		Confidence: b.Confidence,
+		Estimate:   Percentile(sy, p) / Percentile(sx, p),
+		Low:        lo, High: hi,
+	}, true
+}
+
+// resampledPercentile returns the nearest-rank p-th percentile of one
+// bootstrap resample of sorted (see PercentileRatio).
+func resampledPercentile(r *rand.Rand, sorted []float64, p float64) float64 {
+	n := len(sorted)
+	k := rankIndex(n, p) + 1
+	u := betaVariate(r, float64(k), float64(n-k+1))
+	return sorted[min(int(float64(n)*u), n-1)]
+}
+
+// betaVariate draws from Beta(a, b) as X/(X+Y), X ~ Gamma(a), Y ~ Gamma(b).
+func betaVariate(r *rand.Rand, a, b float64) float64 {
+	x, y := gammaVariate(r, a), gammaVariate(r, b)
+	return x / (x + y)
+}
+
+// gammaVariate draws from Gamma(shape, 1) for shape >= 1 by Marsaglia and
+// Tsang's method (ACM TOMS 26(3), 2000).
+func gammaVariate(r *rand.Rand, shape float64) float64 {
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := r.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := r.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
+func trimFloat(v float64) string {
+	return fmt.Sprintf("%g", v)
+}

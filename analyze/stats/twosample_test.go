@@ -1,0 +1,128 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+// Known answers: the SciPy documentation's example (the ages of 5 male and
+// 4 female authors), U = 17, exact p = 1/9, asymptotic p = 0.11134688653314041.
+func TestMannWhitneyUKnownAnswers(t *testing.T) {
+	males := []float64{19, 22, 16, 29, 24}
+	females := []float64{20, 11, 17, 12}
+	mw, ok := MannWhitneyU(males, females)
+	if !ok || mw.U != 17 || math.Abs(mw.P-1.0/9) > 1e-12 {
+		t.Fatalf("exact: %+v", mw)
+	}
+	// A tie forces the normal approximation; with 29 -> 20 tied to a
+	// female 20 the statistic is 16.5. Its p-value by hand: mu = 10,
+	// sigma² = 20/12·(10 − 6/72), z = (6.5 − 0.5)/sigma.
+	tied := []float64{19, 22, 16, 20, 24}
+	mw, _ = MannWhitneyU(tied, females)
+	sigma := math.Sqrt(20.0 / 12 * (10 - 6.0/72))
+	want := math.Erfc(6 / sigma / math.Sqrt2)
+	if mw.U != 16.5 || math.Abs(mw.P-want) > 1e-12 {
+		t.Fatalf("tied: %+v, want p %v", mw, want)
+	}
+	cases := []struct {
+		xs, ys []float64
+		u, p   float64
+	}{
+		{[]float64{1, 2, 3}, []float64{4, 5, 6}, 0, 0.1},            // 2/C(6,3)
+		{[]float64{4, 5, 6}, []float64{1, 2, 3}, 9, 0.1},            // symmetric
+		{[]float64{1, 2}, []float64{3, 4}, 0, 1.0 / 3},              // 2/C(4,2): two runs a side can never be significant
+		{[]float64{1, 2, 3, 4}, []float64{5, 6, 7, 8}, 0, 2.0 / 70}, // four a side can
+		{[]float64{1, 3, 5}, []float64{2, 4, 6}, 3, 0.7},            // P(U<=3) = 7/20
+	}
+	for _, c := range cases {
+		mw, _ := MannWhitneyU(c.xs, c.ys)
+		if mw.U != c.u || math.Abs(mw.P-c.p) > 1e-12 {
+			t.Errorf("MannWhitneyU(%v, %v) = U %v p %v; want U %v p %v", c.xs, c.ys, mw.U, mw.P, c.u, c.p)
+		}
+	}
+	// The normal approximation for larger samples: 1..60 against
+	// 31.5..90.5 (no ties). Pairs with x > y: each x in 32..60 exceeds the
+	// x−31 values 31.5..x−0.5, so U = 1 + 2 + … + 29 = 435; mu = 1800,
+	// sigma² = 60·60·121/12.
+	xs, ys := make([]float64, 60), make([]float64, 60)
+	for i := range xs {
+		xs[i], ys[i] = float64(i+1), float64(i)+31.5
+	}
+	mw, _ = MannWhitneyU(xs, ys)
+	sig := math.Sqrt(60.0 * 60 * 121 / 12)
+	wantP := math.Erfc((math.Abs(435-1800) - 0.5) / sig / math.Sqrt2)
+	if mw.U != 435 || math.Abs(mw.P-wantP) > 1e-15 {
+		t.Errorf("n=60: U %v p %v; want 435, %v", mw.U, mw.P, wantP)
+	}
+	if _, ok := MannWhitneyU(nil, []float64{1}); ok {
+		t.Error("empty sample accepted")
+	}
+	if mw, _ := MannWhitneyU([]float64{2, 2}, []float64{2, 2}); mw.P != 1 {
+		t.Errorf("identical values: p %v", mw.P)
+	}
+}
+
+func TestPercentileRatio(t *testing.T) {
+	b := Bootstrap{Resamples: 2000, Seed: 1, Confidence: 0.95}
+	var xs, ys []float64
+	for i := 1; i <= 200; i++ {
+		xs = append(xs, float64(i))
+		ys = append(ys, 2*float64(i))
+	}
+	iv, ok := b.PercentileRatio(xs, ys, 50)
+	if !ok || iv.Estimate != 2 || !(iv.Low < 2 && iv.High > 2) || iv.Low <= 1 {
+		t.Fatalf("doubled sample: %+v", iv)
+	}
+	iv2, _ := b.PercentileRatio(xs, ys, 50)
+	if iv2 != iv {
+		t.Error("same seed, different interval")
+	}
+	same, _ := b.PercentileRatio(xs, xs, 50)
+	if !(same.Low < 1 && same.High > 1) {
+		t.Errorf("same sample: %+v excludes 1", same)
+	}
+	if _, ok := b.PercentileRatio([]float64{0, 1}, ys, 50); ok {
+		t.Error("ratio over a zero accepted")
+	}
+}
+
+// The direct draw of a resample's percentile has the distribution of
+// resampling n values and taking their percentile: compare the two by
+// simulation on a small sample, where resampling is cheap.
+func TestResampledPercentileDistribution(t *testing.T) {
+	sorted := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	b := Bootstrap{Seed: 3}
+	r := b.rng()
+	const draws = 200000
+	direct := map[float64]int{}
+	naive := map[float64]int{}
+	counts := make([]int, len(sorted))
+	for range draws {
+		direct[resampledPercentile(r, sorted, 90)]++
+		clear(counts)
+		for range len(sorted) {
+			counts[r.IntN(len(sorted))]++
+		}
+		c := 0
+		for j, k := range counts {
+			c += k
+			if c >= rankIndex(len(sorted), 90)+1 {
+				naive[sorted[j]]++
+				break
+			}
+		}
+	}
+	for _, v := range sorted {
+		d, n := float64(direct[v])/draws, float64(naive[v])/draws
+		if math.Abs(d-n) > 0.005 {
+			t.Errorf("P(p90 of a resample = %v): direct %.4f, resampling %.4f", v, d, n)
+		}
+	}
+	// The exact probability that the p90 (9th smallest of 10) of a
+	// resample is the maximum: 1 − P(at most 8 draws below it) =
+	// 1 − [0.9^10 + 10·0.1·0.9^9] = 0.2639.
+	want := 1 - (math.Pow(0.9, 10) + 10*0.1*math.Pow(0.9, 9))
+	if got := float64(direct[10]) / draws; math.Abs(got-want) > 0.005 {
+		t.Errorf("P(max) = %.4f, want %.4f", got, want)
+	}
+}

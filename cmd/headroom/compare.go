@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/headroom-llm/headroom/analyze/compare"
+	"github.com/headroom-llm/headroom/render"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// gateFailed is returned when the regression gate fails; the process then
+// exits with status 3, so CI can tell a regression (3) from a broken call
+// (2) or a failure to read the runs (1).
+type gateFailed struct{ error }
+
+func (e gateFailed) Unwrap() error { return e.error }
+
+type compareFlags struct {
+	out, format, groupBy, failIf, index string
+	baselines, labels                   []string
+	alpha                               float64
+	gateSignificant                     bool
+	analysis                            reportFlags
+}
+
+func newCompareCmd() *cobra.Command {
+	var f compareFlags
+	cmd := &cobra.Command{
+		Use:   "compare RUN|DIR...",
+		Short: "Compare runs: overlaid curves, headline numbers, what differs, significance, a regression gate",
+		Long: `Compare reads run directories (a directory that is not a run is searched
+recursively for runs) and writes compare.md, compare.html and comparison.json:
+the three panels and the rooflines of every run overlaid, a table of headline
+numbers per run (peak throughput, TPOT knee, SLO goodput, $/Mtok, wall time),
+and the context keys whose values differ between runs (engine version, flags,
+model, quantization, GPU, driver, ...).
+
+Runs are grouped by --group-by (default: label). Runs in one group are repeats
+of one configuration; every other group is compared with the baseline group
+(--baseline, else the first group) and each difference says whether it is
+significant: Mann-Whitney U on per-run values or per-request latencies, or a
+bootstrap interval of a p99 ratio.
+
+Regression gate: --fail-if "throughput<-5%,ttft_p99>+10%" checks each rule for
+every candidate group against the baseline and prints one line per violated
+rule. Metrics: ` + strings.Join(compare.MetricNames(), ", ") + `;
+changes in % or absolute (ms, s, tok/s, usd).
+
+Exit status: 0 compared (gate passed or none given), 1 the runs could not be
+read or analysed, 2 wrong usage, 3 the regression gate failed (a rule was
+violated, or could not be checked), 130 interrupted.
+
+With --index FILE, also writes one row per run as Parquet (runs.parquet) for
+DuckDB, pandas or Polars; see docs/compare.md.`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(cmd.Context(), cmd.OutOrStdout(), args, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "out", "o", ".", "directory for compare.md, compare.html and comparison.json")
+	fl.StringVar(&f.format, "format", "both", "md, html, both, or none (only comparison.json, the index and the gate)")
+	fl.StringVar(&f.groupBy, "group-by", "label", "group runs by label, dir, tag:KEY, or a context key such as engine.version, gpu.name, engine.quantization, \"engine.flag --enable-prefix-caching\"")
+	fl.StringSliceVar(&f.baselines, "baseline", nil, "run (or directory of runs) forming the baseline group; repeatable")
+	fl.StringArrayVar(&f.labels, "label", nil, "RUN=NAME: label a run for this comparison (the manifest is not changed); repeatable")
+	fl.StringVar(&f.failIf, "fail-if", "", "regression gate, e.g. \"throughput<-5%,ttft_p99>+10%\": exit 3 when a rule holds")
+	fl.BoolVar(&f.gateSignificant, "gate-significant", false, "a gate rule fails only when its change is also significant (or cannot be tested)")
+	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level of the tests")
+	fl.StringVar(&f.index, "index", "", "also write the index of the runs as one Parquet file here (e.g. runs.parquet)")
+	f.analysis.register(cmd)
+	return cmd
+}
+
+func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compareFlags) error {
+	switch f.format {
+	case "md", "html", "both", "none":
+	default:
+		return usageError{fmt.Errorf("--format %q: want md, html, both or none", f.format)}
+	}
+	if !(f.alpha > 0 && f.alpha < 1) {
+		return usageError{fmt.Errorf("--alpha %v: want a probability between 0 and 1", f.alpha)}
+	}
+	opts := compare.DefaultOptions()
+	set, err := f.analysis.settings()
+	if err != nil {
+		return err
+	}
+	opts.Settings, opts.GroupBy, opts.Alpha, opts.GateNeedsSignificance = set, f.groupBy, f.alpha, f.gateSignificant
+	if f.failIf != "" {
+		if opts.Rules, err = compare.ParseRules(f.failIf); err != nil {
+			return usageError{fmt.Errorf("--fail-if: %w", err)}
+		}
+	}
+	labels := map[string]string{}
+	for _, l := range f.labels {
+		run, name, ok := strings.Cut(l, "=")
+		if !ok || run == "" || name == "" {
+			return usageError{fmt.Errorf("--label %q: want RUN=NAME", l)}
+		}
+		labels[filepath.Clean(run)] = name
+	}
+
+	// The baseline's runs come first, then the others, each run once.
+	var dirs []string
+	seen := map[string]bool{}
+	addRuns := func(arg string) ([]string, error) {
+		found, err := findRuns(arg)
+		if err != nil {
+			return nil, err
+		}
+		var added []string
+		for _, d := range found {
+			key, _ := filepath.Abs(d)
+			if !seen[key] {
+				seen[key] = true
+				dirs = append(dirs, d)
+			}
+			added = append(added, d)
+		}
+		return added, nil
+	}
+	for _, b := range f.baselines {
+		added, err := addRuns(b)
+		if err != nil {
+			return err
+		}
+		opts.Baseline = append(opts.Baseline, added...)
+	}
+	for _, a := range args {
+		if _, err := addRuns(a); err != nil {
+			return err
+		}
+	}
+
+	runs, err := compare.LoadAll(ctx, dirs)
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	for _, r := range runs {
+		if name, ok := labels[filepath.Clean(r.Dir)]; ok {
+			r.Manifest.Label = name
+			delete(labels, filepath.Clean(r.Dir))
+		}
+	}
+	for run := range labels {
+		return usageError{fmt.Errorf("--label %s=...: %s is not among the runs compared", run, run)}
+	}
+	cmp, err := compare.Compare(ctx, runs, opts)
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
+	var paths []string
+	if f.format != "none" {
+		if paths, err = render.CompareFiles(f.out, cmp, f.format); err != nil {
+			return err
+		}
+	}
+	data, err := json.MarshalIndent(cmp, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode comparison.json: %w", err)
+	}
+	jp := filepath.Join(f.out, "comparison.json")
+	if err := os.WriteFile(jp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	paths = append(paths, jp)
+	if f.index != "" {
+		if err := cmp.WriteIndex(f.index); err != nil {
+			return fmt.Errorf("--index: %w", err)
+		}
+		paths = append(paths, f.index)
+	}
+	fmt.Fprintf(stdout, "compared %d runs in %d groups (grouped by %s)\n", len(cmp.Runs), len(cmp.Groups), cmp.GroupBy)
+	for _, p := range paths {
+		fmt.Fprintln(stdout, "wrote", p)
+	}
+	if g := cmp.Gate; g != nil {
+		bad := 0
+		for _, r := range g.Results {
+			if r.Status != "pass" {
+				fmt.Fprintln(stdout, r.Line)
+				bad++
+			}
+		}
+		if g.Failed {
+			return gateFailed{fmt.Errorf("regression gate failed: %d of %d checks violated or unchecked", bad, len(g.Results))}
+		}
+		fmt.Fprintf(stdout, "regression gate passed: %d checks\n", len(g.Results))
+	}
+	return nil
+}
+
+// findRuns returns arg itself when it is a run directory, else every run
+// directory under it.
+func findRuns(arg string) ([]string, error) {
+	st, err := os.Stat(arg)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory (give run directories, or directories holding runs)", arg)
+	}
+	if rundir.IsRun(arg) {
+		return []string{arg}, nil
+	}
+	runs, err := rundir.FindRuns(arg)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s: %w", arg, errors.New("no run directories under it (no manifest.json found)"))
+	}
+	return runs, nil
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/headroom-llm/headroom/analyze/compare"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+const imports = "../../testdata/imports/"
+
+func mustImport(t *testing.T, out string, args ...string) {
+	t.Helper()
+	code, _, errs := headroom(t, append([]string{"import", "-o", out}, args...)...)
+	if code != 0 {
+		t.Fatalf("import %v: exit %d: %s", args, code, errs)
+	}
+}
+
+// writeVariant writes a copy of an import sample with replacements.
+func writeVariant(t *testing.T, src, dst string, pairs ...string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	for i := 0; i < len(pairs); i += 2 {
+		if !strings.Contains(s, pairs[i]) {
+			t.Fatalf("%s has no %q", src, pairs[i])
+		}
+		s = strings.ReplaceAll(s, pairs[i], pairs[i+1])
+	}
+	if err := os.WriteFile(dst, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// Other tools' results, imported, compare like headroom's own runs; a
+// directory is searched for runs; the index holds one row per run.
+func TestImportsThenCompare(t *testing.T) {
+	archive := t.TempDir()
+	mustImport(t, filepath.Join(archive, "aiperf", "gpt-oss.run"), imports+"aiperf/run1")
+	mustImport(t, filepath.Join(archive, "vllm", "llama.run"), imports+"vllm/aggregate-append.json", "--tag", "engine=vllm")
+	mustImport(t, filepath.Join(archive, "guidellm", "qwen.run"), imports+"guidellm/benchmarks-0.3.json")
+	out := filepath.Join(t.TempDir(), "cmp")
+	index := filepath.Join(out, "runs.parquet")
+	code, stdout, errs := headroom(t, "compare", archive, "-o", out, "--index", index)
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errs)
+	}
+	if !strings.HasPrefix(stdout, "compared 3 runs in 3 groups (grouped by label)\n") {
+		t.Errorf("stdout %q", stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "compare.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gpt-oss.run", "llama.run", "qwen.run", "| engine.model |", "openai/gpt-oss-20b", "300 tok/s"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("compare.md lacks %q", want)
+		}
+	}
+	for _, f := range []string{"compare.html", "comparison.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	rows, err := rundir.ReadParquetFile[compare.IndexRow](index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("%d index rows", len(rows))
+	}
+	byLabel := map[string]compare.IndexRow{}
+	for _, r := range rows {
+		byLabel[r.Label] = r
+	}
+	v := byLabel["llama.run"]
+	if v.Tags != "engine=vllm" || v.Model != "meta-llama/Llama-3.1-8B-Instruct" || v.PeakOutputTokS == nil || *v.PeakOutputTokS != 300 ||
+		*v.PeakConcurrency != 4 || v.Levels != 2 || v.Requests != 200 || v.Date != "2025-01-03" || v.SourceTool == "" {
+		t.Errorf("vllm index row %+v", v)
+	}
+	a := byLabel["gpt-oss.run"]
+	if a.Model != "openai/gpt-oss-20b" || a.Requests != 3 || a.Errors != 1 || a.EndNS == nil || a.WallS == nil {
+		t.Errorf("aiperf index row %+v", a)
+	}
+}
+
+// The regression gate: exit 0 when every rule holds, 3 with one line per
+// violated rule, 2 for a rule it cannot read.
+func TestCompareGate(t *testing.T) {
+	tmp := t.TempDir()
+	base := filepath.Join(tmp, "base.run")
+	mustImport(t, base, imports+"vllm/aggregate-append.json")
+	// The candidate lost a sixth of its throughput at c=4 and its TTFT p99
+	// rose from 60 to 75 ms there.
+	slower := writeVariant(t, imports+"vllm/aggregate-append.json", filepath.Join(tmp, "slower.json"),
+		`"output_throughput": 300.0`, `"output_throughput": 250.0`, `"p99_ttft_ms": 60.0`, `"p99_ttft_ms": 75.0`)
+	cand := filepath.Join(tmp, "cand.run")
+	mustImport(t, cand, slower)
+
+	code, stdout, errs := headroom(t, "compare", "--baseline", base, cand, "-o", filepath.Join(tmp, "ok"), "--format", "none",
+		"--fail-if", "throughput<-20%,ttft_p99>+30%")
+	if code != 0 || !strings.Contains(stdout, "regression gate passed: 2 checks") {
+		t.Fatalf("passing gate: exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+	code, stdout, errs = headroom(t, "compare", "--baseline", base, cand, "-o", filepath.Join(tmp, "bad"), "--format", "md",
+		"--fail-if", "throughput<-5%,ttft_p99>+10%,tpot_p50>+50%")
+	var fails []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "FAIL ") {
+			fails = append(fails, l)
+		}
+	}
+	want := []string{
+		"FAIL throughput<-5% [cand.run vs baseline: base.run]: throughput 300.0 tok/s -> 250.0 tok/s (-16.7%; no test)",
+		"FAIL ttft_p99>+10% [cand.run vs baseline: base.run]: ttft_p99 at c=4 60 ms -> 75 ms (+25.0%; no test)",
+	}
+	if code != 3 || !slices.Equal(fails, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 ||
+		!strings.Contains(errs, "regression gate failed: 2 of 3 checks") {
+		t.Fatalf("failing gate: exit %d\nstdout %q\nstderr %q\nwant lines %q", code, stdout, errs, want)
+	}
+	for _, args := range [][]string{
+		{"compare", base, "--fail-if", "speed<-5%"},
+		{"compare", base, "--format", "pdf"},
+		{"compare", base, "--label", "nothing-equal"},
+		{"compare", base, "--label", "elsewhere=x"},
+		{"compare", base, "--alpha", "2"},
+	} {
+		if code, _, errs := headroom(t, append(args, "-o", filepath.Join(tmp, "u"))...); code != 2 {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, errs)
+		}
+	}
+	if code, _, errs := headroom(t, "compare", filepath.Join(tmp, "missing"), "-o", filepath.Join(tmp, "m")); code != 1 || !strings.Contains(errs, "missing") {
+		t.Errorf("missing run: exit %d, %s", code, errs)
+	}
+	empty := filepath.Join(tmp, "empty")
+	os.Mkdir(empty, 0o755)
+	if code, _, errs := headroom(t, "compare", empty, "-o", filepath.Join(tmp, "e")); code != 1 || !strings.Contains(errs, "no run directories under it") {
+		t.Errorf("empty dir: exit %d, %s", code, errs)
+	}
+}
+
+// --label names runs for one comparison; --group-by tag:KEY groups them.
+func TestCompareLabelsAndGroups(t *testing.T) {
+	tmp := t.TempDir()
+	for i, tag := range []string{"prefix=on", "prefix=off", "prefix=on"} {
+		mustImport(t, filepath.Join(tmp, "runs", string(rune('a'+i))+".run"), imports+"vllm/detailed-0.11.json", "--tag", tag)
+	}
+	out := filepath.Join(tmp, "out")
+	a := filepath.Join(tmp, "runs", "a.run")
+	code, stdout, errs := headroom(t, "compare", filepath.Join(tmp, "runs"), "-o", out, "--group-by", "tag:prefix", "--label", a+"=first", "--format", "md")
+	if code != 0 || !strings.HasPrefix(stdout, "compared 3 runs in 2 groups (grouped by tag:prefix)") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "compare.md"))
+	if !strings.Contains(string(md), "| 1 | first | on |") || !strings.Contains(string(md), "off against the baseline on") {
+		t.Errorf("compare.md:\n%s", md)
+	}
+}
