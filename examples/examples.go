@@ -23,11 +23,12 @@ type Example struct {
 
 // List names the bundled runs, with a line on each.
 var List = []Example{
+	{"sweep-testengine", "a real sweep of headroom's CPU test engine (llama.cpp, random-weight model) on 2 cores: knee, KV wall, queue"},
 	{"h200-probe", "NVIDIA H200 roofline measured by the seed's script 01 (PyTorch), imported: the hardware ceiling only"},
 }
 
 // Default is the example `headroom demo` shows without --example.
-const Default = "h200-probe"
+const Default = "sweep-testengine"
 
 // Extract writes the named example run into dir (which must not exist or
 // be empty) and returns the run directory's path.

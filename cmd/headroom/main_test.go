@@ -118,19 +118,35 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	out := t.TempDir()
-	code, stdout, errs := headroom(t, "demo", "-o", out)
-	if code != 0 {
-		t.Fatalf("demo: exit %d: %s", code, errs)
+	for _, ex := range examples.List {
+		t.Run(ex.Name, func(t *testing.T) {
+			out := t.TempDir()
+			code, stdout, errs := headroom(t, "demo", "-o", out, "--example", ex.Name)
+			if code != 0 {
+				t.Fatalf("demo: exit %d: %s", code, errs)
+			}
+			for _, f := range []string{"report.md", "report.html", "analysis.json", "run-" + ex.Name + "/manifest.json"} {
+				if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+					t.Errorf("demo did not write %s (stdout %q)", f, stdout)
+				}
+			}
+			m, err := rundir.ReadManifest(filepath.Join(out, "run-"+ex.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+			if !strings.Contains(string(md), m.Label) {
+				t.Errorf("report.md does not name the run %q", m.Label)
+			}
+			// Running it again replaces the extracted run rather than failing.
+			if code, _, errs := headroom(t, "demo", "-o", out, "--example", ex.Name); code != 0 {
+				t.Fatalf("second demo: exit %d: %s", code, errs)
+			}
+		})
 	}
-	for _, f := range []string{"report.md", "report.html", "analysis.json", "run-h200-probe/manifest.json"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("demo did not write %s (stdout %q)", f, stdout)
-		}
-	}
-	// Running it again replaces the extracted run rather than failing.
-	if code, _, errs := headroom(t, "demo", "-o", out); code != 0 {
-		t.Fatalf("second demo: exit %d: %s", code, errs)
+	code, stdout, _ := headroom(t, "demo", "--list")
+	if code != 0 || !strings.Contains(stdout, examples.Default) {
+		t.Errorf("demo --list: %d %q", code, stdout)
 	}
 }
 
