@@ -56,7 +56,7 @@ func roofline(run *Run, device int32) (*Roofline, error) {
 	var pts []RooflinePoint
 	rl := &Roofline{}
 	for _, g := range run.GEMM {
-		if g.Device != device {
+		if g.Device != device || !soloMode(g.Mode) {
 			continue
 		}
 		pts = append(pts, RooflinePoint{
@@ -72,10 +72,16 @@ func roofline(run *Run, device int32) (*Roofline, error) {
 		return nil, fmt.Errorf("%s: no GEMM rows for device %d", run.Dir, device)
 	}
 	for _, b := range run.Bandwidth {
-		if b.Device != device {
+		if b.Device != device || !soloMode(b.Mode) {
 			continue
 		}
 		rl.Bandwidths = append(rl.Bandwidths, BandwidthPoint{Method: b.Method, BufferBytes: b.BufferBytes, BytesPerS: b.BytesPerS})
+		// The slope is copy bandwidth (bytes read plus bytes written), as the
+		// seed's script 01 measures it; a read-only kernel moves half the
+		// bytes per byte of buffer and is listed, not used.
+		if b.BytesPerCall < 2*float64(b.BufferBytes) {
+			continue
+		}
 		if b.BytesPerS > rl.BandwidthBytesPerS {
 			rl.BandwidthBytesPerS, rl.BandwidthMethod = b.BytesPerS, b.Method
 		}
@@ -106,3 +112,9 @@ func roofline(run *Run, device int32) (*Roofline, error) {
 	}
 	return rl, nil
 }
+
+// soloMode reports whether a probe row measured the GPU alone. Rows from
+// `probe --devices all` measured with every GPU busy at once are for the
+// agreement check, not the ceiling. Runs written before the mode column
+// was added leave it empty.
+func soloMode(mode string) bool { return mode == "" || mode == "solo" }
