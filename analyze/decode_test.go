@@ -118,3 +118,23 @@ func TestTensorParallelFromFlags(t *testing.T) {
 		t.Errorf("tp %d", got)
 	}
 }
+
+// A knee far below the ridge with the GPU "busy" is the compute knee by
+// the seed's test, but the report says the card was busy, not saturated.
+func TestComputeKneeBelowRidgeSaysBusyNotSaturated(t *testing.T) {
+	t.Parallel()
+	f := kneeSweep(t)
+	cleanStats(t, f)
+	for i := range f.levels {
+		f.gpuLevel(i, 95, 400)
+	}
+	rep, err := Analyze([]*Run{probeRun(t), f.write()}, testSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Runs[1].Sweep.Diagnosis
+	c := finding(d, WallCompute)
+	if d.Wall != WallCompute || c.Status != StatusHit || !strings.Contains(c.Summary, "busy, not saturated") || strings.Contains(c.Summary, "nothing to fix") {
+		t.Errorf("wall %q, compute %q: %s", d.Wall, c.Status, c.Summary)
+	}
+}

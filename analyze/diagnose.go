@@ -43,6 +43,9 @@ type Finding struct {
 	Evidence    []Evidence `json:"evidence,omitempty"`
 	Fixes       []string   `json:"fixes,omitempty"`
 	Missing     []string   `json:"missing,omitempty"`
+	// AfterKnee marks a wall first hit past the TPOT knee: real, but not
+	// the one that bent TPOT, so it does not name the run's wall.
+	AfterKnee bool `json:"after_knee,omitempty"`
 }
 
 // Finding statuses.
@@ -106,7 +109,7 @@ func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *Decod
 	case client.Status == StatusHit:
 		d.Wall = WallClientBound
 		d.Summary = client.Summary
-	case kv.Status == StatusHit:
+	case kv.Status == StatusHit && !kv.AfterKnee:
 		d.Wall, d.Summary = WallKVCache, kv.Summary
 	case compute.Status == StatusHit:
 		d.Wall, d.Summary = WallCompute, compute.Summary
@@ -120,7 +123,11 @@ func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *Decod
 		if len(missing) > 0 {
 			d.Summary = fmt.Sprintf("TPOT bent at %s, but the run lacks the evidence to say why: no %s.", knee, strings.Join(missing, ", no "))
 		} else {
-			d.Summary = fmt.Sprintf("TPOT bent at %s, but neither wall fits: %s; %s", knee, lowerFirst(kv.Summary), lowerFirst(compute.Summary))
+			kvAtKnee := kv.Summary
+			if kv.AfterKnee {
+				kvAtKnee = "no KV-cache pressure at or before the knee"
+			}
+			d.Summary = fmt.Sprintf("TPOT bent at %s, but neither wall fits: %s; %s", knee, lowerFirst(kvAtKnee), lowerFirst(compute.Summary))
 		}
 		if queue.Status == StatusHit {
 			d.Summary += " Separately: " + queue.Summary
@@ -135,6 +142,9 @@ func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *Decod
 		d.Wall = WallNone
 		d.Summary = fmt.Sprintf("No wall reached: p50 TPOT stayed within %.1f× of %s up to %s and TTFT did not show queueing. Raise the levels to find where the box stops.",
 			knees.TPOTKneeFactor, levelLoad(levels, knees.BaselineLevel), levelLoad(levels, knees.FlatToLevel))
+	}
+	if kv.Status == StatusHit && kv.AfterKnee && d.Wall != WallKVCache {
+		d.Summary += " Then, past the knee: " + kv.Summary
 	}
 	return d
 }
@@ -169,31 +179,13 @@ func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings) 
 		f.Summary = "no server log and no server metrics: preemptions and KV cache usage are unknown"
 		return f
 	}
-	var hit *LevelStats
-	var ev []Evidence
-	for _, l := range upToKnee(levels, knees) {
-		lo := obs.perLevel[l.LevelIndex]
-		full := l.Server.KVUsageKnown && l.Server.KVUsageMaxFraction >= set.Diagnosis.KVUsageFull
-		if l.Server.Preemptions == 0 && len(lo.kvFullLog) == 0 && len(lo.preemptLog) == 0 && !full {
-			continue
-		}
-		if hit == nil {
-			hit = &l
-		}
-		ev = append(ev, capEvidence(lo.preemptLog, set.Diagnosis.MaxEvidenceLines)...)
-		ev = append(ev, capEvidence(lo.kvFullLog, set.Diagnosis.MaxEvidenceLines)...)
-		if lo.preemptMetric != nil {
-			ev = append(ev, *lo.preemptMetric)
-		}
-		if lo.kvMax != nil {
-			ev = append(ev, *lo.kvMax)
-		}
-	}
+	before := upToKnee(levels, knees)
+	hit, ev := kvPressure(before, obs, set)
 	switch {
 	case hit != nil && knees.TPOTKneeLevel >= 0:
 		f.Status, f.Evidence = StatusHit, ev
 		f.about(*hit)
-		f.Summary = fmt.Sprintf("KV-cache wall: the server %s from %s, at or before the TPOT knee at %s. The scheduler admitted more sequences than it had cache for and is evicting and recomputing: a memory problem.",
+		f.Summary = fmt.Sprintf("KV-cache wall: the server %s from %s, at or before the TPOT knee at %s. The scheduler admitted more sequences than it had cache for, or stopped admitting for want of cache: a memory problem.",
 			kvWhat(*hit, obs, set), hit.Load, levelLoad(levels, knees.TPOTKneeLevel))
 		if obs.logEngine == "node-llama-cpp" {
 			f.Summary += " (The test engine's KV wall is its own admission budget of tokens across sequences, not GPU memory.)"
@@ -209,17 +201,65 @@ func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings) 
 			f.Status = StatusUnknown
 			f.Summary = "the log and metrics carry neither preemptions nor KV cache usage"
 			f.Missing = []string{"a server log or metrics that report preemptions"}
+			break
 		}
-		if kp := levelPos(levels, knees.TPOTKneeLevel); kp >= 0 {
-			for _, l := range levels[kp+1:] {
-				if l.Server.Preemptions > 0 {
-					f.Summary += fmt.Sprintf(" (preemptions begin at %s, after the knee)", l.Load)
-					break
-				}
-			}
+		// A KV wall past the knee is a second wall: report it as such.
+		if after, aev := kvPressure(levels[len(before):], obs, set); after != nil {
+			f.Status, f.Evidence, f.AfterKnee = StatusHit, aev, true
+			f.about(*after)
+			f.Summary = fmt.Sprintf("KV-cache wall after the knee: from %s the server %s. TPOT had already bent at %s for another reason; this second wall caps the box past it.",
+				after.Load, kvWhat(*after, obs, set), levelLoad(levels, knees.TPOTKneeLevel))
 		}
 	}
 	return f
+}
+
+// kvPressure returns the first of levels where the server showed KV-cache
+// pressure (preemptions, a full cache, or admission stopped for want of
+// cache), with the evidence of every such level.
+func kvPressure(levels []LevelStats, obs *observations, set Settings) (*LevelStats, []Evidence) {
+	var hit *LevelStats
+	var ev []Evidence
+	for i := range levels {
+		l := &levels[i]
+		lo := obs.perLevel[l.LevelIndex]
+		full := l.Server.KVUsageKnown && l.Server.KVUsageMaxFraction >= set.Diagnosis.KVUsageFull
+		capped := admissionCapped(*l, set)
+		if l.Server.Preemptions == 0 && len(lo.kvFullLog) == 0 && len(lo.preemptLog) == 0 && !full && !capped {
+			continue
+		}
+		if hit == nil {
+			hit = l
+		}
+		ev = append(ev, capEvidence(lo.preemptLog, set.Diagnosis.MaxEvidenceLines)...)
+		ev = append(ev, capEvidence(lo.kvFullLog, set.Diagnosis.MaxEvidenceLines)...)
+		if lo.preemptMetric != nil {
+			ev = append(ev, *lo.preemptMetric)
+		}
+		if lo.kvMax != nil {
+			ev = append(ev, *lo.kvMax)
+		}
+		if capped {
+			ev = append(ev, Evidence{Source: EvidenceMetric, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex,
+				Name: "running requests (max)", Value: l.Server.RunningMax, Unit: "requests",
+				Note: fmt.Sprintf("at most %.0f of %d requests ran while up to %.0f waited, with the KV cache %.0f%% full: admission stopped for want of cache",
+					l.Server.RunningMax, l.Concurrency, l.Server.WaitingMax, 100*l.Server.KVUsageMaxFraction)})
+			if lo.waitingMax != nil {
+				ev = append(ev, *lo.waitingMax)
+			}
+		}
+	}
+	return hit, ev
+}
+
+// admissionCapped reports the KV wall of engines that queue rather than
+// preempt when the cache runs out (transformers, vLLM V1 under load):
+// fewer requests running than were sent, others waiting, and the cache
+// nearly full.
+func admissionCapped(l LevelStats, set Settings) bool {
+	s := l.Server
+	return s.RunningKnown && s.WaitingKnown && s.KVUsageKnown && s.WaitingMax > 0 &&
+		s.RunningMax < float64(l.Concurrency) && s.KVUsageMaxFraction >= set.Diagnosis.KVAdmissionFull
 }
 
 // kvObservable says whether the run could have shown a KV wall.
@@ -241,6 +281,13 @@ func kvWhat(l LevelStats, obs *observations, set Settings) string {
 	if l.Server.KVUsageKnown && l.Server.KVUsageMaxFraction >= set.Diagnosis.KVUsageFull {
 		parts = append(parts, fmt.Sprintf("filled its KV cache to %.0f%%", 100*l.Server.KVUsageMaxFraction))
 	}
+	if admissionCapped(l, set) {
+		capped := fmt.Sprintf("ran at most %.0f of %d requests while up to %.0f waited", l.Server.RunningMax, l.Concurrency, l.Server.WaitingMax)
+		if l.Server.KVUsageMaxFraction < set.Diagnosis.KVUsageFull { // else the cache's fill is already named
+			capped += fmt.Sprintf(", its KV cache %.0f%% full", 100*l.Server.KVUsageMaxFraction)
+		}
+		parts = append(parts, capped)
+	}
 	if len(parts) > 0 {
 		return strings.Join(parts, " and ")
 	}
@@ -256,7 +303,7 @@ func checkCompute(levels []LevelStats, knees Knees, obs *observations, kv Findin
 	}
 	knee := levels[kp]
 	f.about(knee)
-	if kv.Status == StatusHit {
+	if kv.Status == StatusHit && !kv.AfterKnee {
 		f.Status, f.Summary = StatusClear, "the log is not clean: KV-cache pressure explains the knee"
 		return f
 	}
@@ -284,6 +331,14 @@ func checkCompute(levels []LevelStats, knees Knees, obs *observations, kv Findin
 	}
 	if knee.Server.GPUUtilMeanPct >= set.Diagnosis.GPUUtilBusyPct {
 		f.Status = StatusHit
+		if decode != nil && decode.Ridge.Verdict == RidgeKneeBefore {
+			// NVML's utilization is the share of time any kernel runs, not
+			// how much of the chip works: a step far below the ridge can keep
+			// it near 100% while the card does a fraction of what it could.
+			f.Summary = fmt.Sprintf("Compute knee, by the seed's test: TPOT rose at %s with a clean log and the GPU %.0f%% busy. But the card is busy, not saturated: %s NVML counts the time any kernel runs, not how much of the chip works, so the engine's per-step work (kernel launches, scheduling, prefill interleaved with decode) is the limit, not the silicon.",
+				knee.Load, knee.Server.GPUUtilMeanPct, decode.Ridge.Sentence)
+			return f
+		}
 		f.Summary = fmt.Sprintf("Compute knee: TPOT rose at %s with a clean log and the GPU %.0f%% busy. The card is fully used; nothing to fix.", knee.Load, knee.Server.GPUUtilMeanPct)
 		if decode != nil && decode.Ridge.Verdict != "" && decode.Ridge.Verdict != RidgeAgree {
 			f.Summary += " But the knee does not sit at the probe's ridge: " + decode.Ridge.Sentence
@@ -394,7 +449,7 @@ func checkClient(levels []LevelStats, knees Knees, obs *observations, set Settin
 		}
 		lo := obs.perLevel[l.LevelIndex]
 		busy := l.Client.CPUBusyFraction >= set.Diagnosis.ClientCPUBusy
-		lag := l.Client.SendLagMaxS > set.Diagnosis.ClientSendLagS
+		lag := l.Client.SendLagMaxS > sendLagLimit(l, set)
 		if !busy && !lag {
 			continue
 		}
@@ -467,4 +522,17 @@ func reliableP99(l *Latency) bool {
 		}
 	}
 	return false
+}
+
+// sendLagLimit is the send lag above which the client fell behind. In a
+// closed loop a lag only idles one stream between requests, so it counts
+// relative to the mean time per request per stream: the limit is the larger
+// of ClientSendLagS and 1% of that (collect/sweep's warning uses the same
+// rule). In an open loop the schedule is absolute.
+func sendLagLimit(l LevelStats, set Settings) float64 {
+	limit := set.Diagnosis.ClientSendLagS
+	if l.RateRPS == 0 && l.Requests > 0 && l.WindowS > 0 {
+		limit = max(limit, l.WindowS*float64(l.Concurrency)/float64(l.Requests)/100)
+	}
+	return limit
 }

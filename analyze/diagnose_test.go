@@ -331,3 +331,84 @@ func TestDiagnoseQueueingNeedsReliableP99(t *testing.T) {
 		t.Errorf("queueing %q (%s), missing %v; want unknown for want of requests", q.Status, q.Summary, q.Missing)
 	}
 }
+
+// In a closed loop a send lag idles one stream between requests: 13.5 ms
+// before requests that take ~9 s each is no bottleneck, while the same lag
+// in an open loop, or before 100 ms requests, is.
+func TestSendLagLimit(t *testing.T) {
+	set := testSettings()
+	closed := LevelStats{Concurrency: 64, Requests: 73, WindowS: 10}
+	if got := sendLagLimit(closed, set); !near(got, 10*64.0/73/100, 1e-12) {
+		t.Errorf("closed loop limit %g, want 1%% of %g s", got, 10*64.0/73)
+	}
+	fast := LevelStats{Concurrency: 4, Requests: 400, WindowS: 10}
+	if got := sendLagLimit(fast, set); got != set.Diagnosis.ClientSendLagS {
+		t.Errorf("closed loop with 0.1 s requests: limit %g, want the floor %g", got, set.Diagnosis.ClientSendLagS)
+	}
+	open := LevelStats{Concurrency: 64, RateRPS: 4, Requests: 73, WindowS: 10}
+	if got := sendLagLimit(open, set); got != set.Diagnosis.ClientSendLagS {
+		t.Errorf("open loop limit %g, want %g", got, set.Diagnosis.ClientSendLagS)
+	}
+}
+
+// capMetrics writes constructed vLLM metrics per level: running, waiting
+// and KV usage, from a function of the level's concurrency.
+func capMetrics(f *fakeSweep, at func(c int) (running, waiting, kv float64)) {
+	for i, l := range f.levels {
+		r, w, kv := at(int(l.Concurrency))
+		f.metric(f.at(i, 0.5), "vllm:num_requests_running", `engine="0"`, r)
+		f.metric(f.at(i, 0.5), "vllm:num_requests_waiting", `engine="0"`, w)
+		f.metric(f.at(i, 0.5), "vllm:kv_cache_usage_perc", `engine="0"`, kv)
+	}
+}
+
+// Engines that queue rather than preempt when the KV cache runs out show
+// their KV wall as admission stopping: fewer running than sent, others
+// waiting, the cache nearly full. At the knee it is the wall.
+func TestDiagnoseKVAdmissionCapAtKnee(t *testing.T) {
+	t.Parallel()
+	f := kneeSweep(t)
+	capMetrics(f, func(c int) (float64, float64, float64) {
+		if c >= 16 {
+			return 12, float64(c - 12), 0.86
+		}
+		return float64(c), 0, 0.05 * float64(c)
+	})
+	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
+	kv := finding(d, WallKVCache)
+	if d.Wall != WallKVCache || kv.Concurrency != 16 || kv.AfterKnee {
+		t.Fatalf("wall %q, kv finding at c=%d after knee %v: %s", d.Wall, kv.Concurrency, kv.AfterKnee, kv.Summary)
+	}
+	var sawCap bool
+	for _, e := range kv.Evidence {
+		sawCap = sawCap || (e.Name == "running requests (max)" && e.Value == 12 && e.Concurrency == 16)
+	}
+	if !sawCap || !strings.Contains(kv.Summary, "ran at most 12 of 16 requests while up to 4 waited") {
+		t.Errorf("evidence %+v\nsummary %s", kv.Evidence, kv.Summary)
+	}
+}
+
+// A KV wall that appears only past the TPOT knee is reported as a second
+// wall; it does not name the run's wall.
+func TestDiagnoseKVWallAfterKnee(t *testing.T) {
+	t.Parallel()
+	f := kneeSweep(t)
+	cleanStats(t, f)
+	capMetrics(f, func(c int) (float64, float64, float64) {
+		if c >= 32 {
+			return 20, 12, 0.86
+		}
+		return float64(c), 0, 0.02 * float64(c)
+	})
+	for i := range f.levels {
+		f.gpuLevel(i, 98, 600)
+	}
+	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
+	kv := finding(d, WallKVCache)
+	if kv.Status != StatusHit || !kv.AfterKnee || kv.Concurrency != 32 {
+		t.Fatalf("kv finding %q at c=%d after knee %v: %s", kv.Status, kv.Concurrency, kv.AfterKnee, kv.Summary)
+	}
+	if d.Wall != WallCompute || !strings.Contains(d.Summary, "Then, past the knee: KV-cache wall after the knee: from c=32") {
+		t.Errorf("wall %q: %s", d.Wall, d.Summary)
+	}
+}

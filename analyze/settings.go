@@ -58,6 +58,11 @@ type Settings struct {
 type DiagnosisThresholds struct {
 	// KVUsageFull: KV-cache usage at or above this fraction counts as full.
 	KVUsageFull float64 `json:"kv_usage_full_fraction"`
+	// KVAdmissionFull: with requests waiting and fewer running than sent,
+	// KV-cache usage at or above this fraction means admission stopped for
+	// want of cache (engines that queue instead of preempting keep some
+	// blocks free, so this is below KVUsageFull).
+	KVAdmissionFull float64 `json:"kv_admission_full_fraction"`
 	// GPUUtilBusyPct: mean GPU utilization at or above this is "≈ 100%".
 	GPUUtilBusyPct float64 `json:"gpu_util_busy_pct"`
 	// QueueTTFTRatio: p99/p50 TTFT at or above this, and growing level over
@@ -101,6 +106,7 @@ func Default() Settings {
 		MaxErrorFraction:       0.01,
 		Diagnosis: DiagnosisThresholds{
 			KVUsageFull:      0.95,
+			KVAdmissionFull:  0.8,
 			GPUUtilBusyPct:   90,
 			QueueTTFTRatio:   2,
 			ClientCPUBusy:    0.9,

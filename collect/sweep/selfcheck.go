@@ -67,7 +67,16 @@ func ClientBottleneck(l rundir.LevelRow, samples []rundir.ClientSampleRow, cpuFr
 				what, l.LevelIndex, frac*100, last.CPUs)
 		}
 	}
-	if lagMax > lagWarn.Seconds() {
+	// In a closed loop a send lag only idles one stream between requests,
+	// so it matters relative to how long a request takes there: the limit
+	// is the larger of lagWarn and 1% of the mean time per request per
+	// stream. (analyze's client check uses the same rule.)
+	limit := lagWarn.Seconds()
+	if l.RateRPS == 0 && l.Requests > 0 && l.EndNS > l.WarmupEndNS {
+		perRequestS := float64(l.EndNS-l.WarmupEndNS) / 1e9 * float64(l.Concurrency) / float64(l.Requests)
+		limit = max(limit, perRequestS/100)
+	}
+	if lagMax > limit {
 		return fmt.Sprintf("the client fell behind its send schedule at %s (level %d): a send lagged %.1f ms; rerun with more cores or a lower load",
 			what, l.LevelIndex, lagMax*1e3)
 	}
