@@ -250,6 +250,9 @@ func wallPhrase(d Diagnosis) string {
 	case WallKVCache:
 		return "the server log shows the KV cache ran out"
 	case WallCompute:
+		if d.BusyNotSaturated {
+			return "the GPU was busy but far below its ridge: the engine's per-step work, not the silicon, is the limit"
+		}
 		return "the GPU was fully busy: the compute knee"
 	case WallClientBound:
 		return "but the load generator was saturated, so that bend may be the client's"

@@ -12,7 +12,7 @@ import (
 func probeRun(t *testing.T) *Run {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "probe")
-	if _, err := examples.Extract("h200-probe", dir); err != nil {
+	if _, _, err := examples.Extract("h200-probe", dir); err != nil {
 		t.Fatal(err)
 	}
 	run, err := Load(dir)
@@ -136,5 +136,11 @@ func TestComputeKneeBelowRidgeSaysBusyNotSaturated(t *testing.T) {
 	c := finding(d, WallCompute)
 	if d.Wall != WallCompute || c.Status != StatusHit || !strings.Contains(c.Summary, "busy, not saturated") || strings.Contains(c.Summary, "nothing to fix") {
 		t.Errorf("wall %q, compute %q: %s", d.Wall, c.Status, c.Summary)
+	}
+	if !d.BusyNotSaturated || d.Short != "compute knee at c=16 (GPU busy, not saturated: far below the ridge)" {
+		t.Errorf("busy not saturated %v, short %q", d.BusyNotSaturated, d.Short)
+	}
+	if s := rep.Runs[1].Sweep.Shape; !strings.Contains(s[len(s)-1], "not the silicon") {
+		t.Errorf("last shape sentence %q", s[len(s)-1])
 	}
 }

@@ -10,9 +10,16 @@ import (
 // its evidence, and the wall they point to.
 type Diagnosis struct {
 	// Wall is a Wall* value.
-	Wall     string    `json:"wall"`
-	Summary  string    `json:"summary"`
-	Findings []Finding `json:"findings"`
+	Wall string `json:"wall"`
+	// Short names the wall and where in a line, for headlines; Summary
+	// explains it.
+	Short   string `json:"short"`
+	Summary string `json:"summary"`
+	// BusyNotSaturated: the compute knee by the seed's test (GPU busy per
+	// NVML), but far below the probe's ridge, so the engine's per-step work
+	// rather than the silicon bent TPOT.
+	BusyNotSaturated bool      `json:"busy_not_saturated,omitempty"`
+	Findings         []Finding `json:"findings"`
 	// Missing names evidence the run lacks, for the "inconclusive" case
 	// and for the reader.
 	Missing []string `json:"missing,omitempty"`
@@ -143,10 +150,37 @@ func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *Decod
 		d.Summary = fmt.Sprintf("No wall reached: p50 TPOT stayed within %.1f× of %s up to %s and TTFT did not show queueing. Raise the levels to find where the box stops.",
 			knees.TPOTKneeFactor, levelLoad(levels, knees.BaselineLevel), levelLoad(levels, knees.FlatToLevel))
 	}
+	d.BusyNotSaturated = d.Wall == WallCompute && decode != nil && decode.Ridge.Verdict == RidgeKneeBefore
+	d.Short = shortWall(d, levels, knees, kv, client, queue)
 	if kv.Status == StatusHit && kv.AfterKnee && d.Wall != WallKVCache {
 		d.Summary += " Then, past the knee: " + kv.Summary
+		d.Short += "; then the KV-cache wall from " + kv.Load
 	}
 	return d
+}
+
+// shortWall names the wall and its level in a line.
+func shortWall(d Diagnosis, levels []LevelStats, knees Knees, kv, client, queue Finding) string {
+	knee := levelLoad(levels, knees.TPOTKneeLevel)
+	switch d.Wall {
+	case WallKVCache:
+		return "KV-cache wall at " + kv.Load
+	case WallCompute:
+		if d.BusyNotSaturated {
+			return "compute knee at " + knee + " (GPU busy, not saturated: far below the ridge)"
+		}
+		return "compute knee at " + knee
+	case WallClientBound:
+		return "client-bound from " + client.Load
+	case WallQueueing:
+		return "queueing from " + queue.Load
+	case WallNone:
+		return "no wall reached up to " + levelLoad(levels, knees.FlatToLevel)
+	}
+	if knees.TPOTKneeLevel >= 0 {
+		return "inconclusive: TPOT bent at " + knee
+	}
+	return "inconclusive"
 }
 
 // levelLoad names the level with the given index, "?" when absent.

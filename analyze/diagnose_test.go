@@ -411,4 +411,7 @@ func TestDiagnoseKVWallAfterKnee(t *testing.T) {
 	if d.Wall != WallCompute || !strings.Contains(d.Summary, "Then, past the knee: KV-cache wall after the knee: from c=32") {
 		t.Errorf("wall %q: %s", d.Wall, d.Summary)
 	}
+	if d.Short != "compute knee at c=16; then the KV-cache wall from c=32" {
+		t.Errorf("short %q", d.Short)
+	}
 }

@@ -5,6 +5,8 @@ package examples
 
 import (
 	"embed"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,19 +25,21 @@ type Example struct {
 
 // List names the bundled runs, with a line on each.
 var List = []Example{
+	{"h200", "NVIDIA H200: headroom probe, and two sweeps of transformers' continuous batching serving a random-weight Llama-3.1-8B shape (KV cache 256 and 768 blocks)"},
 	{"sweep-testengine", "a real sweep of headroom's CPU test engine (llama.cpp, random-weight model) on 2 cores: knee, KV wall, queue"},
 	{"h200-probe", "NVIDIA H200 roofline measured by the seed's script 01 (PyTorch), imported: the hardware ceiling only"},
 }
 
 // Default is the example `headroom demo` shows without --example.
-const Default = "sweep-testengine"
+const Default = "h200"
 
-// Extract writes the named example run into dir (which must not exist or
-// be empty) and returns the run directory's path.
-func Extract(name, dir string) (string, error) {
+// Extract writes the named example into dir (which must not exist or be
+// empty) and returns the run directories to report together, with the
+// report settings the example asks for.
+func Extract(name, dir string) ([]string, Spec, error) {
 	root := "runs/" + name
-	if _, err := fs.Stat(runs, root+"/manifest.json"); err != nil {
-		return "", fmt.Errorf("no bundled example %q (have: %s)", name, names())
+	if _, err := fs.Stat(runs, root); err != nil || name == "" {
+		return nil, Spec{}, fmt.Errorf("no bundled example %q (have: %s)", name, names())
 	}
 	err := fs.WalkDir(runs, root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -52,7 +56,44 @@ func Extract(name, dir string) (string, error) {
 		}
 		return os.WriteFile(dst, data, 0o644)
 	})
-	return dir, err
+	if err != nil {
+		return nil, Spec{}, err
+	}
+	spec := Spec{Runs: []string{"."}}
+	data, err := os.ReadFile(filepath.Join(dir, SpecFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, Spec{}, err
+	default:
+		spec = Spec{}
+		if err := json.Unmarshal(data, &spec); err != nil {
+			return nil, Spec{}, fmt.Errorf("%s: %w", filepath.Join(dir, SpecFile), err)
+		}
+	}
+	var dirs []string
+	for _, r := range spec.Runs {
+		dirs = append(dirs, filepath.Join(dir, r))
+	}
+	if spec.ModelConfig != "" {
+		spec.ModelConfig = filepath.Join(dir, spec.ModelConfig)
+	}
+	return dirs, spec, nil
+}
+
+// SpecFile names an example's description of itself: an example of one
+// run has none; an example of several says which to report together and
+// with which settings.
+const SpecFile = "example.json"
+
+// Spec is an example's example.json. Paths are relative to the example
+// until Extract makes them paths on disk.
+type Spec struct {
+	Runs        []string `json:"runs"`
+	ModelConfig string   `json:"model_config,omitempty"`
+	SLO         string   `json:"slo,omitempty"`
+	GPUPreset   string   `json:"gpu_preset,omitempty"`
+	KWhUSD      float64  `json:"kwh_usd,omitempty"`
 }
 
 func names() string {

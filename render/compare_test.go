@@ -28,7 +28,7 @@ import (
 func comparison(t *testing.T, before, after sweepFixture) *compare.Comparison {
 	t.Helper()
 	t.Chdir(t.TempDir())
-	if _, err := examples.Extract("h200-probe", "h200-probe"); err != nil {
+	if _, _, err := examples.Extract("h200-probe", "h200-probe"); err != nil {
 		t.Fatal(err)
 	}
 	writeSweepFixture(t, "before", before)

@@ -31,7 +31,7 @@ func exampleReport(t *testing.T, names ...string) *analyze.Report {
 	t.Chdir(t.TempDir())
 	var runs []*analyze.Run
 	for _, name := range names {
-		if _, err := examples.Extract(name, name); err != nil {
+		if _, _, err := examples.Extract(name, name); err != nil {
 			t.Fatal(err)
 		}
 		r, err := analyze.Load(name)

@@ -30,7 +30,7 @@ func headlineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) sec
 		} else {
 			s.Facts = append(s.Facts, missing("Recommended concurrency cap", "not found: "+orText(k.RecommendedReason, "no TPOT baseline")))
 		}
-		s.Facts = append(s.Facts, fact{Label: "Wall hit", Value: wallName(sw.Diagnosis.Wall), Note: sentence(sw.Diagnosis.Summary)})
+		s.Facts = append(s.Facts, fact{Label: "Wall hit", Value: wallName(sw.Diagnosis.Wall), Note: sentence(sw.Diagnosis.Short) + " The diagnosis below gives the evidence."})
 		s.Facts = append(s.Facts, costFact(rep, r))
 	}
 	if rl := r.Roofline; rl != nil {

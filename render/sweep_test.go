@@ -26,7 +26,7 @@ func sweepReport(t *testing.T, fx sweepFixture, probe bool) *analyze.Report {
 	t.Chdir(t.TempDir())
 	var runs []*analyze.Run
 	if probe {
-		if _, err := examples.Extract("h200-probe", "h200-probe"); err != nil {
+		if _, _, err := examples.Extract("h200-probe", "h200-probe"); err != nil {
 			t.Fatal(err)
 		}
 		r, err := analyze.Load("h200-probe")

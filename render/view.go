@@ -185,8 +185,9 @@ func buildRun(rep *analyze.Report, i int) (runView, error) {
 		methodologySection(id("methodology"), rep, r),
 		filesSection(id("files"), r),
 	}
-	// A probe run reported with sweeps points at them, rather than telling
-	// the reader to go and run one.
+	// A probe run reported with sweeps keeps only what it measured, and
+	// its headline points at the sweeps, rather than repeating that each
+	// sweep section is missing and telling the reader to go and run one.
 	if r.Sweep == nil {
 		var others []string
 		for j := range rep.Runs {
@@ -195,11 +196,14 @@ func buildRun(rep *analyze.Report, i int) (runView, error) {
 			}
 		}
 		if len(others) > 0 {
-			for k := range rv.Sections {
-				if strings.HasPrefix(rv.Sections[k].Missing, noSweepPrefix) {
-					rv.Sections[k].Missing = "This run has no load sweep: see " + strings.Join(others, ", ") + " of this report."
+			kept := rv.Sections[:0]
+			for _, sec := range rv.Sections {
+				if !strings.HasPrefix(sec.Missing, noSweepPrefix) {
+					kept = append(kept, sec)
 				}
 			}
+			rv.Sections = kept
+			rv.Warnings = append(rv.Warnings, "This run has no load sweep: its ceiling is joined with the sweeps of "+strings.Join(others, ", ")+" of this report.")
 		}
 	}
 	for i := range rv.Sections {

@@ -27,22 +27,26 @@ them, so you can see what headroom produces without a GPU or a server.`,
 				}
 				return nil
 			}
-			runDir := filepath.Join(out, "run-"+example)
-			if err := os.RemoveAll(runDir); err != nil {
+			dir := filepath.Join(out, "example-"+example)
+			if err := os.RemoveAll(dir); err != nil {
 				return err
 			}
-			if _, err := examples.Extract(example, runDir); err != nil {
-				return err
-			}
-			set, err := defaultSettings()
+			runDirs, spec, err := examples.Extract(example, dir)
 			if err != nil {
 				return err
 			}
-			paths, err := writeReport([]string{runDir}, out, "both", set)
+			// The example's own report settings, as a user would give them
+			// to headroom report.
+			flags := reportFlags{utilization: 1, slo: spec.SLO, modelConfig: spec.ModelConfig, gpuPreset: spec.GPUPreset, kwhUSD: spec.KWhUSD}
+			set, err := flags.settings()
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "example run %q extracted to %s\n", example, runDir)
+			paths, err := writeReport(runDirs, out, "both", set)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "example %q extracted to %s\n", example, dir)
 			for _, p := range paths {
 				fmt.Fprintln(cmd.OutOrStdout(), "wrote", p)
 			}

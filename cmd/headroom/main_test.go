@@ -51,7 +51,7 @@ func TestImportThenReport(t *testing.T) {
 // exit, and no panic.
 func TestReportOnBrokenRuns(t *testing.T) {
 	good := filepath.Join(t.TempDir(), "good")
-	if _, err := examples.Extract("h200-probe", good); err != nil {
+	if _, _, err := examples.Extract("h200-probe", good); err != nil {
 		t.Fatal(err)
 	}
 	manifest, _ := os.ReadFile(filepath.Join(good, rundir.ManifestFile))
@@ -89,7 +89,7 @@ func TestReportOnBrokenRuns(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
-			if _, err := examples.Extract("h200-probe", dir); err != nil {
+			if _, _, err := examples.Extract("h200-probe", dir); err != nil {
 				t.Fatal(err)
 			}
 			c.breakRun(dir)
@@ -125,24 +125,43 @@ func TestDemo(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("demo: exit %d: %s", code, errs)
 			}
-			for _, f := range []string{"report.md", "report.html", "analysis.json", "run-" + ex.Name + "/manifest.json"} {
+			for _, f := range []string{"report.md", "report.html", "analysis.json"} {
 				if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 					t.Errorf("demo did not write %s (stdout %q)", f, stdout)
 				}
 			}
-			m, err := rundir.ReadManifest(filepath.Join(out, "run-"+ex.Name))
-			if err != nil {
-				t.Fatal(err)
+			runs, err := rundir.FindRuns(filepath.Join(out, "example-"+ex.Name))
+			if err != nil || len(runs) == 0 {
+				t.Fatalf("no run extracted: %v", err)
 			}
 			md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-			if !strings.Contains(string(md), m.Label) {
-				t.Errorf("report.md does not name the run %q", m.Label)
+			for _, r := range runs {
+				m, err := rundir.ReadManifest(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(md), m.Label) {
+					t.Errorf("report.md does not name the run %q", m.Label)
+				}
 			}
 			// Running it again replaces the extracted run rather than failing.
 			if code, _, errs := headroom(t, "demo", "-o", out, "--example", ex.Name); code != 0 {
 				t.Fatalf("second demo: exit %d: %s", code, errs)
 			}
 		})
+	}
+	// The flagship joins the probe with both sweeps, with the example's
+	// model, SLO and prices: the roofline gap, the KV wall of the small cache
+	// and the H200's cost all reach the report.
+	out := t.TempDir()
+	if code, _, errs := headroom(t, "demo", "-o", out, "--example", "h200"); code != 0 {
+		t.Fatalf("demo h200: %s", errs)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, want := range []string{"Roofline gap", "KV-cache wall after the knee: from c=64", "spheron-h200-sxm", "TTFT p99 ≤ 2,000 ms"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the h200 demo report lacks %q", want)
+		}
 	}
 	code, stdout, _ := headroom(t, "demo", "--list")
 	if code != 0 || !strings.Contains(stdout, examples.Default) {

@@ -51,7 +51,7 @@ func writeTinySweep(t *testing.T, dir string) {
 func TestReportFlags(t *testing.T) {
 	tmp := t.TempDir()
 	probe, sweep, out := filepath.Join(tmp, "probe"), filepath.Join(tmp, "sweep"), filepath.Join(tmp, "out")
-	if _, err := examples.Extract("h200-probe", probe); err != nil {
+	if _, _, err := examples.Extract("h200-probe", probe); err != nil {
 		t.Fatal(err)
 	}
 	writeTinySweep(t, sweep)
@@ -87,7 +87,7 @@ func TestReportFlags(t *testing.T) {
 
 func TestReportFlagErrors(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := examples.Extract("h200-probe", dir); err != nil {
+	if _, _, err := examples.Extract("h200-probe", dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
