@@ -135,6 +135,11 @@ func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *Decod
 				kvAtKnee = "no KV-cache pressure at or before the knee"
 			}
 			d.Summary = fmt.Sprintf("TPOT bent at %s, but neither wall fits: %s; %s", knee, lowerFirst(kvAtKnee), lowerFirst(compute.Summary))
+			if kp := levelPos(levels, knees.TPOTKneeLevel); kp >= 0 && levels[kp].Server.GPUKnown &&
+				levels[kp].Server.GPUUtilMeanPct < set.Diagnosis.GPUUtilBusyPct && client.Status == StatusClear {
+				d.Summary += fmt.Sprintf(". With the client keeping up and no KV-cache pressure, a GPU idle %.0f%% of the time at the knee points at the engine's host side (scheduling, kernel launches, Python between steps): profile the server process.",
+					100-levels[kp].Server.GPUUtilMeanPct)
+			}
 		}
 		if queue.Status == StatusHit {
 			d.Summary += " Separately: " + queue.Summary

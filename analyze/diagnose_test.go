@@ -415,3 +415,20 @@ func TestDiagnoseKVWallAfterKnee(t *testing.T) {
 		t.Errorf("short %q", d.Short)
 	}
 }
+
+// TPOT bends with a clean log, the client keeping up and the GPU often
+// idle: no wall of the seed's fits, and the verdict points at the engine's
+// host side rather than stopping at "inconclusive".
+func TestDiagnoseIdleGPUPointsAtTheHost(t *testing.T) {
+	t.Parallel()
+	f := kneeSweep(t)
+	cleanStats(t, f)
+	for i := range f.levels {
+		f.gpuLevel(i, 73, 350)
+		f.clientLevel(i, 0.1)
+	}
+	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
+	if d.Wall != WallInconclusive || !strings.Contains(d.Summary, "GPU idle 27% of the time at the knee points at the engine's host side") {
+		t.Errorf("wall %q: %s", d.Wall, d.Summary)
+	}
+}

@@ -26,6 +26,7 @@ type Example struct {
 // List names the bundled runs, with a line on each.
 var List = []Example{
 	{"h200", "NVIDIA H200: headroom probe, and two sweeps of transformers' continuous batching serving a random-weight Llama-3.1-8B shape (KV cache 256 and 768 blocks)"},
+	{"h200-1b", "NVIDIA H200: the same engine serving a random-weight Llama-3.2-1B shape (KV cache 256 blocks), with the probe"},
 	{"sweep-testengine", "a real sweep of headroom's CPU test engine (llama.cpp, random-weight model) on 2 cores: knee, KV wall, queue"},
 	{"h200-probe", "NVIDIA H200 roofline measured by the seed's script 01 (PyTorch), imported: the hardware ceiling only"},
 }
