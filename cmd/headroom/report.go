@@ -120,14 +120,6 @@ repeats and get intervals across runs.`,
 	return cmd
 }
 
-// defaultSettings are the settings of a report without flags: defaults
-// and the built-in price table.
-func defaultSettings() (analyze.Settings, error) {
-	var f reportFlags
-	f.utilization = 1
-	return f.settings()
-}
-
 // writeReport loads, analyzes and renders runs into dir.
 func writeReport(runDirs []string, dir, format string, set analyze.Settings) ([]string, error) {
 	var runs []*analyze.Run
