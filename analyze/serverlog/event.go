@@ -199,6 +199,53 @@ type Stats struct {
 // Has reports whether the line carried field f.
 func (s *Stats) Has(f StatField) bool { return s.Set&f != 0 }
 
+// set records a numeric field read from a line: it marks f as carried and
+// stores v in f's member (counts are truncated to int). Every engine's
+// parser maps its own names to fields and stores them through here.
+func (s *Stats) set(f StatField, v float64) {
+	s.Set |= f
+	switch f {
+	case FieldPromptThroughput:
+		s.PromptTokensPerS = v
+	case FieldGenerationThroughput:
+		s.GenerationTokensPerS = v
+	case FieldRunning:
+		s.Running = int(v)
+	case FieldWaiting:
+		s.Waiting = int(v)
+	case FieldSwapped:
+		s.Swapped = int(v)
+	case FieldKVUsage:
+		s.KVUsage = v
+	case FieldCPUKVUsage:
+		s.CPUKVUsage = v
+	case FieldPrefixCacheHitRate:
+		s.PrefixCacheHitRate = v
+	case FieldCPUPrefixCacheHitRate:
+		s.CPUPrefixCacheHitRate = v
+	case FieldNewSeqs:
+		s.NewSeqs = int(v)
+	case FieldNewTokens:
+		s.NewTokens = int(v)
+	case FieldCachedTokens:
+		s.CachedTokens = int(v)
+	case FieldBatchTokens:
+		s.BatchTokens = int(v)
+	case FieldPendingTokens:
+		s.PendingTokens = int(v)
+	case FieldKVUsedTokens:
+		s.KVUsedTokens = int(v)
+	case FieldKVBudgetTokens:
+		s.KVBudgetTokens = int(v)
+	case FieldCUDAGraph:
+		s.CUDAGraph = v != 0
+	case FieldAcceptLength:
+		s.AcceptLength = v
+	case FieldEngineIndex:
+		s.EngineIndex = int(v)
+	}
+}
+
 // Preemption modes.
 const (
 	ModeRecompute = "recompute"   // vLLM RECOMPUTE, the test engine's recompute

@@ -138,23 +138,7 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 			if err != nil {
 				return s.bad("test engine step: %s: expected a number, found %q", p.key, p.val)
 			}
-			st.Set |= f
-			switch f {
-			case FieldRunning:
-				st.Running = int(v)
-			case FieldWaiting:
-				st.Waiting = int(v)
-			case FieldBatchTokens:
-				st.BatchTokens = int(v)
-			case FieldNewTokens:
-				st.NewTokens = int(v)
-			case FieldKVUsedTokens:
-				st.KVUsedTokens = int(v)
-			case FieldKVBudgetTokens:
-				st.KVBudgetTokens = int(v)
-			case FieldKVUsage:
-				st.KVUsage = v
-			}
+			st.set(f, v)
 		}
 		if st.Set == 0 {
 			return s.bad("test engine step: no fields")
@@ -228,17 +212,7 @@ func (s *Scanner) tfcbEvent(verb string, kv nodeFieldSet) status {
 			if err != nil {
 				return s.bad("transformers-cb stats: %s: expected a number, found %q", p.key, p.val)
 			}
-			st.Set |= f
-			switch f {
-			case FieldRunning:
-				st.Running = int(v)
-			case FieldWaiting:
-				st.Waiting = int(v)
-			case FieldKVUsage:
-				st.KVUsage = v
-			case FieldGenerationThroughput:
-				st.GenerationTokensPerS = v
-			}
+			st.set(f, v)
 		}
 		if st.Set == 0 {
 			return s.bad("transformers-cb stats: no fields")

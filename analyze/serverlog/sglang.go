@@ -231,33 +231,7 @@ func (s *Scanner) sglangBatch(phase string, rest []byte) status {
 		if !okv {
 			return s.bad("SGLang %s batch: %s: expected a number, found %q", phase, key, val)
 		}
-		st.Set |= f
-		switch f {
-		case FieldRunning:
-			st.Running = int(v)
-		case FieldWaiting:
-			st.Waiting = int(v)
-		case FieldKVUsage:
-			st.KVUsage = v
-		case FieldBatchTokens:
-			st.BatchTokens = int(v)
-		case FieldGenerationThroughput:
-			st.GenerationTokensPerS = v
-		case FieldPromptThroughput:
-			st.PromptTokensPerS = v
-		case FieldNewSeqs:
-			st.NewSeqs = int(v)
-		case FieldNewTokens:
-			st.NewTokens = int(v)
-		case FieldCachedTokens:
-			st.CachedTokens = int(v)
-		case FieldPrefixCacheHitRate:
-			st.PrefixCacheHitRate = v
-		case FieldPendingTokens:
-			st.PendingTokens = int(v)
-		case FieldAcceptLength:
-			st.AcceptLength = v
-		}
+		st.set(f, v)
 	}
 	if st.Set == 0 {
 		return s.bad("SGLang %s batch: expected \"#key: value\" pairs, found %q", phase, clip(rest))

@@ -340,27 +340,7 @@ func (s *Scanner) vllmStats(line []byte) status {
 		if !okv {
 			return s.bad("vLLM stats: %s: expected a number, found %q", key, val)
 		}
-		st.Set |= f
-		switch f {
-		case FieldPromptThroughput:
-			st.PromptTokensPerS = v
-		case FieldGenerationThroughput:
-			st.GenerationTokensPerS = v
-		case FieldRunning:
-			st.Running = int(v)
-		case FieldSwapped:
-			st.Swapped = int(v)
-		case FieldWaiting:
-			st.Waiting = int(v)
-		case FieldKVUsage:
-			st.KVUsage = v
-		case FieldCPUKVUsage:
-			st.CPUKVUsage = v
-		case FieldPrefixCacheHitRate:
-			st.PrefixCacheHitRate = v
-		case FieldCPUPrefixCacheHitRate:
-			st.CPUPrefixCacheHitRate = v
-		}
+		st.set(f, v)
 	}
 	if st.Set&^FieldEngineIndex == 0 {
 		return s.bad("vLLM stats: expected \"Key: value\" pairs, found %q", clip(line))
