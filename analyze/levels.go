@@ -238,16 +238,7 @@ func newLatency(xs []float64, ps []float64) *Latency {
 	s := stats.Sorted(xs)
 	l := &Latency{N: len(s), MaxS: s[len(s)-1]}
 	for _, p := range ps {
-		v := stats.Percentile(s, p)
-		l.Percentiles = append(l.Percentiles, Quantile{Percentile: p, ValueS: v, Reliable: len(s) >= stats.MinSamples(p)})
-		switch p {
-		case 50:
-			l.P50S = v
-		case 90:
-			l.P90S = v
-		case 99:
-			l.P99S = v
-		}
+		l.add(p, stats.Percentile(s, p))
 	}
 	return l
 }
@@ -408,19 +399,25 @@ func importedLatency(n int, ps []float64, have map[float64]float64) *Latency {
 			continue
 		}
 		any = true
-		l.Percentiles = append(l.Percentiles, Quantile{Percentile: p, ValueS: v, Reliable: n >= stats.MinSamples(p)})
-		switch p {
-		case 50:
-			l.P50S = v
-		case 90:
-			l.P90S = v
-		case 99:
-			l.P99S = v
-		}
+		l.add(p, v)
 	}
 	if !any {
 		return nil
 	}
 	l.Missing = append(l.Missing, "max")
 	return l
+}
+
+// add records percentile p of the latency, marking it unreliable when N is
+// too small for it, and fills the P50S/P90S/P99S shortcut it has.
+func (l *Latency) add(p, v float64) {
+	l.Percentiles = append(l.Percentiles, Quantile{Percentile: p, ValueS: v, Reliable: l.N >= stats.MinSamples(p)})
+	switch p {
+	case 50:
+		l.P50S = v
+	case 90:
+		l.P90S = v
+	case 99:
+		l.P99S = v
+	}
 }
