@@ -43,10 +43,11 @@ type Sweep struct {
 	out          outcomes
 	sendLagMaxNS atomic.Int64 // largest send lag since the last client sample
 
-	prepared  bool
-	prompts   *promptBuilder
-	dataset   []datasetRecord
-	tokenizer tokenizer
+	prepared   bool
+	startLevel int // first level to run (a resumed sweep)
+	prompts    *promptBuilder
+	dataset    []datasetRecord
+	tokenizer  tokenizer
 
 	mu        sync.Mutex
 	samples   []rundir.ClientSampleRow
@@ -123,6 +124,7 @@ func (s *Sweep) maxConcurrency() int {
 func (s *Sweep) addFallback(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	msg = s.redact(msg)
 	s.fallbacks = append(s.fallbacks, msg)
 	s.cfg.logf("warning: %s", msg)
 }
@@ -130,6 +132,7 @@ func (s *Sweep) addFallback(msg string) {
 func (s *Sweep) warn(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	msg = s.redact(msg)
 	s.warnings = append(s.warnings, msg)
 	s.cfg.logf("warning: %s", msg)
 }
@@ -137,7 +140,7 @@ func (s *Sweep) warn(msg string) {
 func (s *Sweep) note(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.notes = append(s.notes, msg)
+	s.notes = append(s.notes, s.redact(msg))
 }
 
 // Prepare asks the server what it needs before the first level: the model
