@@ -251,6 +251,11 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 			return run, s.abandon(run, "resume", err)
 		}
 	}
+	if m.Workload == nil {
+		// Written now, not only at the end: a sweep killed with kill -9
+		// must still say what it was sending, for --resume.
+		m.Workload = s.Workload()
+	}
 	redactManifest(m, secrets)
 	if err := run.SaveManifest(); err != nil {
 		return run, s.abandon(run, "setup", err)
