@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/cuda"
+	"github.com/headroom-llm/headroom/internal/fakecuda"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -310,5 +312,36 @@ func TestResumeCommandLine(t *testing.T) {
 	code, _, errs = headroom(t, "sweep", "--resume", dir, "--base-url", srv.URL)
 	if code != 1 || !strings.Contains(errs, "the run is complete: nothing to resume") {
 		t.Errorf("resuming a complete run: exit %d, %q", code, errs)
+	}
+}
+
+// A probe of a GPU that another process uses is flagged in the manifest,
+// on the command's output and in the report.
+func TestBusyGPUProbeFlagged(t *testing.T) {
+	f := fakecuda.Build(t)
+	f.SetRoofline(0.5, 50)
+	f.SetBandwidth(2, 5, 7)
+	f.SetNVMLProcesses(uint32(os.Getpid()), 4242)
+	t.Setenv(cuda.EnvLibCUDA, f.DriverPath)
+	t.Setenv(cuda.EnvCUBLAS, f.CUBLASPath)
+	t.Setenv("HEADROOM_LIBNVML", f.NVMLPath)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := headroom(t, "probe", "--out", dir, "--k", "128", "--n", "128", "--batches", "1,16", "--buffers", "1", "--window", "200us", "--repeats", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "warning: GPU 0 (solo) was busy while probed: NVML listed 1 other compute process(es) on it (PID 4242)") {
+		t.Errorf("stdout does not warn:\n%s", out)
+	}
+	m, err := rundir.ReadManifest(dir)
+	if err != nil || !m.Probe.Busy || m.Probe.ClocksBelowBase {
+		t.Fatalf("manifest probe %+v (%v)", m.Probe, err)
+	}
+	if code, _, errs := headroom(t, "report", dir); code != 0 {
+		t.Fatal(errs)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !strings.Contains(string(md), "Other processes were using the GPU during the probe") {
+		t.Error("report.md does not flag the busy GPU")
 	}
 }
