@@ -373,7 +373,10 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		if secs < 0 {
 			return 0, false
 		}
-		return min(time.Duration(secs)*time.Second, maxRetryAfter), true
+		if secs >= int64(maxRetryAfter/time.Second) { // also keeps the multiplication from overflowing
+			return maxRetryAfter, true
+		}
+		return time.Duration(secs) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return min(max(t.Sub(now), 0), maxRetryAfter), true
