@@ -139,7 +139,7 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 	if c.apiKey != "" {
 		header.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	secrets := s.secrets()
+	secrets := s.secretValues
 
 	// Everything alongside the requests runs until the sweep has finished.
 	bg, stopBG := context.WithCancel(context.Background())
@@ -363,7 +363,7 @@ func (s *Sweep) abandon(run *rundir.Run, phase string, err error) error {
 	}
 	run.Manifest.Notes = appendNew(run.Manifest.Notes, s.Notes()...)
 	run.Manifest.Warnings = appendNew(run.Manifest.Warnings, s.Warnings(nil)...)
-	redactManifest(run.Manifest, s.secrets())
+	redactManifest(run.Manifest, s.secretValues)
 	if ferr := run.Finish(&rundir.Stopped{Reason: reason, Phase: phase, Error: s.redact(err.Error())}); ferr != nil {
 		return errors.Join(s.redactErr(err), ferr)
 	}

@@ -160,7 +160,7 @@ func (s *Sweep) stream(ctx context.Context, spec *requestSpec, row *rundir.Reque
 		if d, ok := retryAfter(resp.Header, end); ok {
 			spec.retryAfter = d
 		}
-		s.fail(row, rundir.StatusHTTPError, statusMessage(resp, data, end), end)
+		s.fail(row, rundir.StatusHTTPError, statusMessage(resp, data), end)
 		return nil, false
 	}
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
@@ -341,14 +341,15 @@ func truncate(b []byte, n int) string {
 // redact removes the API key and the secrets of --server-cmd from a
 // message, in case a server or a proxy echoed them.
 func (s *Sweep) redact(msg string) string {
-	for _, secret := range s.secrets() {
+	for _, secret := range s.secretValues {
 		msg = strings.ReplaceAll(msg, secret, server.Redacted)
 	}
 	return msg
 }
 
 // secrets are the strings never written anywhere: the API key and every
-// value that the server command's redaction hides.
+// value that the server command's redaction hides. New keeps them in
+// s.secretValues.
 func (s *Sweep) secrets() []string {
 	var out []string
 	if s.cfg.apiKey != "" {
@@ -387,7 +388,7 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // statusMessage describes a non-200 answer for the requests table: the
 // status, where a redirect pointed (never followed), the Retry-After, and
 // the start of the body.
-func statusMessage(resp *http.Response, body []byte, now time.Time) string {
+func statusMessage(resp *http.Response, body []byte) string {
 	msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
 	if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
 		msg += " redirect to " + excerpt([]byte(loc)) + " (not followed: give the final address as --base-url)"

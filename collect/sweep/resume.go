@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -115,6 +117,15 @@ func (s *Sweep) Resume(ctx context.Context, dir string) (*rundir.Run, error) {
 			s.note(fmt.Sprintf("resumed at level %d", plan.next))
 		}
 		removeTempFiles(dir)
+		if s.cfg.serverCmd != "" && m.Engine != nil {
+			flags := server.RedactFlags(server.SplitCommand(s.cfg.serverCmd), s.cfg.apiKey)
+			switch {
+			case len(m.Engine.Flags) == 0:
+				m.Engine.Flags = flags
+			case !slices.Equal(flags, m.Engine.Flags):
+				s.warn(fmt.Sprintf("resumed at level %d with another server command than engine.flags records: %s", plan.next, strings.Join(flags, " ")))
+			}
+		}
 		m.Resumed = append(m.Resumed, resume)
 		m.Stopped = nil
 		m.Complete = false

@@ -264,11 +264,12 @@ func (s *Sweep) closedLoop(ctx context.Context, st *levelState, rec Recorder, se
 				s.noteSendLag(time.Since(free))
 				row, tokens := s.do(ctx, spec)
 				st.finished(rec, row, tokens)
-				if spec.retryAfter > 0 {
+				if spec.retryAfter > 0 && (d > 0 || next.Load() < last) {
 					// The server asked this client to wait: the slot does,
-					// as a well-behaved client would (never past the level's
-					// end or an interruption). The failed request is not
-					// sent again; its row keeps the answer.
+					// as a well-behaved client would (only when it has a next
+					// request, never past the level's end or an interruption).
+					// The failed request is not sent again; its row keeps the
+					// answer.
 					wait := spec.retryAfter
 					if d > 0 {
 						wait = min(wait, max(d-time.Since(start), 0))

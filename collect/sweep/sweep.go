@@ -43,11 +43,12 @@ type Sweep struct {
 	out          outcomes
 	sendLagMaxNS atomic.Int64 // largest send lag since the last client sample
 
-	prepared   bool
-	startLevel int // first level to run (a resumed sweep)
-	prompts    *promptBuilder
-	dataset    []datasetRecord
-	tokenizer  tokenizer
+	prepared     bool
+	startLevel   int      // first level to run (a resumed sweep)
+	secretValues []string // see secrets
+	prompts      *promptBuilder
+	dataset      []datasetRecord
+	tokenizer    tokenizer
 
 	mu        sync.Mutex
 	samples   []rundir.ClientSampleRow
@@ -77,6 +78,7 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 		return nil, errors.New("sweep: a shared prefix and a dataset do not mix: put the prefix in the dataset")
 	}
 	s := &Sweep{cfg: cfg, base: u, model: cfg.model, clock: newClock()}
+	s.secretValues = s.secrets()
 	s.fixedOutput.Store(cfg.fixedOutput)
 	s.includeUsage.Store(true)
 	s.client = cfg.httpClient

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // tokenizer counts the tokens of a text with the server's own tokenizer.
@@ -100,7 +99,7 @@ func (s *Sweep) doJSON(req *http.Request, out any) error {
 		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return errors.New(s.redact(statusMessage(resp, data, time.Now())))
+		return errors.New(s.redact(statusMessage(resp, data)))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%s %s: not the JSON expected: %w", req.Method, req.URL.Path, err)
