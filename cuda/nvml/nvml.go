@@ -145,12 +145,13 @@ type api struct {
 	nvmlDeviceGetDefaultApplicationsClock func(dev uintptr, clock uint32, mhz *uint32) int32
 }
 
-// processInfo is nvmlProcessInfo_t of the _v2 and _v3 process queries.
+// processInfo is nvmlProcessInfo_t of the _v2 and _v3 process queries:
+// pid, usedGpuMemory (all ones when unknown), then the MIG GPU and compute
+// instance ids, which headroom does not use (the padding keeps the size).
 type processInfo struct {
-	pid               uint32
-	usedGPUMemory     uint64 // NVML_VALUE_NOT_AVAILABLE (all ones) when unknown
-	gpuInstanceID     uint32
-	computeInstanceID uint32
+	pid           uint32
+	usedGPUMemory uint64
+	_             [2]uint32
 }
 
 // Library is an initialised NVML.
