@@ -107,7 +107,8 @@ func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 			}
 		}
 		if total := num(dig(b, "request_totals", "successful")); total > 0 {
-			kept := len(groups["successful"].([]any))
+			successful, _ := groups["successful"].([]any) // absent or not a list: none kept
+			kept := len(successful)
 			if float64(kept) < total {
 				sampled = true
 			}
