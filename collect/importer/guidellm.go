@@ -52,7 +52,7 @@ func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 		notes: []string{"send, first-token and end times are guidellm's request timestamps (Unix seconds)"},
 	}
 	src.engine.Model = firstStr(report, []string{"args", "model"}, []string{"args", "backend_kwargs", "model"})
-	src.engine.BaseURL = firstStr(report, []string{"args", "target"})
+	src.engine.BaseURL = redactURL(firstStr(report, []string{"args", "target"}))
 	var minSend int64
 	sampled := false
 	var out []sourceLevel

@@ -114,9 +114,10 @@ func LooksLikeToken(v string) bool {
 
 // RedactFlags returns argv with secret values replaced: the value of any
 // flag or VAR= assignment whose name mentions a key, token, secret or
-// password (--api-key X, --api-key=X, HF_TOKEN=X), any word or part of a
-// word that looks like a credential (LooksLikeToken; a value glued to shell
-// punctuation counts), and any occurrence of one of the given secrets.
+// password (--api-key X, --api-key=X, HF_TOKEN=X), an Authorization header
+// (-H "Authorization: Bearer X"), any word or part of a word that looks like
+// a credential (LooksLikeToken; a value glued to shell punctuation counts),
+// and any occurrence of one of the given secrets.
 func RedactFlags(argv []string, secrets ...string) []string {
 	out, _ := redact(argv, secrets)
 	return out
@@ -164,6 +165,18 @@ func tokenPieces(w string) []string {
 // server would print it.
 func bareValue(v string) string { return strings.Trim(v, ";&|()'\"` ") }
 
+const authHeader = "authorization:"
+
+// indexFold is strings.Index ignoring ASCII case, with byte offsets into s.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
 // redact returns argv redacted and the secret values it found.
 func redact(argv, secrets []string) (out, found []string) {
 	out = make([]string, len(argv))
@@ -185,6 +198,15 @@ func redact(argv, secrets []string) (out, found []string) {
 			if s != "" && strings.Contains(w, s) {
 				w = strings.ReplaceAll(w, s, Redacted)
 			}
+		}
+		// A header given on the command line: "Authorization: Bearer X".
+		if j := indexFold(a, authHeader); j >= 0 {
+			if v := bareValue(a[j+len(authHeader):]); v != "" {
+				found = append(found, bareValue(strings.TrimPrefix(strings.TrimPrefix(v, "Bearer "), "bearer ")))
+			}
+		}
+		if j := indexFold(w, authHeader); j >= 0 && bareValue(w[j+len(authHeader):]) != "" {
+			w = w[:j+len(authHeader)] + " " + Redacted
 		}
 		out[i] = w
 		name, value, hasValue := strings.Cut(w, "=")

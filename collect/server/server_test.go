@@ -283,3 +283,16 @@ func FuzzRedactFlags(f *testing.F) {
 		}
 	})
 }
+
+// A header on a command line (curl's -H, AIPerf's --header) keeps its name
+// and loses its value.
+func TestRedactAuthorizationHeader(t *testing.T) {
+	argv := SplitCommand(`aiperf profile -m m --header "Authorization: Bearer abc123short" -H 'authorization:xyz' --url localhost:9000`)
+	got := strings.Join(RedactFlags(argv), " ")
+	if want := "aiperf profile -m m --header Authorization: <redacted> -H authorization: <redacted> --url localhost:9000"; got != want {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+	if sv := SecretValues(argv); !reflect.DeepEqual(sv, []string{"abc123short"}) { // "xyz" is under 8 bytes
+		t.Errorf("SecretValues %q", sv)
+	}
+}
