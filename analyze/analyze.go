@@ -128,7 +128,9 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		axis = AxisRate
 	}
 	for i := range sw.Levels {
-		sw.Levels[i].Load = loadLabel(sw.Levels[i], axis)
+		l := &sw.Levels[i]
+		l.Load = loadLabel(*l, axis)
+		l.Sustained = l.Complete && l.ErrorFraction <= set.MaxErrorFraction
 	}
 	obs := observe(run, sw.Levels, set)
 	sw.Warnings = append(sw.Warnings, obs.notes...)

@@ -112,7 +112,7 @@ func findKnees(levels []LevelStats, axis string, set Settings) Knees {
 		if raw < 0 || l.OutputTokPerS > th[raw].OutputTokPerS {
 			raw = i
 		}
-		if !l.Complete || l.ErrorFraction > set.MaxErrorFraction {
+		if !l.Sustained {
 			continue
 		}
 		if l.OutputTokPerS > k.PeakOutputTokPerS {

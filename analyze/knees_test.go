@@ -72,7 +72,13 @@ func TestPeakSkipsUnsustainedLevels(t *testing.T) {
 			f.reqs[i].Status = "timeout"
 		}
 	}
-	k := analyzeOne(t, f.write(), testSettings()).Knees
+	sw := analyzeOne(t, f.write(), testSettings())
+	k := sw.Knees
+	for _, l := range sw.Levels {
+		if want := l.Concurrency != 32; l.Sustained != want {
+			t.Errorf("c=%d: sustained %v, want %v (errors %d of %d)", l.Concurrency, l.Sustained, want, l.Errors, l.Requests)
+		}
+	}
 	if k.PeakConcurrency != 16 {
 		t.Errorf("peak at c=%d, want 16 (c=32 lost 2%% of its requests)", k.PeakConcurrency)
 	}

@@ -128,6 +128,10 @@ type LevelStats struct {
 	ErrorsByClass  map[string]int `json:"errors_by_class,omitempty"`
 	ErrorFraction  float64        `json:"error_fraction"`
 	WarmupExcluded int            `json:"warmup_excluded"`
+	// Sustained is false for a level that did not complete or whose share
+	// of failed requests is above Settings.MaxErrorFraction: its throughput
+	// is not what the server sustains, and the report says so beside it.
+	Sustained bool `json:"sustained"`
 
 	TTFT *Latency `json:"ttft,omitempty"`
 	TPOT *Latency `json:"tpot,omitempty"`

@@ -21,11 +21,15 @@ type Roofline struct {
 	BandwidthMethod    string  `json:"bandwidth_method"`
 	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte"`
 	// KneeBatch is the smallest batch at >= 90% of peak; 0 if none.
-	KneeBatch  int              `json:"knee_batch"`
-	Validated  bool             `json:"validated"`
-	Throttled  bool             `json:"throttled"`
-	Points     []RooflinePoint  `json:"points"`
-	Bandwidths []BandwidthPoint `json:"bandwidths"`
+	KneeBatch int  `json:"knee_batch"`
+	Validated bool `json:"validated"`
+	Throttled bool `json:"throttled"`
+	// ClocksBelowBase and Busy: the probe ran with the SM clock below base
+	// for no power or thermal reason, or with other processes on the GPU.
+	ClocksBelowBase bool             `json:"clocks_below_base,omitempty"`
+	Busy            bool             `json:"busy,omitempty"`
+	Points          []RooflinePoint  `json:"points"`
+	Bandwidths      []BandwidthPoint `json:"bandwidths"`
 }
 
 // RooflinePoint is one measured GEMM shape.
@@ -108,6 +112,7 @@ func roofline(run *Run, device int32) (*Roofline, error) {
 		}
 		if m.Probe != nil {
 			rl.Validated, rl.Throttled = m.Probe.Validated, m.Probe.Throttled
+			rl.ClocksBelowBase, rl.Busy = m.Probe.ClocksBelowBase, m.Probe.Busy
 		}
 	}
 	return rl, nil

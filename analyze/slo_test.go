@@ -88,3 +88,22 @@ func TestParsePercentiles(t *testing.T) {
 		t.Errorf("reported percentiles %v", got)
 	}
 }
+
+// FuzzParsePercentiles: --percentiles gives numbers strictly between 0 and
+// 100 or an error, never a panic.
+func FuzzParsePercentiles(f *testing.F) {
+	for _, s := range []string{"50,90,99", "p99.9", " 95 , ,p50", "0", "100", "NaN", "1e2", "-5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ps, err := ParsePercentiles(s)
+		if err != nil {
+			return
+		}
+		for _, p := range ps {
+			if !(p > 0 && p < 100) {
+				t.Fatalf("%q gave percentile %v", s, p)
+			}
+		}
+	})
+}

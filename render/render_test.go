@@ -329,3 +329,17 @@ func TestFilesFormats(t *testing.T) {
 		}
 	}
 }
+
+// A probe on a throttled, busy or under-clocked GPU says so in the roofline
+// section, in both formats.
+func TestProbeStateNotes(t *testing.T) {
+	rep := exampleReport(t, "h200-probe")
+	rl := rep.Runs[0].Roofline
+	rl.Throttled, rl.ClocksBelowBase, rl.Busy = true, true, true
+	md, page := renderBoth(t, rep)
+	for _, want := range []string{"The GPU throttled during the probe", "below its base clock during the probe", "Other processes were using the GPU during the probe"} {
+		if !bytes.Contains(md, []byte(want)) || !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the report does not say %q", want)
+		}
+	}
+}

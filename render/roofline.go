@@ -108,6 +108,12 @@ func rooflineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (se
 	if rl.Throttled {
 		s.Notes = append(s.Notes, "The GPU throttled during the probe: peak and bandwidth are lower than the card can do.")
 	}
+	if rl.ClocksBelowBase {
+		s.Notes = append(s.Notes, "The GPU ran below its base clock during the probe, with no power or thermal reason (clocks locked low?): peak and bandwidth are lower than the card can do.")
+	}
+	if rl.Busy {
+		s.Notes = append(s.Notes, "Other processes were using the GPU during the probe: peak and bandwidth may be lower than the card can do.")
+	}
 	return s, nil
 }
 

@@ -21,7 +21,14 @@ func headlineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) sec
 	} else {
 		k, a := sw.Knees, axisOf(sw)
 		if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
-			s.Facts = append(s.Facts, fact{Label: "Peak sustained throughput", Value: tokPerS(k.PeakOutputTokPerS), Note: "output tokens, at " + a.name(k.PeakConcurrency, k.PeakRateRPS)})
+			note := "output tokens, at " + a.name(k.PeakConcurrency, k.PeakRateRPS)
+			for _, l := range sw.Levels {
+				if l.LevelIndex == k.PeakLevel && l.Errors > 0 {
+					// within the error limit, but not clean: say so
+					note += fmt.Sprintf("; %s of its %s requests failed (%s)", integer(l.Errors), integer(l.Requests), percent(l.ErrorFraction))
+				}
+			}
+			s.Facts = append(s.Facts, fact{Label: "Peak sustained throughput", Value: tokPerS(k.PeakOutputTokPerS), Note: note})
 		} else {
 			s.Facts = append(s.Facts, missing("Peak sustained throughput", "no level finished within the error limit"))
 		}

@@ -157,9 +157,35 @@ func throughputPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 			Label: &opts.Label{Show: opts.Bool(false)},
 		}))
 	}
+	caption := "Output throughput (tokens/s) against the load; the peak, the plateau and the recommended cap marked."
+	var unsustained int
+	for _, l := range sw.Levels {
+		if l.Sustained || l.OutputTokPerS <= 0 {
+			continue
+		}
+		// A level with too many failures is not throughput the server
+		// sustains: a red triangle says so on the curve itself.
+		unsustained++
+		sopts = append(sopts, charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
+			Name: unsustainedText(l), Coordinate: []interface{}{a.x(l), round(l.OutputTokPerS)},
+			Symbol: "triangle", SymbolSize: 14, ItemStyle: &opts.ItemStyle{Color: colorP99, BorderColor: colorP99},
+			Label: &opts.Label{Show: opts.Bool(true), Position: "bottom", Color: colorP99, Formatter: unsustainedText(l)},
+		}))
+	}
+	if unsustained > 0 {
+		caption += " Red triangles: levels that are not sustained (too many failed requests, or cut short)."
+	}
 	c.AddSeries("Output tok/s", pts, sopts...)
 	opt, err := optionJSON(c, concurrencyAxisPatch)
-	return opt, "Output throughput (tokens/s) against the load; the peak, the plateau and the recommended cap marked.", err
+	return opt, caption, err
+}
+
+// unsustainedText says why a level's throughput is not sustained.
+func unsustainedText(l analyze.LevelStats) string {
+	if !l.Complete {
+		return "incomplete"
+	}
+	return "not sustained: " + percent(l.ErrorFraction) + " failed"
 }
 
 // latencySeries adds p50 and p99 series of one latency, in unit.
@@ -260,8 +286,8 @@ func throughputTable(sw *analyze.SweepAnalysis) table {
 		if a.rate {
 			row = append([]string{a.cell(l.Concurrency, l.RateRPS)}, row...)
 		}
-		if !l.Complete {
-			row[0] += " (incomplete)"
+		if !l.Sustained {
+			row[0] += " (" + unsustainedText(l) + ")"
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -176,5 +177,33 @@ func TestOpenLoopSweep(t *testing.T) {
 	}
 	if panels != 3 {
 		t.Errorf("found %d sweep panels, want 3", panels)
+	}
+}
+
+// Levels that are not sustained are marked in the throughput table and
+// with labelled triangles on the throughput chart, which still draws
+// cleanly in a browser.
+func TestUnsustainedLevelsMarked(t *testing.T) {
+	rep := sweepReport(t, sweepFixture{}, false)
+	levels := rep.Runs[0].Sweep.Levels
+	levels[2].Sustained, levels[2].Errors, levels[2].ErrorFraction = false, 10, 0.25
+	levels[2].ErrorsByClass = map[string]int{"http_error": 10}
+	levels[3].Sustained, levels[3].Complete = false, false
+	md, page := renderBoth(t, rep)
+	for _, want := range []string{"| 4 (not sustained: 25% failed) |", "| 8 (incomplete) |"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if !bytes.Contains(page, []byte(`"name":"not sustained: 25% failed"`)) || !bytes.Contains(page, []byte("Red triangles")) {
+		t.Error("the throughput chart does not mark the level")
+	}
+	dir := t.TempDir()
+	if _, err := Files(dir, rep, "html"); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "report.html")
+	for _, p := range browserProblems(openInBrowser(t, file), file) {
+		t.Error(p)
 	}
 }

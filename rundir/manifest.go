@@ -31,8 +31,11 @@ type Manifest struct {
 	EndTime         time.Time `json:"end_time,omitzero"`
 	// Complete is false while a collector is running and stays false when it
 	// was interrupted; Stopped then says where and why.
-	Complete bool      `json:"complete"`
-	Stopped  *Stopped  `json:"stopped,omitempty"`
+	Complete bool     `json:"complete"`
+	Stopped  *Stopped `json:"stopped,omitempty"`
+	// Resumed lists every time an interrupted sweep was continued with
+	// `headroom sweep --resume`, oldest first.
+	Resumed  []Resume  `json:"resumed,omitempty"`
 	Host     Host      `json:"host"`
 	GPUs     []GPU     `json:"gpus,omitempty"`
 	Engine   *Engine   `json:"engine,omitempty"`
@@ -57,6 +60,17 @@ type Stopped struct {
 	Phase  string    `json:"phase,omitempty"` // e.g. "probe gemm", "sweep"
 	Level  *int      `json:"level,omitempty"` // index of the level in progress
 	Time   time.Time `json:"time"`
+}
+
+// Resume records one continuation of an interrupted sweep.
+type Resume struct {
+	Time time.Time `json:"time"`
+	// FromLevel is the index of the first level run by this continuation.
+	FromLevel       int    `json:"from_level"`
+	HeadroomVersion string `json:"headroom_version,omitempty"`
+	// Superseded is the folder (relative to the run) that received the rows
+	// of the interrupted level, which was run again; "" if there were none.
+	Superseded string `json:"superseded,omitempty"`
 }
 
 // Host is the machine the collector ran on.
@@ -122,10 +136,17 @@ type Workload struct {
 	Temperature        float64   `json:"temperature"`
 	// FixedOutput is true when min_tokens and ignore_eos were sent and
 	// accepted; false means output lengths vary (the seed's caveat).
-	FixedOutput       bool    `json:"fixed_output"`
-	FixedOutputNote   string  `json:"fixed_output_note,omitempty"`
+	FixedOutput     bool   `json:"fixed_output"`
+	FixedOutputNote string `json:"fixed_output_note,omitempty"`
+	// FixedOutputSent says whether min_tokens and ignore_eos were still
+	// being sent at the end (false when asked not to or after the server
+	// rejected them): what a resumed sweep must send to stay the same
+	// workload. Absent in runs written before it existed.
+	FixedOutputSent   *bool   `json:"fixed_output_sent,omitempty"`
 	Tokenizer         string  `json:"tokenizer,omitempty"` // how prompts were sized: "server /tokenize", "calibrated", ...
 	TimeoutPerRequest float64 `json:"timeout_per_request_s,omitempty"`
+	// MaxErrorRate is the sweep's --max-error-rate (1 = never stop).
+	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
 }
 
 // Dist is a length distribution in tokens.
@@ -151,7 +172,13 @@ type Probe struct {
 	KneeBatch          int     `json:"knee_batch,omitempty"` // smallest B at >= 90% of peak; 0 if not reached
 	Validated          bool    `json:"validated"`
 	Throttled          bool    `json:"throttled"`
-	Devices            []int   `json:"devices,omitempty"`
+	// ClocksBelowBase is true when a timed point ran with the SM clock below
+	// the GPU's base (default applications) clock for a reason other than
+	// the power cap, e.g. clocks locked low.
+	ClocksBelowBase bool `json:"clocks_below_base,omitempty"`
+	// Busy is true when NVML listed another compute process on a probed GPU.
+	Busy    bool  `json:"busy,omitempty"`
+	Devices []int `json:"devices,omitempty"`
 }
 
 // Source describes where an imported run came from.

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -87,6 +89,17 @@ func writerProps() *parquet.WriterProperties {
 	)
 }
 
+// maxPageBytes bounds a page's declared size when reading. headroom's
+// writer makes pages of about 1 MiB; a damaged header declaring gigabytes
+// must be an error, not an allocation that takes the machine's memory.
+const maxPageBytes = 64 << 20
+
+func readerProps() *parquet.ReaderProperties {
+	p := parquet.NewReaderProperties(memory.DefaultAllocator)
+	p.MaxCompressedPageSize, p.MaxUncompressedPageSize = maxPageBytes, maxPageBytes
+	return p
+}
+
 // encodeParquet writes rows as one Parquet file (one row group) to w.
 func encodeParquet[T any](w io.Writer, rows []T) error {
 	c, err := codecFor[T]()
@@ -116,7 +129,7 @@ func encodeParquet[T any](w io.Writer, rows []T) error {
 			case reflect.Float64:
 				fb.(*array.Float64Builder).Append(v.Float())
 			case reflect.String:
-				fb.(*array.StringBuilder).Append(v.String())
+				fb.(*array.StringBuilder).Append(validUTF8(v.String()))
 			case reflect.Bool:
 				fb.(*array.BooleanBuilder).Append(v.Bool())
 			}
@@ -132,10 +145,30 @@ func encodeParquet[T any](w io.Writer, rows []T) error {
 	return errors.Join(werr, fw.Close())
 }
 
+// validUTF8 replaces invalid UTF-8 with U+FFFD. Parquet strings must be
+// UTF-8 (DuckDB and pyarrow refuse the file otherwise), and some values come
+// from servers that may send anything: error bodies, finish reasons.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
 // decodeParquetFile reads every row of one Parquet file into T, matching
 // columns by name. Columns the file has and T lacks are ignored; a column T
 // needs that the file lacks is an error.
 func decodeParquetFile[T any](path string) (rows []T, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return decodeParquet[T](f)
+}
+
+// decodeParquet reads every row of one Parquet file from r.
+func decodeParquet[T any](r parquet.ReaderAtSeeker) (rows []T, err error) {
 	c, err := codecFor[T]()
 	if err != nil {
 		return nil, err
@@ -147,16 +180,16 @@ func decodeParquetFile[T any](path string) (rows []T, err error) {
 			rows, err = nil, fmt.Errorf("corrupt Parquet: %v", r)
 		}
 	}()
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
+	pf, err := file.NewParquetReader(r, file.WithReadProps(readerProps()))
 	if err != nil {
 		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
 	}
 	defer pf.Close()
+	// Read the columns by their Parquet types, not through the Arrow schema
+	// that the writer stores in the file's metadata: a damaged stored
+	// schema can make the Arrow decoder allocate without bound (found by
+	// FuzzReadParquet), and the Parquet types are all the rows need.
+	pf.MetaData().FileMetaData.KeyValueMetadata = nil
 	mem := memory.DefaultAllocator
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, mem)
 	if err != nil {

@@ -12,17 +12,37 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/headroom-llm/headroom/collect/server"
 )
 
 func main() {
-	// The first Ctrl-C cancels the context so collectors can flush and mark
-	// the run incomplete; a second one kills the process the usual way.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	go handleSignals(cancel, os.Stderr)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// handleSignals makes the first Ctrl-C (or SIGTERM) cancel the context, so
+// that collectors flush what they measured and mark the run incomplete,
+// and a second one quit at once: a server that headroom started is killed
+// first, and the run keeps every level already on disk.
+func handleSignals(cancel context.CancelFunc, stderr io.Writer) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	sig := <-sigs
+	fmt.Fprintf(stderr, "\nheadroom: %s: stopping and writing what was measured (Ctrl-C again quits at once)\n", sigName(sig))
+	cancel()
+	sig = <-sigs
+	fmt.Fprintf(stderr, "headroom: %s again: quitting now; the run keeps every level already written\n", sigName(sig))
+	server.KillAll()
+	os.Exit(130)
+}
+
+func sigName(sig os.Signal) string {
+	if sig == os.Interrupt {
+		return "interrupted"
+	}
+	return sig.String()
 }
 
 // run executes one command line and returns the process exit code.

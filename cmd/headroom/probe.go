@@ -151,7 +151,7 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 		if errors.Is(runErr, context.Canceled) {
 			reason = "interrupted"
 		}
-		stopped = &rundir.Stopped{Reason: reason, Error: runErr.Error(), Phase: "probe"}
+		stopped = &rundir.Stopped{Reason: reason, Error: runErr.Error(), Phase: bar.where()}
 	}
 	if err := run.Finish(stopped); err != nil {
 		return errors.Join(runErr, err)
@@ -208,10 +208,27 @@ func printProbeSummary(w io.Writer, res *probe.Result) {
 // being measured, redrawn in place on a terminal and printed line by line
 // otherwise (a log file gets one line per point).
 type progressBar struct {
-	w    io.Writer
-	tty  bool
-	mu   sync.Mutex
-	last string
+	w     io.Writer
+	tty   bool
+	mu    sync.Mutex
+	last  string
+	point probe.Progress // the point in progress
+}
+
+// where says which point was in progress, for the manifest of a probe that
+// stopped: "probe GPU 0 solo: GEMM B=64 (point 9 of 23)".
+func (b *progressBar) where() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.point
+	if p.Steps == 0 {
+		return "probe (before the first point)"
+	}
+	what := fmt.Sprintf("GEMM B=%d", p.Batch)
+	if p.Phase == "bandwidth" {
+		what = fmt.Sprintf("bandwidth %s %d MiB", p.Method, p.BufferBytes>>20)
+	}
+	return fmt.Sprintf("probe GPU %d %s: %s (point %d of %d)", p.Ordinal, p.Mode, what, p.Step, p.Steps)
 }
 
 func newProgressBar(w io.Writer) *progressBar {
@@ -241,6 +258,7 @@ func (b *progressBar) update(p probe.Progress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	line := progressLine(p)
+	b.point = p
 	if b.tty {
 		fmt.Fprintf(b.w, "\r\033[K%s", line)
 	} else {

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/headroom-llm/headroom/collect/sweep"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // sweepFlags are the command line of headroom sweep.
@@ -32,6 +35,15 @@ type sweepFlags struct {
 	tags                                   []string
 	maxErrorRate                           float64
 	noGPU, fixedOutput                     bool
+	resume                                 string
+}
+
+// resumeFlags may be given with --resume: where the server is and how to
+// reach it, and the error policy. Every other flag is the workload, which
+// comes from the run's manifest.
+var resumeFlags = map[string]bool{
+	"resume": true, "base-url": true, "api-key": true, "server-log": true, "server-cmd": true,
+	"server-timeout": true, "metrics-interval": true, "no-gpu": true, "max-error-rate": true,
 }
 
 type distFlags struct {
@@ -67,6 +79,19 @@ the caveats.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("api-key") {
 				f.apiKey = os.Getenv("OPENAI_API_KEY")
+			}
+			if f.resume != "" {
+				var bad []string
+				cmd.Flags().Visit(func(fl *pflag.Flag) {
+					if !resumeFlags[fl.Name] {
+						bad = append(bad, "--"+fl.Name)
+					}
+				})
+				if len(bad) > 0 {
+					return usageError{fmt.Errorf("%s: a resumed sweep sends the workload recorded in %s; only --base-url, --api-key, --server-cmd, --server-log, --server-timeout, --metrics-interval, --no-gpu and --max-error-rate may be given",
+						strings.Join(bad, ", "), filepath.Join(f.resume, "manifest.json"))}
+				}
+				return resumeSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("base-url"), cmd.Flags().Changed("max-error-rate"))
 			}
 			return runSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("concurrency"))
 		},
@@ -107,6 +132,7 @@ the caveats.`,
 	fl.StringVar(&f.label, "label", "", "label for the run in reports")
 	fl.StringVar(&f.description, "description", "", "what the engine and model are, when that is not obvious (manifest engine.description)")
 	fl.StringSliceVar(&f.tags, "tag", nil, "tag for the run (repeatable)")
+	fl.StringVar(&f.resume, "resume", "", "continue the interrupted sweep in this run directory, with the workload of its manifest")
 	return cmd
 }
 
@@ -216,6 +242,59 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concu
 	}
 	run, err := s.Record(ctx, out)
 	pr.finish()
+	printSweepEnd(stdout, stderr, run)
+	return err
+}
+
+// resumeSweep continues the interrupted sweep in f.resume with the
+// workload of its manifest (docs/sweep.md, "Resuming").
+func resumeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, baseURLGiven, maxErrorRateGiven bool) error {
+	m, err := rundir.ReadManifest(f.resume)
+	if err != nil {
+		return fmt.Errorf("sweep --resume: %w", err)
+	}
+	if m.Complete {
+		return fmt.Errorf("sweep --resume: %s: %w", f.resume, sweep.ErrNothingToResume)
+	}
+	opts, err := sweep.ResumeOptions(m)
+	if err != nil {
+		return fmt.Errorf("sweep --resume: %s: %w", filepath.Join(f.resume, rundir.ManifestFile), err)
+	}
+	baseURL := f.baseURL
+	if !baseURLGiven && m.Engine != nil && m.Engine.BaseURL != "" {
+		baseURL = m.Engine.BaseURL
+	}
+	pr := newProgressPrinter(stderr)
+	logf := func(format string, args ...any) { pr.println(fmt.Sprintf(format, args...)) }
+	opts = append(opts, sweep.WithAPIKey(f.apiKey), sweep.WithMetricsInterval(f.metricsInterval),
+		sweep.WithProgress(pr.update), sweep.WithLogf(logf))
+	if maxErrorRateGiven {
+		opts = append(opts, sweep.WithMaxErrorRate(f.maxErrorRate))
+	}
+	if f.serverLog != "" && f.serverCmd != "" {
+		return usageError{errors.New("--server-log and --server-cmd do not mix: --server-cmd captures the server's output itself")}
+	}
+	if f.serverLog != "" {
+		opts = append(opts, sweep.WithServerLog(f.serverLog))
+	}
+	if f.serverCmd != "" {
+		opts = append(opts, sweep.WithServerCmd(f.serverCmd, f.serverTimeout))
+	}
+	if f.noGPU {
+		opts = append(opts, sweep.WithNoGPU())
+	}
+	s, err := sweep.New(baseURL, opts...)
+	if err != nil {
+		return fmt.Errorf("sweep --resume: %s: %w", filepath.Join(f.resume, rundir.ManifestFile), err)
+	}
+	run, err := s.Resume(ctx, f.resume)
+	pr.finish()
+	printSweepEnd(stdout, stderr, run)
+	return err
+}
+
+// printSweepEnd prints the run's state and warnings after a sweep.
+func printSweepEnd(stdout, stderr io.Writer, run *rundir.Run) {
 	if run != nil {
 		state := "complete"
 		if !run.Manifest.Complete {
@@ -231,9 +310,12 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concu
 		for _, w := range run.Manifest.Warnings {
 			fmt.Fprintln(stderr, "warning:", w)
 		}
-		fmt.Fprintf(stdout, "wrote %s: %s run; next: headroom report %s\n", run.Dir, state, run.Dir)
+		next := "headroom report " + run.Dir
+		if !run.Manifest.Complete {
+			next += " (or headroom sweep --resume " + run.Dir + ")"
+		}
+		fmt.Fprintf(stdout, "wrote %s: %s run; next: %s\n", run.Dir, state, next)
 	}
-	return err
 }
 
 // progressPrinter shows one line per level on stderr: redrawn in place on

@@ -321,7 +321,7 @@ type aiperfStats struct {
 
 func (s *aiperfSummaryFile) config() aiperfConfig {
 	ic := s.InputConfig
-	c := aiperfConfig{endpoint: ic.Endpoint.Type, url: ic.Endpoint.URL, command: cmpOr(ic.CLICommand, s.CLICommand)}
+	c := aiperfConfig{endpoint: ic.Endpoint.Type, url: redactURL(ic.Endpoint.URL), command: redactCommand(cmpOr(ic.CLICommand, s.CLICommand))}
 	if len(ic.Endpoint.ModelNames) > 0 {
 		c.model = ic.Endpoint.ModelNames[0]
 	}

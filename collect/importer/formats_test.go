@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -498,5 +499,38 @@ func TestImportAIPerfRecordsAlone(t *testing.T) {
 	if !slices.ContainsFunc(run.Manifest.Notes, func(s string) bool { return strings.Contains(s, "largest number of requests in flight") }) ||
 		!slices.ContainsFunc(run.Manifest.Source.Lacks, func(s string) bool { return strings.Contains(s, "load setting") }) {
 		t.Errorf("notes %v lacks %v", run.Manifest.Notes, run.Manifest.Source.Lacks)
+	}
+}
+
+// Credentials in an imported file's command line or URL stay out of the
+// run: AIPerf records its whole command, guidellm its target URL.
+func TestImportKeepsSecretsOut(t *testing.T) {
+	const key, token, password = "sk-import-secret-4242", "Zq8vK1mX2pL7rT4wY9nB3cD6fG5hJ0sQ", "hunter2pw"
+	data, err := os.ReadFile(samples + "aiperf/run1/profile_export_aiperf.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := `aiperf profile -m \"openai/gpt-oss-20b\" --url \"localhost:9000\" --streaming --num-requests 100 --concurrency 100 --endpoint-type \"chat\" --osl 250 --request-cancellation-rate 10`
+	if !bytes.Contains(data, []byte(cmd)) {
+		t.Fatal("the AIPerf sample changed")
+	}
+	data = bytes.Replace(data, []byte(cmd), []byte(cmd+` --api-key `+key+` --header \"Authorization: Bearer `+token+`\"`), 1)
+	data = bytes.Replace(data, []byte(`"url": "localhost:9000"`), []byte(`"url": "http://user:`+password+`@localhost:9000"`), 1)
+	src := filepath.Join(t.TempDir(), "profile_export_aiperf.json")
+	os.WriteFile(src, data, 0o644)
+	dir := filepath.Join(t.TempDir(), "run")
+	run, err := Import(src, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(dir, rundir.ManifestFile))
+	for _, secret := range []string{key, token, password} {
+		if bytes.Contains(manifest, []byte(secret)) {
+			t.Errorf("manifest.json contains %q", secret)
+		}
+	}
+	notes := strings.Join(run.Manifest.Notes, "\n")
+	if !strings.Contains(notes, "--api-key <redacted>") || !strings.Contains(notes, "Authorization: <redacted>") {
+		t.Errorf("notes %q", notes)
 	}
 }

@@ -52,7 +52,7 @@ func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 		notes: []string{"send, first-token and end times are guidellm's request timestamps (Unix seconds)"},
 	}
 	src.engine.Model = firstStr(report, []string{"args", "model"}, []string{"args", "backend_kwargs", "model"})
-	src.engine.BaseURL = firstStr(report, []string{"args", "target"})
+	src.engine.BaseURL = redactURL(firstStr(report, []string{"args", "target"}))
 	var minSend int64
 	sampled := false
 	var out []sourceLevel
@@ -107,7 +107,8 @@ func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 			}
 		}
 		if total := num(dig(b, "request_totals", "successful")); total > 0 {
-			kept := len(groups["successful"].([]any))
+			successful, _ := groups["successful"].([]any) // absent or not a list: none kept
+			kept := len(successful)
 			if float64(kept) < total {
 				sampled = true
 			}

@@ -14,12 +14,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -311,4 +313,25 @@ func rawString(v json.RawMessage) string {
 		return ""
 	}
 	return s
+}
+
+// redactURL hides the password of a URL (http://user:secret@host), as the
+// sweep does with its own base URL: a run's manifest is meant to be shared.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	return u.Redacted()
+}
+
+// redactCommand hides the secrets of a recorded command line (an API key
+// flag, a token-like value), as the sweep does with --server-cmd.
+func redactCommand(cmd string) string {
+	words := server.SplitCommand(cmd)
+	red := server.RedactFlags(words)
+	if slices.Equal(words, red) {
+		return cmd // nothing to hide: keep it exactly as recorded
+	}
+	return strings.Join(red, " ")
 }

@@ -183,7 +183,7 @@ func importSeedSweep(path string, data []byte, dir string, opts Options) (*rundi
 	if err != nil {
 		return nil, err
 	}
-	m.Engine = &rundir.Engine{Name: "unknown (OpenAI-compatible /v1/completions)", BaseURL: s.Config.BaseURL, Model: s.Config.Model}
+	m.Engine = &rundir.Engine{Name: "unknown (OpenAI-compatible /v1/completions)", BaseURL: redactURL(s.Config.BaseURL), Model: s.Config.Model}
 	m.Workload = &rundir.Workload{
 		Endpoint: "completions", Mode: "closed", Levels: levels,
 		Prompt:          rundir.Dist{Kind: "fixed", Mean: float64(s.Config.PromptTokens)},

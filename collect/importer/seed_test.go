@@ -68,3 +68,38 @@ func TestImportErrors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzImportSeed: any file that passes for one of the seed scripts' JSON
+// imports into a run that reads back, or fails with an error; never a
+// panic, never a half-written run that says it is complete.
+func FuzzImportSeed(f *testing.F) {
+	roofline, err := os.ReadFile("../../testdata/seed/roofline_NVIDIA_H200.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(roofline)
+	f.Add([]byte(sweepJSON))
+	f.Add([]byte(`{"gpu": "x", "peak_tflops": 1, "bandwidth_tbs": 1, "sweep": [{"batch": 1, "tflops": 1, "latency_ms": NaN}]}`))
+	f.Add([]byte(`{"config": {}, "rows": [{"concurrency": 1, "throughput_tok_s": -1e308}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		kind, err := Detect(data)
+		if err != nil || kind != KindSeedRoofline && kind != KindSeedSweep {
+			return
+		}
+		src := filepath.Join(t.TempDir(), "seed.json")
+		if err := os.WriteFile(src, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "run")
+		run, err := Import(src, dir, Options{})
+		if err != nil {
+			return
+		}
+		if err := run.Check(); err != nil {
+			t.Fatalf("the imported run does not read back: %v", err)
+		}
+		if _, err := rundir.ReadManifest(dir); err != nil {
+			t.Fatalf("the imported manifest does not read back: %v", err)
+		}
+	})
+}

@@ -72,6 +72,7 @@ func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 			r.res.GPU.MaxSMClockMHz = r.nvmlDev.MaxSMClockMHz
 			r.res.GPU.MaxMemClockMHz = r.nvmlDev.MaxMemClockMHz
 		}
+		r.res.GPU.BaseSMClockMHz = r.nvmlDev.BaseSMClockMHz
 		samp = startSampler(r.nvmlDev, r.ordinal, r.cfg.sampleInterval, r.cfg.now)
 	}
 	defer func() {

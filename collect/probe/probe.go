@@ -148,6 +148,7 @@ func (p *Prober) Run(ctx context.Context) (*Result, error) {
 		if d.Throttled {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("GPU %d (%s) was throttled while probed (%v): its numbers are below what it can do", d.GPU.Ordinal, d.Mode, d.ThrottleReasons))
 		}
+		res.Warnings = append(res.Warnings, stateWarnings(d)...)
 	}
 	for _, d := range res.Disagreements {
 		res.Warnings = append(res.Warnings, d.Message)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +171,58 @@ func TestProbeFlagsThrottling(t *testing.T) {
 	}
 	if d.Telemetry[0].TemperatureC != 91 {
 		t.Errorf("sample %+v", d.Telemetry[0])
+	}
+	// Clocks far below base, but explained by the power cap and the heat:
+	// throttling, not "clocks below base".
+	if d.ClocksBelowBase || d.Busy {
+		t.Errorf("clocks below base %v, busy %v", d.ClocksBelowBase, d.Busy)
+	}
+}
+
+// A busy GPU (another compute process) and one whose clocks sit below base
+// for no power or thermal reason are flagged in the result, the manifest
+// and the telemetry table; headroom's own process is not "another".
+func TestProbeFlagsBusyAndLowClocks(t *testing.T) {
+	self := uint32(os.Getpid())
+	for _, tt := range []struct {
+		name          string
+		pids          []uint32
+		smMHz         uint32
+		reasons       uint64
+		busy, lowClks bool
+		warn          string
+	}{
+		{name: "idle, only headroom", pids: []uint32{self}, smMHz: 1980},
+		{name: "another process", pids: []uint32{self, 31337}, smMHz: 1980, busy: true, warn: "NVML listed 1 other compute process(es) on it (PID 31337)"},
+		{name: "host PIDs: headroom and another", pids: []uint32{900001, 900002}, smMHz: 1980, busy: true, warn: "(PID 900002)"},
+		{name: "host PIDs: headroom alone", pids: []uint32{900001}, smMHz: 1980},
+		{name: "clocks locked below base", pids: []uint32{self}, smMHz: 1200, lowClks: true, warn: "SM clock at 1200 MHz, below its base clock of 1755 MHz"},
+		{name: "below base at the power cap", pids: []uint32{self}, smMHz: 1200, reasons: nvml.ReasonSWPowerCap},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := fakecuda.Build(t)
+			f.SetNVML(tt.smMHz, 3201, 500000, 50, tt.reasons)
+			f.SetNVMLProcesses(tt.pids...)
+			res, err := fakeProber(t, f, WithBatches(1, 8)).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := res.Devices[0]
+			if d.Busy != tt.busy || d.ClocksBelowBase != tt.lowClks || d.GPU.BaseSMClockMHz != 1755 {
+				t.Errorf("busy %v (others %v), clocks below base %v (base %d); want %v, %v", d.Busy, d.OtherPIDs, d.ClocksBelowBase, d.GPU.BaseSMClockMHz, tt.busy, tt.lowClks)
+			}
+			warnings := strings.Join(res.Warnings, "\n")
+			if tt.warn != "" && !strings.Contains(warnings, tt.warn) || tt.warn == "" && warnings != "" {
+				t.Errorf("warnings %q, want %q", warnings, tt.warn)
+			}
+			mp := res.ManifestProbe()
+			if mp.Busy != tt.busy || mp.ClocksBelowBase != tt.lowClks {
+				t.Errorf("manifest probe: busy %v, clocks below base %v", mp.Busy, mp.ClocksBelowBase)
+			}
+			if rows := res.TelemetryRows(); len(rows) == 0 || rows[0].Processes != int32(len(tt.pids)) {
+				t.Errorf("telemetry processes %d, want %d", rows[0].Processes, len(tt.pids))
+			}
+		})
 	}
 }
 
@@ -387,8 +440,8 @@ func TestResultToRunDir(t *testing.T) {
 		t.Errorf("bandwidth row %+v", b)
 	}
 	tel, err := rundir.ReadTable[rundir.GPUTelemetryRow](run.Dir, rundir.TableGPUTelemetry)
-	if err != nil || len(tel) < 8 || tel[0].PowerW != 500 || tel[0].Processes != -1 {
-		t.Fatalf("%d telemetry rows (%v): %+v", len(tel), err, tel)
+	if err != nil || len(tel) < 8 || tel[0].PowerW != 500 || tel[0].Processes != 0 { // the fake lists no process by default
+		t.Fatalf("%d telemetry rows (%v), the first %+v", len(tel), err, tel[0])
 	}
 	m := back.Manifest
 	if !m.Complete || !m.HasKind(rundir.KindProbe) || len(m.GPUs) != 2 || m.GPUs[1].BusID != "0000:19:00.0" || m.GPUs[0].CUDAVersion != "13.0" || m.GPUs[0].Driver != "580.0.fake" {

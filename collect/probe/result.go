@@ -50,6 +50,7 @@ type GPU struct {
 	PowerLimitW       float64 // enforced power limit from NVML; 0 if unknown
 	MaxSMClockMHz     int
 	MaxMemClockMHz    int
+	BaseSMClockMHz    int // the default applications clock from NVML; 0 if unknown
 }
 
 // DeviceResult is the roofline of one GPU.
@@ -84,6 +85,15 @@ type DeviceResult struct {
 	// PowerCapped is true if any sample showed the software power cap,
 	// which heavy GEMMs reach on most data-centre GPUs.
 	PowerCapped bool
+	// Busy is true if NVML listed compute processes other than headroom on
+	// the GPU while it was probed; OtherPIDs are their PIDs.
+	Busy      bool
+	OtherPIDs []uint32
+	// ClocksBelowBase is true if a GEMM ran with its median SM clock below
+	// the base clock without a power-cap or thermal reason;
+	// LowestSMClockMHz is the lowest such median.
+	ClocksBelowBase  bool
+	LowestSMClockMHz float64
 
 	Started, Finished time.Time
 }
@@ -177,6 +187,10 @@ type TelemetrySample struct {
 	UtilMemPct        int
 	MemUsedBytes      uint64
 	ClockEventReasons uint64
+	// Processes counts the compute processes on the GPU, headroom's own
+	// included; -1 when NVML cannot tell. OtherPIDs are those not headroom's.
+	Processes int
+	OtherPIDs []uint32
 }
 
 // Disagreement flags a GPU whose result differs by more than the tolerance.

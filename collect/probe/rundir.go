@@ -69,7 +69,7 @@ func (r *Result) TelemetryRows() []rundir.GPUTelemetryRow {
 				MemUsedBytes:    int64(s.MemUsedBytes),
 				ThrottleReasons: int64(s.ClockEventReasons),
 				Throttle:        strings.Join(nvml.ReasonNames(s.ClockEventReasons), ","),
-				Processes:       -1,
+				Processes:       int32(s.Processes),
 			})
 		}
 	}
@@ -107,6 +107,8 @@ func (r *Result) ManifestProbe() *rundir.Probe {
 	for _, d := range r.allDevices() {
 		p.Devices = appendOnce(p.Devices, d.GPU.Ordinal)
 		p.Throttled = p.Throttled || d.Throttled
+		p.Busy = p.Busy || d.Busy
+		p.ClocksBelowBase = p.ClocksBelowBase || d.ClocksBelowBase
 		if len(d.GEMM) == 0 {
 			validated = false
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -68,47 +69,160 @@ var secretFlagWords = map[string]bool{
 }
 
 // knownSecretPrefixes are value prefixes of common credentials.
-var knownSecretPrefixes = []string{"sk-", "hf_", "ghp_", "gho_", "github_pat_", "xoxb-", "AKIA"}
+var knownSecretPrefixes = []string{"sk-", "hf_", "ghp_", "gho_", "github_pat_", "xoxb-", "AKIA", "eyJ"}
+
+// LooksLikeToken reports whether a value looks like a credential whatever
+// flag it follows: a known prefix (sk-, hf_, ghp_, AKIA, a JWT's eyJ, ...)
+// with something after it, or a long random-looking string: 32 or more
+// characters of the base64/base64url alphabet mixing upper case, lower case
+// and digits with at most two separators (- _ /), or 48 or more hex digits.
+// Hex strings of 40 (a git commit, e.g. --revision) are kept, and so are
+// model names and paths, which have more separators or dots.
+func LooksLikeToken(v string) bool {
+	for _, p := range knownSecretPrefixes {
+		if strings.HasPrefix(v, p) && len(v) > len(p)+4 {
+			return true
+		}
+	}
+	if len(v) < 32 {
+		return false
+	}
+	var upper, lower, digit, seps, hexOnly = false, false, false, 0, true
+	for _, r := range v {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= '0' && r <= '9':
+			digit = true
+		case r == '-' || r == '_' || r == '/':
+			seps++
+		case r == '+' || r == '=':
+		default:
+			return false
+		}
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			hexOnly = false
+		}
+	}
+	if hexOnly {
+		return len(v) >= 48
+	}
+	return upper && lower && digit && seps <= 2
+}
 
 // RedactFlags returns argv with secret values replaced: the value of any
 // flag or VAR= assignment whose name mentions a key, token, secret or
-// password (--api-key X, --api-key=X, HF_TOKEN=X), any word that looks like
-// a known credential, and any word containing one of the given secrets.
+// password (--api-key X, --api-key=X, HF_TOKEN=X), an Authorization header
+// (-H "Authorization: Bearer X"), any word or part of a word that looks like
+// a credential (LooksLikeToken; a value glued to shell punctuation counts),
+// and any occurrence of one of the given secrets.
 func RedactFlags(argv []string, secrets ...string) []string {
-	out := make([]string, len(argv))
-	secretName := func(name string) bool {
-		parts := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
-		for _, p := range parts {
-			if secretFlagWords[p] {
-				return true
-			}
-		}
-		return false
-	}
-	for i := 0; i < len(argv); i++ {
-		a := argv[i]
-		out[i] = a
-		for _, s := range secrets {
-			if s != "" && strings.Contains(a, s) {
-				out[i] = strings.ReplaceAll(a, s, Redacted)
-				a = out[i]
-			}
-		}
-		for _, p := range knownSecretPrefixes {
-			if strings.HasPrefix(a, p) && len(a) > len(p)+4 {
-				out[i] = Redacted
-			}
-		}
-		name, value, hasValue := strings.Cut(a, "=")
-		isFlag := strings.HasPrefix(a, "-")
-		isAssign := hasValue && !isFlag && name != "" && !strings.ContainsAny(name, "/ ")
-		switch {
-		case (isFlag || isAssign) && hasValue && secretName(name) && value != "":
-			out[i] = name + "=" + Redacted
-		case isFlag && !hasValue && secretName(a) && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-"):
-			out[i+1] = Redacted
-			i++
+	out, _ := redact(argv, secrets)
+	return out
+}
+
+// minSecretBytes is the shortest value SecretValues returns: replacing a
+// shorter string everywhere in a log would destroy it and hide little.
+const minSecretBytes = 8
+
+// SecretValues returns the values that RedactFlags hides in argv (besides
+// the given secrets), at least minSecretBytes long, so that they can be
+// removed from what the server logs and answers too: servers print their
+// own arguments.
+func SecretValues(argv []string, secrets ...string) []string {
+	_, found := redact(argv, secrets)
+	var out []string
+	for _, v := range found {
+		if len(v) >= minSecretBytes && !slices.Contains(out, v) {
+			out = append(out, v)
 		}
 	}
 	return out
+}
+
+func secretName(name string) bool {
+	parts := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
+	for _, p := range parts {
+		if secretFlagWords[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenPieces splits a word at every character that no token contains
+// (quotes, shell punctuation, '=', '.', ':'), so that a credential glued to
+// them is still seen.
+func tokenPieces(w string) []string {
+	return strings.FieldsFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '+' || r == '/' || r == '_' || r == '-')
+	})
+}
+
+// bareValue strips the shell punctuation and quotes around a value, as a
+// server would print it.
+func bareValue(v string) string { return strings.Trim(v, ";&|()'\"` ") }
+
+const authHeader = "authorization:"
+
+// indexFold is strings.Index ignoring ASCII case, with byte offsets into s.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+// redact returns argv redacted and the secret values it found.
+func redact(argv, secrets []string) (out, found []string) {
+	out = make([]string, len(argv))
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if LooksLikeToken(a) {
+			out[i] = Redacted
+			found = append(found, a)
+			continue
+		}
+		w := a
+		for _, piece := range tokenPieces(a) {
+			if LooksLikeToken(piece) {
+				w = strings.ReplaceAll(w, piece, Redacted)
+				found = append(found, piece)
+			}
+		}
+		for _, s := range secrets {
+			if s != "" && strings.Contains(w, s) {
+				w = strings.ReplaceAll(w, s, Redacted)
+			}
+		}
+		// A header given on the command line: "Authorization: Bearer X".
+		if j := indexFold(a, authHeader); j >= 0 {
+			if v := bareValue(a[j+len(authHeader):]); v != "" {
+				found = append(found, bareValue(strings.TrimPrefix(strings.TrimPrefix(v, "Bearer "), "bearer ")))
+			}
+		}
+		if j := indexFold(w, authHeader); j >= 0 && bareValue(w[j+len(authHeader):]) != "" {
+			w = w[:j+len(authHeader)] + " " + Redacted
+		}
+		out[i] = w
+		name, value, hasValue := strings.Cut(w, "=")
+		isFlag := strings.HasPrefix(w, "-")
+		isAssign := hasValue && !isFlag && name != "" && !strings.ContainsAny(name, "/ ")
+		switch {
+		case (isFlag || isAssign) && hasValue && value != "" && secretName(name):
+			out[i] = name + "=" + Redacted
+			if _, v, ok := strings.Cut(a, "="); ok {
+				found = append(found, bareValue(v))
+			}
+		case isFlag && !hasValue && secretName(w) && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-"):
+			out[i+1] = Redacted
+			found = append(found, bareValue(argv[i+1]))
+			i++
+		}
+	}
+	return out, found
 }

@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -34,18 +36,69 @@ type LogCapture struct {
 const headLines = 200
 
 // NewLogCapture creates dir/server.log and the server_log_lines writer.
-// now converts a receive time to the run's Unix ns.
+// now converts a receive time to the run's Unix ns. When server.log
+// exists (a resumed sweep), new lines are appended and numbered after the
+// ones there; a last line cut by a crash is ended first.
 func NewLogCapture(dir string, now func(time.Time) int64) (*LogCapture, error) {
-	f, err := os.OpenFile(filepath.Join(dir, rundir.ServerLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	path := filepath.Join(dir, rundir.ServerLogFile)
+	lines, err := countLines(path)
 	if err != nil {
 		return nil, fmt.Errorf("server log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("server log: %w", err)
+	}
+	if lines.cut {
+		if _, err := f.Write([]byte("\n")); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("server log: %w", err)
+		}
 	}
 	rows, err := rundir.NewTableWriter[rundir.ServerLogLineRow](dir, rundir.TableServerLogLines, 5*time.Second)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &LogCapture{now: now, f: f, rows: rows}, nil
+	return &LogCapture{now: now, f: f, rows: rows, line: lines.n}, nil
+}
+
+type lineCount struct {
+	n   int64 // lines, counting a last line without its newline
+	cut bool  // the file does not end with a newline
+}
+
+// countLines counts the lines of a file; a missing file has none.
+func countLines(path string) (lineCount, error) {
+	var lc lineCount
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return lc, nil
+	}
+	if err != nil {
+		return lc, err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	var last byte = '\n'
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			lc.n += int64(bytes.Count(buf[:n], []byte{'\n'}))
+			last = buf[n-1]
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return lc, err
+		}
+	}
+	if last != '\n' {
+		lc.n++
+		lc.cut = true
+	}
+	return lc, nil
 }
 
 // Redact makes every later line have these strings replaced by <redacted>.

@@ -25,6 +25,20 @@ type Process struct {
 	output sync.WaitGroup
 }
 
+// running holds the process group ids of the servers started and not yet
+// exited, for KillAll.
+var running sync.Map
+
+// KillAll sends SIGKILL to the process group of every server Start started
+// that has not exited. A second Ctrl-C calls it before headroom exits at
+// once, so that no server is left behind.
+func KillAll() {
+	running.Range(func(pgid, _ any) bool {
+		_ = syscall.Kill(-pgid.(int), syscall.SIGKILL)
+		return true
+	})
+}
+
 // tailLines is how many last lines an error message quotes.
 const tailLines = 20
 
@@ -50,6 +64,7 @@ func Start(cmdline string, sink func([]byte, time.Time)) (*Process, error) {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
 	p := &Process{cmd: cmd, done: make(chan struct{})}
+	running.Store(cmd.Process.Pid, true)
 	for _, r := range []io.Reader{stdout, stderr} {
 		p.output.Add(1)
 		go p.read(r, sink)
@@ -57,6 +72,7 @@ func Start(cmdline string, sink func([]byte, time.Time)) (*Process, error) {
 	go func() {
 		p.output.Wait() // pipes are read to EOF before Wait closes them
 		p.err = cmd.Wait()
+		running.Delete(cmd.Process.Pid)
 		close(p.done)
 	}()
 	return p, nil

@@ -209,3 +209,90 @@ func TestDetect(t *testing.T) {
 		})
 	}
 }
+
+// Values that look like credentials are redacted whatever flag they follow;
+// model names, paths, numbers and git commits are kept.
+func TestLooksLikeToken(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want bool
+	}{
+		{"sk-proj-abcdefgh", true},
+		{"hf_AbCdEfGhIjKlMnOp", true},
+		{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig", true},
+		{"AKIAIOSFODNN7EXAMPLE", true},
+		{"Xq3vK9mZ2pL8rT5wY1nB7cD4fG6hJ0sA", true},                         // 32 random base64url characters
+		{"3f2a9c4e5b6d7a8f9e0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b5a6f7e8d", true}, // 56 hex digits
+		{"3f2a9c4e5b6d7a8f9e0d1c2b3a4f5e6d7c8b9a0f", false},                // a 40-digit git commit
+		{"meta-llama/Meta-Llama-3.1-70B-Instruct", false},
+		{"Meta-Llama-3-70B-Instruct-Turbo-Q4-AWQ", false},
+		{"/data/models/Llama3Instruct70BWeightsV2", false},
+		{"TheBloke/Llama-2-70B-Chat-AWQ", false},
+		{"8192", false},
+		{"sk-", false},
+		{"--max-num-batched-tokens", false},
+		{"abcdefghijklmnopqrstuvwxyzabcdefghij", false}, // one case, no digits: a word, not a token
+	} {
+		if got := LooksLikeToken(tt.v); got != tt.want {
+			t.Errorf("LooksLikeToken(%q) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+	argv := []string{"vllm", "serve", "meta-llama/Meta-Llama-3.1-70B-Instruct", "--revision", "3f2a9c4e5b6d7a8f9e0d1c2b3a4f5e6d7c8b9a0f",
+		"--served-model-name=Xq3vK9mZ2pL8rT5wY1nB7cD4fG6hJ0sA", "--hf-token", "hf_secretvalue1", "--api-key", "short"}
+	got := RedactFlags(argv)
+	want := []string{"vllm", "serve", "meta-llama/Meta-Llama-3.1-70B-Instruct", "--revision", "3f2a9c4e5b6d7a8f9e0d1c2b3a4f5e6d7c8b9a0f",
+		"--served-model-name=<redacted>", "--hf-token", Redacted, "--api-key", Redacted}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+	// What the server itself may print: every hidden value of 8 bytes or more.
+	if sv := SecretValues(argv); !reflect.DeepEqual(sv, []string{"Xq3vK9mZ2pL8rT5wY1nB7cD4fG6hJ0sA", "hf_secretvalue1"}) {
+		t.Errorf("SecretValues %q", sv)
+	}
+}
+
+// FuzzRedactFlags: whatever the command line, a given secret never
+// survives redaction, nor does a value that looks like a token, and every
+// argument keeps its place.
+func FuzzRedactFlags(f *testing.F) {
+	f.Add("vllm serve m --api-key k1 --hf-token=xyz HF_TOKEN=hf_abcdefgh", "k1secret")
+	f.Add("x --header 'Bearer mysecret' --x sk-abcdefghijk", "mysecret")
+	f.Add("--a=b=c -- --token", "zz9")
+	f.Fuzz(func(t *testing.T, cmd, secret string) {
+		argv := SplitCommand(cmd)
+		out := RedactFlags(argv, secret)
+		if len(out) != len(argv) {
+			t.Fatalf("%d words in, %d out", len(argv), len(out))
+		}
+		alnum := secret != ""
+		for _, r := range secret {
+			alnum = alnum && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+		}
+		for i, w := range out {
+			if alnum && !strings.Contains(Redacted, secret) && strings.Contains(w, secret) {
+				t.Fatalf("secret %q survives in %q (from %q)", secret, w, argv[i])
+			}
+			if LooksLikeToken(argv[i]) && w != Redacted {
+				t.Fatalf("token-like %q kept as %q", argv[i], w)
+			}
+		}
+		for _, v := range SecretValues(argv, secret) {
+			if len(v) < minSecretBytes {
+				t.Fatalf("SecretValues returned %q, shorter than %d bytes", v, minSecretBytes)
+			}
+		}
+	})
+}
+
+// A header on a command line (curl's -H, AIPerf's --header) keeps its name
+// and loses its value.
+func TestRedactAuthorizationHeader(t *testing.T) {
+	argv := SplitCommand(`aiperf profile -m m --header "Authorization: Bearer abc123short" -H 'authorization:xyz' --url localhost:9000`)
+	got := strings.Join(RedactFlags(argv), " ")
+	if want := "aiperf profile -m m --header Authorization: <redacted> -H authorization: <redacted> --url localhost:9000"; got != want {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+	if sv := SecretValues(argv); !reflect.DeepEqual(sv, []string{"abc123short"}) { // "xyz" is under 8 bytes
+		t.Errorf("SecretValues %q", sv)
+	}
+}

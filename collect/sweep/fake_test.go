@@ -38,6 +38,12 @@ type fakeServer struct {
 	longLine    int    // pad the first chunk's JSON with this many bytes
 	garbage     bool   // send a data line that is not JSON after the first token
 	wantKey     string // required bearer token
+	retryAfter  string // Retry-After header sent with status
+	failEvery   int    // with status: only every n-th generation request fails
+	badUTF8     bool   // text and error messages with invalid UTF-8
+	noFinish    bool   // no finish_reason and no [DONE]: the stream just ends
+	location    string // with status 3xx: the Location header
+	echoAuth    bool   // with status: the error body echoes the Authorization header
 
 	mu        sync.Mutex
 	bodies    []map[string]any
@@ -104,12 +110,25 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"object":"error","message":"[{'type': 'extra_forbidden', 'loc': ('body', 'min_tokens'), 'msg': 'Extra inputs are not permitted'}]","type":"BadRequestError","code":400}`)
 		return
 	}
-	if f.status != 0 {
+	reqNo := f.requests.Add(1)
+	if f.status != 0 && (f.failEvery == 0 || reqNo%int64(f.failEvery) == 0) {
+		if f.retryAfter != "" {
+			w.Header().Set("Retry-After", f.retryAfter)
+		}
+		if f.location != "" {
+			w.Header().Set("Location", f.location)
+		}
 		w.WriteHeader(f.status)
-		fmt.Fprint(w, `{"error":{"message":"overloaded"}}`)
+		msg := "overloaded"
+		if f.echoAuth {
+			msg = "bad credentials: " + r.Header.Get("Authorization")
+		}
+		if f.badUTF8 {
+			msg += " \xff\xfe"
+		}
+		fmt.Fprintf(w, `{"error":{"message":"%s"}}`, msg) // raw bytes, as a broken server sends
 		return
 	}
-	reqNo := f.requests.Add(1)
 	n := f.inFlight.Add(1)
 	defer f.inFlight.Add(-1)
 	for {
@@ -172,7 +191,7 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		finish := "null"
-		if i == maxTokens-1 {
+		if i == maxTokens-1 && !f.noFinish {
 			finish = `"length"`
 		}
 		pad := ""
@@ -180,7 +199,10 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 			pad = `,"pad":"` + strings.Repeat("x", f.longLine) + `"`
 		}
 		var chunk string
-		if chat {
+		if f.badUTF8 && !chat {
+			// raw invalid UTF-8 inside the JSON string, as a broken server may send
+			chunk = fmt.Sprintf("{\"choices\":[{\"index\":0,\"text\":\"%d:\xff%d\",\"finish_reason\":%s}]%s}", reqNo, i, finish, pad)
+		} else if chat {
 			chunk = fmt.Sprintf(`{"id":"c","choices":[{"index":0,"delta":{"content":"%d:%d"},"finish_reason":%s}]%s}`, reqNo, i, finish, pad)
 		} else {
 			chunk = fmt.Sprintf(`{"id":"c","object":"text_completion","choices":[{"index":0,"text":"%d:%d","logprobs":null,"finish_reason":%s}]%s}`, reqNo, i, finish, pad)
@@ -195,6 +217,9 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 			send(`{"error":{"object":"error","message":"` + f.streamError + `","code":500}}`)
 			return
 		}
+	}
+	if f.noFinish {
+		return
 	}
 	f.mu.Lock()
 	f.sends[reqNo] = stamps

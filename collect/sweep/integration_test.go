@@ -2,9 +2,12 @@ package sweep
 
 import (
 	"context"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,5 +81,138 @@ func TestSweepAgainstTestEngine(t *testing.T) {
 	}
 	if len(metrics) == 0 || !running {
 		t.Errorf("%d metric rows, running gauge %v", len(metrics), running)
+	}
+}
+
+// cuttableProxy forwards loopback TCP connections to target. cut closes
+// its listener and every connection at once, which is what a client sees
+// when the server process dies; restore listens again on the same port,
+// like the server coming back.
+type cuttableProxy struct {
+	t      *testing.T
+	addr   string
+	target string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]bool
+}
+
+func newCuttableProxy(t *testing.T, target string) *cuttableProxy {
+	p := &cuttableProxy{t: t, target: target, conns: map[net.Conn]bool{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.addr = ln.Addr().String()
+	p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *cuttableProxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.pipe(c)
+		}
+	}()
+}
+
+func (p *cuttableProxy) pipe(c net.Conn) {
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.ln == nil { // cut meanwhile
+		p.mu.Unlock()
+		c.Close()
+		up.Close()
+		return
+	}
+	p.conns[c], p.conns[up] = true, true
+	p.mu.Unlock()
+	go func() { io.Copy(up, c); up.Close() }()
+	io.Copy(c, up)
+	c.Close()
+}
+
+func (p *cuttableProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for c := range p.conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetLinger(0) // reset, as a dead process's sockets are
+		}
+		c.Close()
+	}
+	p.conns = map[net.Conn]bool{}
+}
+
+func (p *cuttableProxy) restore() {
+	for i := 0; i < 50; i++ {
+		if ln, err := net.Listen("tcp", p.addr); err == nil {
+			p.serve(ln)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Errorf("cannot listen on %s again", p.addr)
+}
+
+// The real engine goes away in the middle of a level and comes back: the
+// streams it was serving break, requests meanwhile are refused, every
+// request keeps its row and the next level runs normally.
+func TestTestEngineGoesAwayMidLevel(t *testing.T) {
+	e := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
+	p := newCuttableProxy(t, strings.TrimPrefix(e.BaseURL, "http://"))
+	var once sync.Once
+	progress := func(pr Progress) {
+		if pr.LevelIndex == 0 && pr.Phase == "measure" && pr.Done == 3 {
+			once.Do(func() {
+				p.cut()
+				time.Sleep(300 * time.Millisecond)
+				p.restore()
+			})
+		}
+	}
+	s := mustNew(t, "http://"+p.addr, WithLevels(2, 2), WithRequestsPerLevel(10), WithWarmup(0),
+		WithPromptTokens(Fixed(32)), WithOutputTokens(Fixed(48)), WithMaxErrorRate(1), WithTimeout(time.Minute),
+		WithNoGPU(), WithMetricsInterval(0), WithProgress(progress))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, run, reqs, levels, err := recordRun(t, s, ctx)
+	if err != nil || !run.Manifest.Complete {
+		t.Fatalf("err %v complete %v", err, run.Manifest.Complete)
+	}
+	got := map[int32]map[string]int{0: {}, 1: {}}
+	for _, r := range reqs {
+		got[r.LevelIndex][r.Status]++
+	}
+	t.Logf("level 0: %v; level 1: %v", got[0], got[1])
+	if got[0][rundir.StatusOK] < 3 || got[0][rundir.StatusOK] == 10 || len(reqs) != 20 {
+		t.Errorf("level 0 %v: want 10 rows, some broken by the cut", got[0])
+	}
+	for status := range got[0] {
+		if status != rundir.StatusOK && status != rundir.StatusStreamError && status != rundir.StatusConnect {
+			t.Errorf("level 0: unexpected status %s", status)
+		}
+	}
+	if got[1][rundir.StatusOK] != 10 {
+		t.Errorf("level 1 after the engine came back: %v", got[1])
+	}
+	if int(levels[0].Errors) != 10-got[0][rundir.StatusOK] {
+		t.Errorf("level 0 counts %d errors", levels[0].Errors)
 	}
 }

@@ -1,10 +1,13 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -118,6 +121,16 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
+	return s.record(ctx, run, nil)
+}
+
+// record runs the sweep into run, from level s.startLevel. beforeLevels,
+// when not nil, runs once the server answered and the sweep is prepared,
+// just before the first level (a resume moves the interrupted level's rows
+// aside there).
+func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func() error) (*rundir.Run, error) {
+	c := &s.cfg
+	dir, m := run.Dir, run.Manifest
 	rec, err := newRunRecorder(dir)
 	if err != nil {
 		return run, s.abandon(run, "setup", err)
@@ -126,6 +139,7 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 	if c.apiKey != "" {
 		header.Set("Authorization", "Bearer "+c.apiKey)
 	}
+	secrets := s.secretValues
 
 	// Everything alongside the requests runs until the sweep has finished.
 	bg, stopBG := context.WithCancel(context.Background())
@@ -150,7 +164,7 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 		if rec.log, err = server.NewLogCapture(dir, s.clock.ns); err != nil {
 			return run, s.abandon(run, "setup", err)
 		}
-		rec.log.Redact(c.apiKey)
+		rec.log.Redact(secrets...)
 		defer rec.log.Close()
 	}
 	if c.serverLog != "" {
@@ -161,7 +175,7 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 		})
 	}
 	if c.serverCmd != "" {
-		s.cfg.logf("starting the server: %s", strings.Join(m.Engine.Flags, " "))
+		s.cfg.logf("starting the server: %s", strings.Join(server.RedactFlags(server.SplitCommand(c.serverCmd), c.apiKey), " "))
 		if proc, err = server.Start(c.serverCmd, rec.log.Line); err != nil {
 			return run, s.abandon(run, "start server", err)
 		}
@@ -180,6 +194,9 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 	}
 	e := server.Detect(ctx, s.client, s.url(""), header, head)
 	if e.Name != "" {
+		if m.Engine.Name != "unknown" && m.Engine.Name != "" && (m.Engine.Name != e.Name || m.Engine.Version != e.Version) {
+			s.warn(fmt.Sprintf("the engine changed on resume: %s %s before, %s %s now", m.Engine.Name, m.Engine.Version, e.Name, e.Version))
+		}
 		m.Engine.Name = e.Name
 	}
 	m.Engine.Version, m.Engine.Model, m.Engine.MaxContextTokens = e.Version, s.model, e.MaxContextTokens
@@ -221,7 +238,7 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 		}
 		scraper = &telemetry.Scraper{
 			URL: s.url("/metrics"), Client: s.client, Interval: c.metricsInterval, Now: s.clock.nowNS, Header: header,
-			Sink: func(rows []rundir.ServerMetricRow) { rec.metrics.Add(rows...) },
+			Sink: func(rows []rundir.ServerMetricRow) { rec.metrics.Add(redactMetrics(rows, secrets)...) },
 		}
 		goBG(func() {
 			if err := scraper.Run(bg); errors.Is(err, telemetry.ErrNoMetrics) {
@@ -229,6 +246,17 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 			}
 		})
 	}
+	if beforeLevels != nil {
+		if err := beforeLevels(); err != nil {
+			return run, s.abandon(run, "resume", err)
+		}
+	}
+	if m.Workload == nil {
+		// Written now, not only at the end: a sweep killed with kill -9
+		// must still say what it was sending, for --resume.
+		m.Workload = s.Workload()
+	}
+	redactManifest(m, secrets)
 	if err := run.SaveManifest(); err != nil {
 		return run, s.abandon(run, "setup", err)
 	}
@@ -242,9 +270,14 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 			s.note(fmt.Sprintf("%d of %d /metrics scrapes failed (last: %v)", failed, n, last))
 		}
 	}
-	m.Workload = s.Workload()
-	m.Warnings = append(m.Warnings, s.Warnings(res.Levels)...)
-	m.Notes = append(m.Notes, s.Notes()...)
+	w := s.Workload()
+	if prev := m.Workload; prev != nil && s.startLevel > 0 && !prev.FixedOutput && w.FixedOutput {
+		// A resumed sweep: lengths varied before, so they vary in the run.
+		w.FixedOutput, w.FixedOutputNote = false, prev.FixedOutputNote
+	}
+	m.Workload = w
+	m.Warnings = appendNew(m.Warnings, s.Warnings(res.Levels)...)
+	m.Notes = appendNew(m.Notes, s.Notes()...)
 	if rec.log != nil {
 		rec.log.Flush()
 	}
@@ -254,13 +287,72 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 			res.Stopped = &rundir.Stopped{Reason: "error", Phase: "write", Error: err.Error()}
 		}
 	}
+	if res.Stopped != nil {
+		res.Stopped.Error = s.redact(res.Stopped.Error)
+	}
+	redactManifest(m, secrets)
 	if err := run.Finish(res.Stopped); err != nil {
 		runErr = errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		runErr = s.redactErr(runErr)
 	}
 	// The data is safe; now the server may take its time to stop, and its
 	// last lines still reach server.log.
 	stopServer()
 	return run, runErr
+}
+
+// appendNew appends the values not already in dst.
+func appendNew(dst []string, vals ...string) []string {
+	for _, v := range vals {
+		if !slices.Contains(dst, v) {
+			dst = append(dst, v)
+		}
+	}
+	return dst
+}
+
+// redactManifest replaces the secrets wherever they occur in the
+// manifest's strings: a server may report its own API key among the facts
+// that engine detection keeps, or echo it in an error that becomes a note.
+func redactManifest(m *rundir.Manifest, secrets []string) {
+	if len(secrets) == 0 {
+		return
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	found := false
+	for _, sec := range secrets {
+		q, _ := json.Marshal(sec)
+		inner := q[1 : len(q)-1] // the secret as it appears inside a JSON string
+		if bytes.Contains(data, inner) {
+			data = bytes.ReplaceAll(data, inner, []byte(server.Redacted))
+			found = true
+		}
+	}
+	if !found {
+		return
+	}
+	var clean rundir.Manifest
+	if json.Unmarshal(data, &clean) == nil {
+		clean.Extra = m.Extra
+		*m = clean
+	}
+}
+
+// redactMetrics replaces the secrets in scraped label values.
+func redactMetrics(rows []rundir.ServerMetricRow, secrets []string) []rundir.ServerMetricRow {
+	for i := range rows {
+		for _, sec := range secrets {
+			if strings.Contains(rows[i].Labels, sec) {
+				rows[i].Labels = strings.ReplaceAll(rows[i].Labels, sec, server.Redacted)
+			}
+		}
+	}
+	return rows
 }
 
 // abandon finishes a run that could not start its sweep.
@@ -269,10 +361,28 @@ func (s *Sweep) abandon(run *rundir.Run, phase string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		reason = "interrupted"
 	}
-	run.Manifest.Notes = append(run.Manifest.Notes, s.Notes()...)
-	run.Manifest.Warnings = append(run.Manifest.Warnings, s.Warnings(nil)...)
+	run.Manifest.Notes = appendNew(run.Manifest.Notes, s.Notes()...)
+	run.Manifest.Warnings = appendNew(run.Manifest.Warnings, s.Warnings(nil)...)
+	redactManifest(run.Manifest, s.secretValues)
 	if ferr := run.Finish(&rundir.Stopped{Reason: reason, Phase: phase, Error: s.redact(err.Error())}); ferr != nil {
-		return errors.Join(err, ferr)
+		return errors.Join(s.redactErr(err), ferr)
 	}
-	return fmt.Errorf("sweep: %s: %w", phase, err)
+	return fmt.Errorf("sweep: %s: %w", phase, s.redactErr(err))
 }
+
+// redactErr hides the secrets in an error's message (it is printed),
+// keeping what it wraps for errors.Is.
+func (s *Sweep) redactErr(err error) error {
+	if msg := s.redact(err.Error()); msg != err.Error() {
+		return &redactedError{msg: msg, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

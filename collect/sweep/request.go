@@ -9,9 +9,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -27,6 +29,9 @@ type requestSpec struct {
 	promptTarget int             // 0 when unknown (dataset without tokenizer)
 	outputTarget int
 	intended     time.Time // open loop: the scheduled send time; zero in closed loop
+	// retryAfter is the server's Retry-After on a failed answer (0: none);
+	// the closed loop waits this long before the slot's next request.
+	retryAfter time.Duration
 }
 
 // Optional request fields a server may reject with HTTP 400; the sweep
@@ -95,6 +100,8 @@ func (s *Sweep) do(ctx context.Context, spec *requestSpec) (rundir.RequestRow, [
 	for attempt := 0; ; attempt++ {
 		tokens, retry := s.stream(ctx, spec, &row)
 		if !retry || attempt >= 2 {
+			// Servers and proxies may echo credentials in error bodies.
+			row.Error, row.FinishReason = s.redact(row.Error), s.redact(row.FinishReason)
 			return row, tokens
 		}
 	}
@@ -150,7 +157,10 @@ func (s *Sweep) stream(ctx context.Context, spec *requestSpec, row *rundir.Reque
 		if resp.StatusCode == http.StatusBadRequest && s.dropRejectedField(data) {
 			return nil, true
 		}
-		s.fail(row, rundir.StatusHTTPError, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, excerpt(data)), end)
+		if d, ok := retryAfter(resp.Header, end); ok {
+			spec.retryAfter = d
+		}
+		s.fail(row, rundir.StatusHTTPError, statusMessage(resp, data), end)
 		return nil, false
 	}
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
@@ -328,11 +338,66 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
-// redact removes the API key from a message, in case a server or a proxy
-// echoed it.
+// redact removes the API key and the secrets of --server-cmd from a
+// message, in case a server or a proxy echoed them.
 func (s *Sweep) redact(msg string) string {
+	for _, secret := range s.secretValues {
+		msg = strings.ReplaceAll(msg, secret, server.Redacted)
+	}
+	return msg
+}
+
+// secrets are the strings never written anywhere: the API key and every
+// value that the server command's redaction hides. New keeps them in
+// s.secretValues.
+func (s *Sweep) secrets() []string {
+	var out []string
 	if s.cfg.apiKey != "" {
-		msg = strings.ReplaceAll(msg, s.cfg.apiKey, "<redacted>")
+		out = append(out, s.cfg.apiKey)
+	}
+	if s.cfg.serverCmd != "" {
+		out = append(out, server.SecretValues(server.SplitCommand(s.cfg.serverCmd), s.cfg.apiKey)...)
+	}
+	return out
+}
+
+// maxRetryAfter caps how long a closed-loop slot honours a Retry-After.
+const maxRetryAfter = time.Minute
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		if secs >= int64(maxRetryAfter/time.Second) { // also keeps the multiplication from overflowing
+			return maxRetryAfter, true
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), maxRetryAfter), true
+	}
+	return 0, false
+}
+
+// statusMessage describes a non-200 answer for the requests table: the
+// status, where a redirect pointed (never followed), the Retry-After, and
+// the start of the body.
+func statusMessage(resp *http.Response, body []byte) string {
+	msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
+	if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
+		msg += " redirect to " + excerpt([]byte(loc)) + " (not followed: give the final address as --base-url)"
+	}
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		msg += " (Retry-After: " + excerpt([]byte(v)) + ")"
+	}
+	if len(body) > 0 {
+		msg += ": " + excerpt(body)
 	}
 	return msg
 }

@@ -117,7 +117,7 @@ func (s *Sweep) Run(ctx context.Context, rec Recorder) (*Result, error) {
 	}()
 
 	levels := s.levels()
-	for _, l := range levels {
+	for _, l := range levels[min(s.startLevel, len(levels)):] {
 		row, err := s.runLevel(ctx, l, len(levels), rec)
 		if recErr := rec.LevelDone(row); recErr != nil && err == nil {
 			err = fmt.Errorf("sweep: recording level %d: %w", l.index, recErr)
@@ -264,6 +264,18 @@ func (s *Sweep) closedLoop(ctx context.Context, st *levelState, rec Recorder, se
 				s.noteSendLag(time.Since(free))
 				row, tokens := s.do(ctx, spec)
 				st.finished(rec, row, tokens)
+				if spec.retryAfter > 0 && (d > 0 || next.Load() < last) {
+					// The server asked this client to wait: the slot does,
+					// as a well-behaved client would (only when it has a next
+					// request, never past the level's end or an interruption).
+					// The failed request is not sent again; its row keeps the
+					// answer.
+					wait := spec.retryAfter
+					if d > 0 {
+						wait = min(wait, max(d-time.Since(start), 0))
+					}
+					sleepCtx(ctx, wait)
+				}
 				free = time.Now()
 			}
 		}()
@@ -273,6 +285,19 @@ func (s *Sweep) closedLoop(ctx context.Context, st *levelState, rec Recorder, se
 		return int(next.Load())
 	}
 	return int(min(next.Load(), last))
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // arrivals returns the intended send offsets of an open-loop level: a

@@ -43,10 +43,12 @@ type Sweep struct {
 	out          outcomes
 	sendLagMaxNS atomic.Int64 // largest send lag since the last client sample
 
-	prepared  bool
-	prompts   *promptBuilder
-	dataset   []datasetRecord
-	tokenizer tokenizer
+	prepared     bool
+	startLevel   int      // first level to run (a resumed sweep)
+	secretValues []string // see secrets
+	prompts      *promptBuilder
+	dataset      []datasetRecord
+	tokenizer    tokenizer
 
 	mu        sync.Mutex
 	samples   []rundir.ClientSampleRow
@@ -76,6 +78,7 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 		return nil, errors.New("sweep: a shared prefix and a dataset do not mix: put the prefix in the dataset")
 	}
 	s := &Sweep{cfg: cfg, base: u, model: cfg.model, clock: newClock()}
+	s.secretValues = s.secrets()
 	s.fixedOutput.Store(cfg.fixedOutput)
 	s.includeUsage.Store(true)
 	s.client = cfg.httpClient
@@ -123,6 +126,7 @@ func (s *Sweep) maxConcurrency() int {
 func (s *Sweep) addFallback(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	msg = s.redact(msg)
 	s.fallbacks = append(s.fallbacks, msg)
 	s.cfg.logf("warning: %s", msg)
 }
@@ -130,6 +134,7 @@ func (s *Sweep) addFallback(msg string) {
 func (s *Sweep) warn(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	msg = s.redact(msg)
 	s.warnings = append(s.warnings, msg)
 	s.cfg.logf("warning: %s", msg)
 }
@@ -137,7 +142,7 @@ func (s *Sweep) warn(msg string) {
 func (s *Sweep) note(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.notes = append(s.notes, msg)
+	s.notes = append(s.notes, s.redact(msg))
 }
 
 // Prepare asks the server what it needs before the first level: the model

@@ -68,8 +68,10 @@ func TestTimingAgainstServerStamps(t *testing.T) {
 		}
 		for i := 1; i < len(toks); i++ {
 			itl := time.Duration(toks[i].RecvNS - toks[i-1].RecvNS)
-			if itl < 9*time.Millisecond {
-				t.Errorf("%s: ITL %d = %v, want at least the server's 10 ms", r.RequestID, i, itl)
+			// The client may be up to 5 ms late on the earlier chunk
+			// (the bound checked against the server's stamps below).
+			if itl < 5*time.Millisecond {
+				t.Errorf("%s: ITL %d = %v, want at least the server's 10 ms less 5 ms", r.RequestID, i, itl)
 			}
 		}
 		if toks[0].RecvNS != *r.FirstTokenNS || r.EndNS < toks[len(toks)-1].RecvNS {

@@ -99,20 +99,13 @@ func (s *Sweep) doJSON(req *http.Request, out any) error {
 		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return &httpError{status: resp.StatusCode, body: excerpt(data)}
+		return errors.New(s.redact(statusMessage(resp, data)))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%s %s: not the JSON expected: %w", req.Method, req.URL.Path, err)
 	}
 	return nil
 }
-
-type httpError struct {
-	status int
-	body   string
-}
-
-func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.body) }
 
 // excerpt keeps the first 300 bytes of an error body on one line.
 func excerpt(b []byte) string {

@@ -11,7 +11,9 @@ import (
 // a connection per stream (no cap below the concurrency), HTTP/1.1 only (an
 // HTTP/2 server would multiplex every stream over one connection and one
 // reader goroutine), no transparent gzip (which would buffer chunks), no
-// proxy (a proxy would be measured too), and larger buffers for bursts.
+// proxy (a proxy would be measured too), larger buffers for bursts, and no
+// redirects: the load goes to the address the user gave and nowhere else
+// (a redirect is recorded as an HTTP error naming where it pointed).
 func newHTTPClient(maxConns int) *http.Client {
 	tr := &http.Transport{
 		Proxy: nil,
@@ -29,5 +31,8 @@ func newHTTPClient(maxConns int) *http.Client {
 		ReadBufferSize:      16 << 10,
 		WriteBufferSize:     16 << 10,
 	}
-	return &http.Client{Transport: tr}
+	return &http.Client{Transport: tr, CheckRedirect: refuseRedirects}
 }
+
+// refuseRedirects makes the client return a redirect as the response.
+func refuseRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

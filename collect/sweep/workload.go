@@ -65,6 +65,10 @@ func (s *Sweep) Workload() *rundir.Workload {
 		w.Tokenizer = s.tokenizer.name() + " (dataset prompts counted)"
 	}
 	w.FixedOutput, w.FixedOutputNote = s.fixedOutputState()
+	sent := s.fixedOutput.Load()
+	w.FixedOutputSent = &sent
+	maxErr := s.cfg.maxErrorRate
+	w.MaxErrorRate = &maxErr
 	return w
 }
 

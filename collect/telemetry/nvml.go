@@ -86,12 +86,16 @@ func (s *NVMLSource) Sample(timeNS int64) ([]rundir.GPUTelemetryRow, error) {
 			}
 			continue
 		}
+		procs := int32(-1)
+		if ps, err := d.ComputeProcesses(); err == nil {
+			procs = int32(len(ps))
+		}
 		rows = append(rows, rundir.GPUTelemetryRow{
 			TimeNS: timeNS, Device: s.indexes[i], SMClockMHz: float64(r.SMClockMHz), MemClockMHz: float64(r.MemClockMHz),
 			PowerW: r.PowerW, TemperatureC: float64(r.TemperatureC), GPUUtilPct: float64(r.UtilGPUPct),
 			MemUtilPct: float64(r.UtilMemPct), MemUsedBytes: int64(r.MemUsedBytes),
 			ThrottleReasons: int64(r.ClockEventReasons), Throttle: strings.Join(nvml.ReasonNames(r.ClockEventReasons), ","),
-			Processes: -1, // NVML's process list is not bound yet
+			Processes: procs, // the server's own included
 		})
 	}
 	return rows, first

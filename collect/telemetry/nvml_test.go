@@ -10,6 +10,7 @@ import (
 func TestNVMLSource(t *testing.T) {
 	f := fakecuda.Build(t)
 	f.SetNVML(1755, 3201, 612345, 71, nvml.ReasonSWPowerCap|nvml.ReasonHWThermalSlowdown)
+	f.SetNVMLProcesses(4242, 4343) // the server and something else
 	src, err := openNVML(f.NVMLPath, []string{"0000:19:00.0"})
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +27,7 @@ func TestNVMLSource(t *testing.T) {
 	}
 	r := rows[0]
 	if r.TimeNS != 42 || r.SMClockMHz != 1755 || r.PowerW != 612.345 || r.TemperatureC != 71 || r.GPUUtilPct != 100 ||
-		r.MemUsedBytes != 1<<30 || r.Throttle != "sw_power_cap,hw_thermal_slowdown" || r.Processes != -1 {
+		r.MemUsedBytes != 1<<30 || r.Throttle != "sw_power_cap,hw_thermal_slowdown" || r.Processes != 2 {
 		t.Errorf("row %+v", r)
 	}
 	if _, err := openNVML(f.NVMLPath, nil); err == nil {

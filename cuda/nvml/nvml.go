@@ -140,6 +140,18 @@ type api struct {
 	nvmlDeviceGetUtilizationRates    func(dev uintptr, util *[2]uint32) int32
 	nvmlDeviceGetUUID                func(dev uintptr, uuid *byte, length uint32) int32
 	nvmlDeviceGetMemoryInfo          func(dev uintptr, mem *[3]uint64) int32
+	// Optional (nil when the library lacks them).
+	nvmlDeviceGetComputeRunningProcesses  func(dev uintptr, count *uint32, infos *processInfo) int32
+	nvmlDeviceGetDefaultApplicationsClock func(dev uintptr, clock uint32, mhz *uint32) int32
+}
+
+// processInfo is nvmlProcessInfo_t of the _v2 and _v3 process queries:
+// pid, usedGpuMemory (all ones when unknown), then the MIG GPU and compute
+// instance ids, which headroom does not use (the padding keeps the size).
+type processInfo struct {
+	pid           uint32
+	usedGPUMemory uint64
+	_             [2]uint32
 }
 
 // Library is an initialised NVML.
@@ -197,6 +209,9 @@ func Open(path string) (*Library, error) {
 			return nil, err
 		}
 	}
+	// Optional: without them the process count and the base clock are unknown.
+	_ = bind(&a.nvmlDeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2")
+	_ = bind(&a.nvmlDeviceGetDefaultApplicationsClock, "nvmlDeviceGetDefaultApplicationsClock")
 	if err := check("nvmlInit_v2", a.nvmlInit()); err != nil {
 		return nil, err
 	}
@@ -228,6 +243,10 @@ type Device struct {
 	PowerLimitW float64
 	// MaxSMClockMHz and MaxMemClockMHz are the highest clocks the GPU supports; 0 if unknown.
 	MaxSMClockMHz, MaxMemClockMHz int
+	// BaseSMClockMHz is the SM clock the GPU runs at by default under load,
+	// its default applications clock (NVIDIA's base clock for
+	// data-centre GPUs); 0 if NVML does not report it.
+	BaseSMClockMHz int
 }
 
 // DeviceByPCIBusID finds the GPU with the given PCI bus id (as CUDA's
@@ -256,7 +275,48 @@ func (l *Library) DeviceByPCIBusID(busID string) (*Device, error) {
 	if l.api.nvmlDeviceGetMaxClockInfo(d.handle, clockMem, &mhz) == 0 {
 		d.MaxMemClockMHz = int(mhz)
 	}
+	if f := l.api.nvmlDeviceGetDefaultApplicationsClock; f != nil && f(d.handle, clockSM, &mhz) == 0 {
+		d.BaseSMClockMHz = int(mhz)
+	}
 	return d, nil
+}
+
+// Process is a compute process using a GPU.
+type Process struct {
+	PID uint32 // as NVML reports it: the host's PID, also inside a container
+	// UsedMemoryBytes is the device memory it holds; 0 when NVML does not say.
+	UsedMemoryBytes uint64
+}
+
+// ComputeProcesses lists the compute processes using the device (CUDA
+// contexts), headroom's own included while it holds one. It returns an
+// error wrapping ErrNotSupported when the library cannot tell.
+func (d *Device) ComputeProcesses() ([]Process, error) {
+	f := d.l.api.nvmlDeviceGetComputeRunningProcesses
+	if f == nil {
+		return nil, &Error{Call: "nvmlDeviceGetComputeRunningProcesses", Code: 3}
+	}
+	infos := make([]processInfo, 16)
+	for {
+		n := uint32(len(infos))
+		code := f(d.handle, &n, &infos[0])
+		if code == 7 && n > uint32(len(infos)) && n < 1<<16 { // NVML_ERROR_INSUFFICIENT_SIZE: n says how many
+			infos = make([]processInfo, n+8) // processes may start meanwhile
+			continue
+		}
+		if err := check("nvmlDeviceGetComputeRunningProcesses", code); err != nil {
+			return nil, err
+		}
+		out := make([]Process, 0, n)
+		for _, p := range infos[:min(int(n), len(infos))] {
+			mem := p.usedGPUMemory
+			if mem == ^uint64(0) {
+				mem = 0
+			}
+			out = append(out, Process{PID: p.pid, UsedMemoryBytes: mem})
+		}
+		return out, nil
+	}
 }
 
 // Sample is one reading of a GPU's state.

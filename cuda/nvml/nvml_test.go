@@ -70,3 +70,45 @@ func TestOpenAndSampleFake(t *testing.T) {
 		t.Errorf("failing init: %v", err)
 	}
 }
+
+// The process list and the base clock, from the fake: every process with
+// its PID, more than the first buffer holds, and none.
+func TestComputeProcessesAndBaseClock(t *testing.T) {
+	f := fakecuda.Build(t)
+	lib, err := nvml.Open(f.NVMLPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	f.SetNVMLBaseClock(1590)
+	dev, err := lib.DeviceByPCIBusID("0000:19:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dev.BaseSMClockMHz != 1590 {
+		t.Errorf("base clock %d, want 1590", dev.BaseSMClockMHz)
+	}
+	for _, n := range []int{0, 2, 40} {
+		pids := make([]uint32, n)
+		for i := range pids {
+			pids[i] = uint32(1000 + i)
+		}
+		f.SetNVMLProcesses(pids...)
+		procs, err := dev.ComputeProcesses()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(procs) != n {
+			t.Fatalf("%d processes, want %d", len(procs), n)
+		}
+		for i, p := range procs {
+			if p.PID != uint32(1000+i) || p.UsedMemoryBytes != 1<<30 {
+				t.Errorf("process %d: %+v", i, p)
+			}
+		}
+	}
+	f.SetNVMLBaseClock(0)
+	if dev, _ := lib.DeviceByPCIBusID("0000:19:00.0"); dev.BaseSMClockMHz != 0 {
+		t.Errorf("base clock %d from a library that does not report it", dev.BaseSMClockMHz)
+	}
+}

@@ -45,6 +45,8 @@ type Fake struct {
 	nvmlSet          func(sm, mem, mw, temp uint32, reasons uint64)
 	nvmlFailInit     func(code int32)
 	nvmlSamples      func() int32
+	nvmlProcesses    func(n int32, pids *uint32)
+	nvmlBaseClock    func(mhz uint32)
 }
 
 // Build compiles the fakes into t.TempDir() and loads them, so that the
@@ -120,6 +122,8 @@ func Build(t testing.TB) *Fake {
 	purego.RegisterLibFunc(&f.nvmlSet, nvml, "fake_nvml_set")
 	purego.RegisterLibFunc(&f.nvmlFailInit, nvml, "fake_nvml_fail_init")
 	purego.RegisterLibFunc(&f.nvmlSamples, nvml, "fake_nvml_samples")
+	purego.RegisterLibFunc(&f.nvmlProcesses, nvml, "fake_nvml_set_processes")
+	purego.RegisterLibFunc(&f.nvmlBaseClock, nvml, "fake_nvml_set_base_clock")
 	var bind func(handle uintptr) int32
 	purego.RegisterLibFunc(&bind, cublas, "fake_cublas_bind")
 	if bind(driver) != 0 {
@@ -177,3 +181,17 @@ func (f *Fake) FailNVMLInit(code int) { f.nvmlFailInit(int32(code)) }
 
 // NVMLSamples counts the clock-event-reason reads, one per sample taken.
 func (f *Fake) NVMLSamples() int { return int(f.nvmlSamples()) }
+
+// SetNVMLProcesses sets the compute processes the fake NVML lists on every
+// GPU (none by default).
+func (f *Fake) SetNVMLProcesses(pids ...uint32) {
+	if len(pids) == 0 {
+		f.nvmlProcesses(0, nil)
+		return
+	}
+	f.nvmlProcesses(int32(len(pids)), &pids[0])
+}
+
+// SetNVMLBaseClock sets the default applications SM clock the fake NVML
+// reports (1755 MHz by default; 0: not supported).
+func (f *Fake) SetNVMLBaseClock(mhz uint32) { f.nvmlBaseClock(mhz) }

@@ -170,3 +170,20 @@ func TestImportedSeedProbeMatchesJSON(t *testing.T) {
 
 // close compares unit conversions (x1e12, /1e3) to a few ulps.
 func close(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
+
+// A server's error body with invalid UTF-8 still gives a table DuckDB
+// reads: rundir writes U+FFFD in place of the bad bytes.
+func TestInvalidUTF8ReadsInDuckDB(t *testing.T) {
+	dir := t.TempDir()
+	rows := []rundir.RequestRow{{RequestID: "0-0", Status: rundir.StatusHTTPError, Error: "HTTP 500: bad \xff\xfe body", FinishReason: "\xc3"}}
+	if err := rundir.WriteTable(dir, rundir.TableRequests, rows); err != nil {
+		t.Fatal(err)
+	}
+	var msg, finish string
+	if err := openDB(t).QueryRow("SELECT error, finish_reason FROM read_parquet("+glob(dir, rundir.TableRequests)+")").Scan(&msg, &finish); err != nil {
+		t.Fatal(err)
+	}
+	if msg != "HTTP 500: bad \uFFFD body" || finish != "\uFFFD" {
+		t.Errorf("DuckDB read %q, %q", msg, finish)
+	}
+}

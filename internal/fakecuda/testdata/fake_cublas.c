@@ -32,6 +32,15 @@ int fake_cublas_bind(void *driver) {
 	return fake_logf && fake_failing && fake_advance_ms && fake_current_ctx && fake_generation ? 0 : -1;
 }
 
+// In a process of its own (a headroom binary that tests run with
+// HEADROOM_LIBCUDA and HEADROOM_CUBLAS pointing at the fakes) nobody calls
+// fake_cublas_bind: bind to the fake driver already loaded there, which the
+// probe opens before cuBLAS. A test's explicit bind replaces this one.
+__attribute__((constructor)) static void fake_cublas_autobind(void) {
+	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (driver) fake_cublas_bind(driver);
+}
+
 #define CUBLAS_STATUS_NOT_INITIALIZED 1
 #define CUBLAS_STATUS_INVALID_VALUE 7
 #define CUBLAS_STATUS_NOT_SUPPORTED 15

@@ -8,6 +8,7 @@
 #define NVML_ERROR_UNINITIALIZED 1
 #define NVML_ERROR_INVALID_ARGUMENT 2
 #define NVML_ERROR_NOT_FOUND 6
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
 
 static int initialized, init_fail;
 static unsigned sm_mhz = 1980, mem_mhz = 3201, power_mw = 500000, temp_c = 50, util = 100;
@@ -22,6 +23,42 @@ void fake_nvml_set(unsigned sm, unsigned mem, unsigned mw, unsigned temp, unsign
 	reasons = r;
 }
 void fake_nvml_fail_init(int code) { init_fail = code; }
+
+// Compute processes reported on every GPU (fake_nvml_set_processes) and
+// the default applications ("base") SM clock.
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+static unsigned proc_pids[64];
+static int nprocs;
+static unsigned base_sm_mhz = 1755;
+void fake_nvml_set_processes(int n, unsigned *pids) {
+	nprocs = n > 64 ? 64 : n;
+	for (int i = 0; i < nprocs; i++) proc_pids[i] = pids[i];
+}
+void fake_nvml_set_base_clock(unsigned mhz) { base_sm_mhz = mhz; }
+
+int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *count, nvmlProcessInfo_t *infos) {
+	if (*count < (unsigned)nprocs) {
+		*count = nprocs;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	for (int i = 0; i < nprocs; i++) {
+		infos[i].pid = proc_pids[i];
+		infos[i].usedGpuMemory = 1ull << 30;
+		infos[i].gpuInstanceId = infos[i].computeInstanceId = 0xFFFFFFFF;
+	}
+	*count = nprocs;
+	return 0;
+}
+int nvmlDeviceGetDefaultApplicationsClock(void *dev, unsigned type, unsigned *mhz) {
+	if (type != 1 || base_sm_mhz == 0) return 3; // NVML_ERROR_NOT_SUPPORTED
+	*mhz = base_sm_mhz;
+	return 0;
+}
 int fake_nvml_samples(void) { return samples; }
 
 int nvmlInit_v2(void) {

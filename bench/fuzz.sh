@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs every native Go fuzz target of headroom (func Fuzz... in any
+# package) with `go test -fuzz`, one after the other, for a given time each.
+#
+#   bench/fuzz.sh            # 10 minutes per target (the issue's figure)
+#   bench/fuzz.sh 5s         # CI: a short run of each
+#   ONLY=FuzzReadParquet bench/fuzz.sh 2m    # targets whose name matches a regexp
+#
+# A crasher fails the run: Go writes the input to the package's
+# testdata/fuzz/<Target>/ and prints how to re-run it; commit it, and it
+# becomes a regression test that every `go test` runs. The script prints
+# one line per target (name, time, executions) and a summary at the end.
+#
+# Go 1.26's fuzz coordinator can end a run with "context deadline exceeded"
+# and no failing input when -fuzztime expires while a worker is busy
+# (go.dev/issue/75804, fixed in Go 1.27): such a run counts as passed, and
+# is marked "ok*", only when no new input was written.
+#
+# Environment: FUZZ_PARALLEL (workers per target; default 1, as the
+# machine is shared), FUZZ_MINIMIZE (time to minimize a new input; default
+# 10s, so that a slow target does not spend its budget minimizing), ONLY.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZTIME=${1:-10m}
+PARALLEL=${FUZZ_PARALLEL:-1}
+MINIMIZE=${FUZZ_MINIMIZE:-10s}
+ONLY=${ONLY:-.}
+
+# package<TAB>target for every fuzz target, from the test sources.
+targets=$(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(' . |
+  grep -v '/testdata/' |
+  sed -E 's|^\./(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+)\(|./\1\t\2|' |
+  sort -u | awk -F'\t' -v only="$ONLY" '$2 ~ only')
+if [ -z "$targets" ]; then
+  echo "fuzz.sh: no fuzz target matches ONLY=$ONLY" >&2
+  exit 2
+fi
+
+n=$(printf '%s\n' "$targets" | wc -l)
+echo "# fuzzing $n targets for $FUZZTIME each ($PARALLEL worker(s), minimize $MINIMIZE), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "# go $(go env GOVERSION), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+failed=()
+start=$(date +%s)
+while IFS=$'\t' read -r pkg target; do
+  t0=$(date +%s)
+  log=$(mktemp)
+  corpus="$pkg/testdata/fuzz/$target"
+  before=$(ls "$corpus" 2>/dev/null | sort || true)
+  if go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" \
+      -parallel "$PARALLEL" </dev/null >"$log" 2>&1; then
+    status=ok
+  elif grep -q 'context deadline exceeded' "$log" && [ "$(ls "$corpus" 2>/dev/null | sort || true)" = "$before" ]; then
+    status='ok*' # go.dev/issue/75804: the deadline, no failing input
+  else
+    status=FAIL
+    failed+=("$pkg $target")
+  fi
+  execs=$(grep -Eo 'execs: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
+  printf '%-4s %-44s %-34s %4ss  %s execs\n' "$status" "$target" "$pkg" "$(( $(date +%s) - t0 ))" "${execs:-?}"
+  if [ "$status" = FAIL ]; then
+    sed 's/^/     /' "$log" | tail -40
+  fi
+  rm -f "$log"
+done <<<"$targets"
+
+echo "# $n targets in $(( $(date +%s) - start ))s; ${#failed[@]} failed"
+if ((${#failed[@]})); then
+  printf '#   %s\n' "${failed[@]}"
+  echo "# the failing inputs are under each package's testdata/fuzz/: commit them as regression tests"
+  exit 1
+fi

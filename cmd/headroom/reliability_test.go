@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/cuda"
+	"github.com/headroom-llm/headroom/internal/fakecuda"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// faultyServer streams 5 tokens per request (1 ms apart) and answers 503
+// to the generation requests for which fail(n) is true, n counting from 1.
+func faultyServer(t *testing.T, key string, fail func(n int64) bool) *httptest.Server {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"data":[{"id":"faulty","owned_by":"vllm"}]}`)
+			return
+		case "/version":
+			// a careless server that reports its own key
+			fmt.Fprintf(w, `{"engine":"faulty","version":"1.0","api_key":%q}`, key)
+			return
+		case "/v1/completions":
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		var body struct {
+			Prompt    string `json:"prompt"`
+			MaxTokens int    `json:"max_tokens"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		if fail(n.Add(1)) {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, `{"error":{"message":"overloaded; your credentials were %s"}}`, r.Header.Get("Authorization"))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < body.MaxTokens; i++ {
+			time.Sleep(time.Millisecond)
+			finish := "null"
+			if i == body.MaxTokens-1 {
+				finish = `"length"`
+			}
+			fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":%s}]}\n\n", finish)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n",
+			len(strings.Fields(body.Prompt)), body.MaxTokens)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A sweep with failures: every request has a row, the report shows each
+// level's errors by class, a level over the error limit is marked as not
+// sustained (table, chart, analysis.json) and cannot be the peak, and the
+// peak's own failures are named in the headline.
+func TestFailuresAreVisibleInTheReport(t *testing.T) {
+	// Preparing takes 3 requests (a probe and two calibrations); level 0
+	// (c=1) is requests 4..103 with one failure (1%, within the limit),
+	// level 1 (c=2) is 104..203 with every fifth failing (20%).
+	srv := faultyServer(t, "", func(n int64) bool { return n == 50 || n > 103 && n%5 == 0 })
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := headroom(t, "sweep", "--base-url", srv.URL, "--concurrency", "1,2", "--requests-per-level", "100", "--warmup", "0",
+		"--prompt-tokens", "20", "--output-tokens", "5", "--max-error-rate", "1", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+	if code != 0 || !strings.Contains(errs, "errors 20") {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := headroom(t, "report", dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{
+		"| 1 | 100 | 1 (1.0%: http\\_error 1) |",
+		"| 2 (not sustained: 20% failed) | 100 | 20 (20%: http\\_error 20) |",
+		"at concurrency 1; 1 of its 100 requests failed (1.0%)",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !bytes.Contains(html, []byte("not sustained: 20% failed")) || !bytes.Contains(html, []byte("Red triangles")) {
+		t.Error("report.html does not mark the unsustained level")
+	}
+	var rep analyze.Report
+	data, _ := os.ReadFile(filepath.Join(dir, "analysis.json"))
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	sw := rep.Runs[0].Sweep
+	if len(sw.Levels) != 2 || !sw.Levels[0].Sustained || sw.Levels[1].Sustained || sw.Knees.PeakConcurrency != 1 ||
+		sw.Levels[1].ErrorsByClass["http_error"] != 20 {
+		t.Errorf("analysis: levels %+v, peak at c=%d", sw.Levels, sw.Knees.PeakConcurrency)
+	}
+	reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	for _, r := range reqs {
+		if r.Status == "" || r.Status != rundir.StatusOK && (r.HTTPStatus != 503 || !strings.Contains(r.Error, "Retry-After: 0")) {
+			t.Errorf("%s: status %q HTTP %d error %q", r.RequestID, r.Status, r.HTTPStatus, r.Error)
+		}
+	}
+	if len(reqs) != 200 {
+		t.Errorf("%d request rows, want 200", len(reqs))
+	}
+}
+
+// textOf is everything a directory says, for greps: text files as they
+// are, Parquet tables decoded (their pages are compressed).
+func textOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, ".parquet") {
+			return err
+		}
+		data, _ := os.ReadFile(path)
+		out[path] = string(data)
+		return nil
+	})
+	reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	out["requests table"] = fmt.Sprintf("%+v", reqs)
+	metrics, _ := rundir.ReadTable[rundir.ServerMetricRow](dir, rundir.TableServerMetrics)
+	out["server_metrics table"] = fmt.Sprintf("%+v", metrics)
+	return out
+}
+
+// The API key and secret-looking flag values reach neither the run
+// directory, nor the report, nor headroom's output, even when the server
+// echoes them.
+func TestSecretsNeverInRunOrReport(t *testing.T) {
+	const (
+		key   = "sk-e2e-secret-key-0042"
+		hf    = "hf_e2eSecretToken9"
+		token = "Aq7vK2mX9pL1rT3wY8nB4cD5fG6hJ0sZ"
+	)
+	srv := faultyServer(t, key, func(n int64) bool { return n%4 == 0 })
+	t.Setenv("OPENAI_API_KEY", key) // the key from the environment, as most users pass it
+	dir := filepath.Join(t.TempDir(), "run")
+	serverCmd := "echo serving --hf-token " + hf + " --api-key " + key + " --served-model-name " + token + "; sleep 30"
+	code, out, errs := headroom(t, "sweep", "--base-url", srv.URL, "--server-cmd", serverCmd, "--concurrency", "1,2",
+		"--requests-per-level", "8", "--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "4", "--max-error-rate", "1",
+		"--no-gpu", "--metrics-interval", "0", "-o", dir)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s", code, errs)
+	}
+	code, rout, rerrs := headroom(t, "report", dir)
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, rerrs)
+	}
+	texts := textOf(t, dir)
+	texts["stdout and stderr"] = out + errs + rout + rerrs
+	for where, text := range texts {
+		for _, secret := range []string{key, hf, token} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s contains %q", where, secret)
+			}
+		}
+	}
+	if !strings.Contains(texts[filepath.Join(dir, "report.md")], "--hf-token &lt;redacted>") {
+		t.Error("report.md does not show the server's flags, redacted")
+	}
+}
+
+// Broken run directories give one line naming the file and exit non-zero
+// from every command that reads them, and never a panic.
+func TestBrokenRunsEveryCommand(t *testing.T) {
+	srv := newPacedServer(t, 5*time.Millisecond) // slow enough for the log to be followed
+	good := filepath.Join(t.TempDir(), "good")
+	logFile := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(logFile, nil, 0o644)
+	stop := make(chan struct{})
+	go func() { // the server writes its log while the sweep runs
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			lf, _ := os.OpenFile(logFile, os.O_APPEND|os.O_WRONLY, 0)
+			fmt.Fprintf(lf, "INFO 11-30 12:00:%02d engine.py:267] Avg prompt throughput: 1.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%%\n", i%60)
+			lf.Close()
+		}
+	}()
+	code, _, errs := headroom(t, "sweep", "--base-url", srv.URL, "--concurrency", "1,2", "--requests-per-level", "30", "--warmup", "0",
+		"--output-tokens", "3", "--prompt-tokens", "20", "--metrics-interval", "0", "--no-gpu", "--server-log", logFile, "-o", good)
+	close(stop)
+	if code != 0 {
+		t.Fatalf("sweep: %s", errs)
+	}
+	// An interrupted run, so that --resume reads its tables.
+	m, _ := rundir.ReadManifest(good)
+	m.Complete = false
+	rundir.WriteManifest(good, m)
+	manifest, _ := os.ReadFile(filepath.Join(good, rundir.ManifestFile))
+	part := func(dir, table string) string {
+		parts, _ := rundir.TableParts(dir, table)
+		if len(parts) == 0 {
+			t.Fatalf("%s has no %s", dir, table)
+		}
+		return parts[0]
+	}
+	truncate := func(path string) {
+		data, _ := os.ReadFile(path)
+		os.WriteFile(path, data[:len(data)/2], 0o644)
+	}
+	const (
+		report  = "report"
+		compare = "compare"
+		inspect = "inspect-log"
+		resume  = "resume"
+	)
+	cases := []struct {
+		name     string
+		breakRun func(dir string) string // returns the file the error must name
+		want     string
+		commands []string // the commands that read it
+	}{
+		{"truncated manifest", func(d string) string {
+			p := filepath.Join(d, rundir.ManifestFile)
+			os.WriteFile(p, manifest[:len(manifest)/2], 0o644)
+			return p
+		}, "truncated", []string{report, compare, inspect, resume}},
+		{"manifest not JSON", func(d string) string {
+			p := filepath.Join(d, rundir.ManifestFile)
+			os.WriteFile(p, []byte("\x00\x01binary"), 0o644)
+			return p
+		}, "invalid manifest JSON", []string{report, compare, inspect, resume}},
+		{"newer format version", func(d string) string {
+			p := filepath.Join(d, rundir.ManifestFile)
+			os.WriteFile(p, bytes.Replace(manifest, []byte(`"format_version": 1`), []byte(`"format_version": 2`), 1), 0o644)
+			return p
+		}, "upgrade headroom", []string{report, compare, inspect, resume}},
+		{"not a run", func(d string) string {
+			os.Remove(filepath.Join(d, rundir.ManifestFile))
+			return d
+		}, "no manifest.json", []string{report, compare, inspect, resume}},
+		{"truncated requests part", func(d string) string {
+			p := part(d, rundir.TableRequests)
+			truncate(p)
+			return p
+		}, "Parquet", []string{report, compare, resume}},
+		{"empty levels part", func(d string) string {
+			p := part(d, rundir.TableLevels)
+			os.WriteFile(p, nil, 0o644)
+			return p
+		}, "Parquet", []string{report, compare, resume}},
+		{"garbage log-line times", func(d string) string {
+			p := part(d, rundir.TableServerLogLines)
+			os.WriteFile(p, []byte("PAR1 this is not parquet PAR1"), 0o644)
+			return p
+		}, "Parquet", []string{report, inspect}}, // compare does not read log-line times
+	}
+	for _, c := range cases {
+		for _, command := range c.commands {
+			t.Run(c.name+"/"+command, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "run")
+				if err := os.CopyFS(dir, os.DirFS(good)); err != nil {
+					t.Fatal(err)
+				}
+				file := c.breakRun(dir)
+				var args []string
+				switch command {
+				case compare:
+					args = []string{"compare", dir, good, "-o", t.TempDir()}
+				case resume:
+					args = []string{"sweep", "--resume", dir, "--base-url", srv.URL, "--no-gpu"}
+				default:
+					args = []string{command, dir}
+				}
+				code, _, errs := headroom(t, args...)
+				lines := strings.Split(strings.TrimSpace(errs), "\n")
+				if code == 0 || len(lines) != 1 || !strings.Contains(errs, file) || !strings.Contains(errs, c.want) {
+					t.Errorf("%v: exit %d, stderr %q; want a non-zero exit and one line naming %s and saying %q", args, code, errs, file, c.want)
+				}
+			})
+		}
+	}
+}
+
+// --resume takes the workload from the manifest: workload flags beside it
+// are a usage error, and a complete run has nothing to resume.
+func TestResumeCommandLine(t *testing.T) {
+	srv := tinyServer(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, _, errs := headroom(t, "sweep", "--base-url", srv.URL, "--concurrency", "1", "--requests-per-level", "2", "--warmup", "0",
+		"--output-tokens", "3", "--prompt-tokens", "20", "--metrics-interval", "0", "--no-gpu", "-o", dir); code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, errs := headroom(t, "sweep", "--resume", dir, "--concurrency", "4", "--seed", "9")
+	if code != 2 || !strings.Contains(errs, "--concurrency, --seed: a resumed sweep sends the workload recorded in") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("workload flags with --resume: exit %d, %q", code, errs)
+	}
+	code, _, errs = headroom(t, "sweep", "--resume", dir, "--base-url", srv.URL)
+	if code != 1 || !strings.Contains(errs, "the run is complete: nothing to resume") {
+		t.Errorf("resuming a complete run: exit %d, %q", code, errs)
+	}
+}
+
+// A probe of a GPU that another process uses is flagged in the manifest,
+// on the command's output and in the report.
+func TestBusyGPUProbeFlagged(t *testing.T) {
+	f := fakecuda.Build(t)
+	f.SetRoofline(0.5, 50)
+	f.SetBandwidth(2, 5, 7)
+	f.SetNVMLProcesses(uint32(os.Getpid()), 4242)
+	t.Setenv(cuda.EnvLibCUDA, f.DriverPath)
+	t.Setenv(cuda.EnvCUBLAS, f.CUBLASPath)
+	t.Setenv("HEADROOM_LIBNVML", f.NVMLPath)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := headroom(t, "probe", "--out", dir, "--k", "128", "--n", "128", "--batches", "1,16", "--buffers", "1", "--window", "200us", "--repeats", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "warning: GPU 0 (solo) was busy while probed: NVML listed 1 other compute process(es) on it (PID 4242)") {
+		t.Errorf("stdout does not warn:\n%s", out)
+	}
+	m, err := rundir.ReadManifest(dir)
+	if err != nil || !m.Probe.Busy || m.Probe.ClocksBelowBase {
+		t.Fatalf("manifest probe %+v (%v)", m.Probe, err)
+	}
+	if code, _, errs := headroom(t, "report", dir); code != 0 {
+		t.Fatal(errs)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !strings.Contains(string(md), "Other processes were using the GPU during the probe") {
+		t.Error("report.md does not flag the busy GPU")
+	}
+}

@@ -1,0 +1,521 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headroom-llm/headroom/cuda"
+	"github.com/headroom-llm/headroom/internal/fakecuda"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// These tests run the real binary in its own process, so that signals,
+// kill -9 and exit codes are the ones a user gets. It is built once,
+// without the race detector and without cgo (as shipped).
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+func headroomBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "headroom-bin-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "headroom")
+		for _, b := range [][2]string{{binPath, "."}, {filepath.Join(binDir, "holdserver"), "./testdata/holdserver"}} {
+			cmd := exec.Command("go", "build", "-o", b[0], b[1])
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				binErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+				return
+			}
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// pacedServer is an OpenAI-compatible server that streams max_tokens
+// one-character tokens, one every tokenDelay. It counts requests in flight.
+type pacedServer struct {
+	*httptest.Server
+	tokenDelay time.Duration
+	inFlight   atomic.Int64
+	started    atomic.Int64
+}
+
+func newPacedServer(t *testing.T, tokenDelay time.Duration) *pacedServer {
+	p := &pacedServer{tokenDelay: tokenDelay}
+	p.Server = httptest.NewServer(http.HandlerFunc(p.handle))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *pacedServer) handle(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/v1/models":
+		fmt.Fprint(w, `{"data":[{"id":"paced","owned_by":"vllm"}]}`)
+		return
+	case "/v1/completions":
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	var body struct {
+		Prompt    string `json:"prompt"`
+		MaxTokens int    `json:"max_tokens"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, "bad request", 400)
+		return
+	}
+	p.started.Add(1)
+	p.inFlight.Add(1)
+	defer p.inFlight.Add(-1)
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	for i := 0; i < body.MaxTokens; i++ {
+		if i > 0 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(p.tokenDelay):
+			}
+		}
+		finish := "null"
+		if i == body.MaxTokens-1 {
+			finish = `"length"`
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":%s}]}\n\n", finish)
+		fl.Flush()
+	}
+	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n",
+		len(strings.Fields(body.Prompt)), body.MaxTokens)
+}
+
+// proc is the binary running one command, with its stderr read line by line.
+type proc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr []string
+	stdout bytes.Buffer
+	lines  chan string
+	done   chan struct{}
+}
+
+func startHeadroom(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(headroomBinary(t), args...), lines: make(chan string, 4096), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout = &p.stdout
+	errPipe, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.stderr = append(p.stderr, sc.Text())
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default:
+			}
+		}
+		p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// waitLine waits for a stderr line containing s.
+func (p *proc) waitLine(t *testing.T, s string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case l := <-p.lines:
+			if strings.Contains(l, s) {
+				return
+			}
+		case <-p.done:
+			t.Fatalf("headroom exited before printing %q:\n%s", s, p.errText())
+		case <-deadline:
+			t.Fatalf("no line with %q within %v:\n%s", s, timeout, p.errText())
+		}
+	}
+}
+
+// wait waits for the process to end and returns its exit code.
+func (p *proc) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		t.Fatalf("headroom still running after %v:\n%s", timeout, p.errText())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *proc) errText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.stderr, "\n")
+}
+
+// waitFor polls cond every 5 ms.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	for start := time.Now(); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > timeout {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// stopBudget is how long headroom may take from a signal to its exit: the
+// issue's one second, measured from outside on a shared machine.
+const stopBudget = time.Second
+
+// Ctrl-C and SIGTERM during a sweep: headroom says it is stopping, exits
+// with 130 within a second, and leaves a valid run marked incomplete with
+// the level in progress; the rows of that level are flushed.
+func TestSignalsDuringSweep(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			srv := newPacedServer(t, 20*time.Millisecond)
+			dir := filepath.Join(t.TempDir(), "run")
+			p := startHeadroom(t, nil, "sweep", "--base-url", srv.URL, "--concurrency", "1,2,4", "--requests-per-level", "12",
+				"--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+			p.waitLine(t, "level 2/3 c=2 measure", 60*time.Second)
+			waitFor(t, "requests of level 2 in flight", 10*time.Second, func() bool { return srv.inFlight.Load() == 2 })
+			at := time.Now()
+			p.cmd.Process.Signal(sig)
+			code := p.wait(t, 30*time.Second)
+			took := time.Since(at)
+			if code != 130 {
+				t.Errorf("exit code %d, want 130\n%s", code, p.errText())
+			}
+			if took > stopBudget {
+				t.Errorf("took %v from %s to exit, want at most %v", took, sig, stopBudget)
+			}
+			t.Logf("%s: exited %v after the signal", sig, took.Round(time.Millisecond))
+			if !strings.Contains(p.errText(), "stopping and writing what was measured") {
+				t.Errorf("stderr does not say it is stopping:\n%s", p.errText())
+			}
+			run, err := rundir.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Check(); err != nil {
+				t.Fatal(err)
+			}
+			m := run.Manifest
+			if m.Complete || m.Stopped == nil || m.Stopped.Reason != "interrupted" || m.Stopped.Level == nil || *m.Stopped.Level != 1 {
+				t.Errorf("manifest: complete %v stopped %+v", m.Complete, m.Stopped)
+			}
+			reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+			var canceled, level0 int
+			for _, r := range reqs {
+				if r.Status == rundir.StatusCanceled {
+					canceled++
+				}
+				if r.LevelIndex == 0 {
+					level0++
+				}
+			}
+			if level0 != 12 || canceled != 2 {
+				t.Errorf("%d requests of level 0 (want 12), %d canceled (want the 2 in flight)", level0, canceled)
+			}
+			if !strings.Contains(p.stdout.String(), "incomplete (interrupted at level 1)") {
+				t.Errorf("stdout %q", p.stdout.String())
+			}
+		})
+	}
+}
+
+// kill -9 in the middle of a level: the levels that finished are on disk
+// and intact, only the level in progress is lost, the run opens and
+// reports, and --resume completes it with the same workload.
+func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
+	srv := newPacedServer(t, 5*time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	p := startHeadroom(t, nil, "sweep", "--base-url", srv.URL, "--concurrency", "1,2,4", "--requests-per-level", "12",
+		"--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+	waitFor(t, "level 3 under way", 60*time.Second, func() bool {
+		parts, _ := rundir.TableParts(dir, rundir.TableLevels)
+		return len(parts) == 2 && srv.inFlight.Load() > 0
+	})
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t, 10*time.Second)
+
+	run, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if run.Manifest.Complete {
+		t.Error("a killed run says it is complete")
+	}
+	levels, _ := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
+	reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	perLevel := map[int32]int{}
+	for _, r := range reqs {
+		if r.Status != rundir.StatusOK {
+			t.Errorf("%s: %s", r.RequestID, r.Status)
+		}
+		perLevel[r.LevelIndex]++
+	}
+	if len(levels) != 2 || !levels[0].Complete || !levels[1].Complete || perLevel[0] != 12 || perLevel[1] != 12 || perLevel[2] != 0 {
+		t.Fatalf("after kill -9: levels %+v, requests per level %v; want levels 0 and 1 whole and nothing of level 2", levels, perLevel)
+	}
+	lost := srv.started.Load() - 1 - 24 // less the preparation and the two levels kept
+	t.Logf("kill -9 during level 2: levels 0 and 1 kept (24 requests), %d requests of level 2 lost", lost)
+
+	if code, _, errs := headroom(t, "report", dir); code != 0 {
+		t.Fatalf("report of the killed run: exit %d: %s", code, errs)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !strings.Contains(string(md), "incomplete") {
+		t.Error("report.md does not say the run is incomplete")
+	}
+	code, out, errs := headroom(t, "sweep", "--resume", dir, "--base-url", srv.URL, "--no-gpu", "--metrics-interval", "0")
+	if code != 0 || !strings.Contains(out, "complete run") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errs)
+	}
+	levels, _ = rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
+	reqs, _ = rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	if len(levels) != 3 || len(reqs) != 36 {
+		t.Errorf("after resuming: %d levels, %d requests; want 3 and 36", len(levels), len(reqs))
+	}
+	if code, _, errs := headroom(t, "report", dir); code != 0 {
+		t.Fatalf("report of the resumed run: exit %d: %s", code, errs)
+	}
+}
+
+// The second Ctrl-C quits at once, even while headroom waits for a server
+// it started that ignores SIGTERM; that server is killed, not left behind,
+// and the run written after the first Ctrl-C stays valid.
+func TestSecondCtrlCQuitsAtOnce(t *testing.T) {
+	srv := newPacedServer(t, 20*time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	pidFile := filepath.Join(t.TempDir(), "server.pid")
+	// a "server" that ignores SIGTERM; the load goes to srv
+	serverCmd := "echo $$ > " + pidFile + "; trap '' TERM; while :; do sleep 1; done"
+	p := startHeadroom(t, nil, "sweep", "--base-url", srv.URL, "--server-cmd", serverCmd, "--concurrency", "1,2",
+		"--requests-per-level", "20", "--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "--no-gpu",
+		"--metrics-interval", "0", "-o", dir)
+	p.waitLine(t, "level 1/2 c=1 measure", 60*time.Second)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	p.waitLine(t, "stopping and writing", 10*time.Second)
+	waitFor(t, "the run to be finished", 10*time.Second, func() bool {
+		m, err := rundir.ReadManifest(dir)
+		return err == nil && m.Stopped != nil
+	})
+	// headroom now waits up to 10 s for the server to stop
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-p.done:
+		t.Fatal("headroom exited before the second Ctrl-C: the server did not ignore SIGTERM")
+	default:
+	}
+	at := time.Now()
+	p.cmd.Process.Signal(syscall.SIGINT)
+	code := p.wait(t, 10*time.Second)
+	if took := time.Since(at); code != 130 || took > stopBudget {
+		t.Errorf("second Ctrl-C: exit %d after %v; want 130 within %v\n%s", code, took, stopBudget, p.errText())
+	}
+	if !strings.Contains(p.errText(), "again: quitting now") {
+		t.Errorf("stderr:\n%s", p.errText())
+	}
+	data, _ := os.ReadFile(pidFile)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatalf("server pid %q: %v", data, err)
+	}
+	waitFor(t, "the server to be killed", 5*time.Second, func() bool { return !processAlive(pid) })
+	run, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Check(); err != nil || run.Manifest.Stopped.Reason != "interrupted" {
+		t.Errorf("run: %v, stopped %+v", err, run.Manifest.Stopped)
+	}
+}
+
+// processAlive reports whether pid runs (a zombie is not running).
+func processAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...
+	s := string(data)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// streamsForCtrlC is how many streams the Ctrl-C test holds open: 2,000 in
+// CI (the server side runs in this test process, under the race detector
+// in CI); docs/reliability.md has the 10,000-stream figure, measured with
+// HEADROOM_CTRLC_STREAMS=10000.
+func streamsForCtrlC() int {
+	if n, err := strconv.Atoi(os.Getenv("HEADROOM_CTRLC_STREAMS")); err == nil && n > 0 {
+		return n
+	}
+	return 2000
+}
+
+// Ctrl-C is honoured within a second with thousands of streams open: every
+// request in flight is cancelled and recorded, and the run is written.
+func TestCtrlCWithThousandsOfStreams(t *testing.T) {
+	n := streamsForCtrlC()
+	url := startHoldServer(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	p := startHeadroom(t, nil, "sweep", "--base-url", url, "--concurrency", strconv.Itoa(n), "--requests-per-level", strconv.Itoa(n),
+		"--warmup", "0", "--prompt-tokens", "8", "--output-tokens", "50", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+	waitFor(t, fmt.Sprintf("%d streams open", n), 3*time.Minute, func() bool {
+		select {
+		case <-p.done:
+			t.Fatalf("headroom exited:\n%s", p.errText())
+		default:
+		}
+		resp, err := http.Get(url + "/inflight")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var open int
+		fmt.Fscan(resp.Body, &open)
+		return open >= n
+	})
+	at := time.Now()
+	p.cmd.Process.Signal(syscall.SIGINT)
+	code := p.wait(t, time.Minute)
+	took := time.Since(at)
+	t.Logf("Ctrl-C with %d open streams: headroom exited %v after the signal", n, took.Round(time.Millisecond))
+	if code != 130 || took > stopBudget {
+		t.Errorf("exit %d after %v; want 130 within %v\n%s", code, took, stopBudget, p.errText())
+	}
+	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceled := 0
+	for _, r := range reqs {
+		if r.Status == rundir.StatusCanceled {
+			canceled++
+		}
+	}
+	if len(reqs) != n || canceled != n {
+		t.Errorf("%d request rows, %d canceled; want %d of each", len(reqs), canceled, n)
+	}
+}
+
+// startHoldServer runs testdata/holdserver (built with the binary) and
+// returns its URL.
+func startHoldServer(t *testing.T) string {
+	t.Helper()
+	headroomBinary(t)
+	cmd := exec.Command(filepath.Join(binDir, "holdserver"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("holdserver: %v", err)
+	}
+	return strings.TrimSpace(url)
+}
+
+// Ctrl-C during a probe (fake GPU): the points measured so far are written
+// as valid Parquet, the manifest is incomplete and names the point in
+// progress.
+func TestInterruptProbe(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			f := fakecuda.Build(t)
+			f.SetRoofline(0.5, 50)
+			f.SetBandwidth(2, 5, 7)
+			env := []string{cuda.EnvLibCUDA + "=" + f.DriverPath, cuda.EnvCUBLAS + "=" + f.CUBLASPath, "HEADROOM_LIBNVML=" + f.NVMLPath}
+			dir := filepath.Join(t.TempDir(), "run")
+			p := startHeadroom(t, env, "probe", "--out", dir, "--k", "256", "--n", "256", "--batches", "1,2,4,8,16,32,64,128,256,512,1024",
+				"--buffers", "1", "--window", "2ms", "--repeats", "5")
+			p.waitLine(t, "GEMM B=4", 60*time.Second)
+			at := time.Now()
+			p.cmd.Process.Signal(sig)
+			code := p.wait(t, 60*time.Second)
+			t.Logf("%s: the probe exited %v after the signal", sig, time.Since(at).Round(time.Millisecond))
+			if code != 130 {
+				t.Errorf("exit %d, want 130\n%s", code, p.errText())
+			}
+			run, err := rundir.Open(dir)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, p.errText())
+			}
+			if err := run.Check(); err != nil {
+				t.Fatal(err)
+			}
+			m := run.Manifest
+			if m.Complete || m.Stopped == nil || m.Stopped.Reason != "interrupted" || !strings.Contains(m.Stopped.Phase, "probe GPU 0 solo: GEMM B=") {
+				t.Errorf("manifest: complete %v stopped %+v", m.Complete, m.Stopped)
+			}
+			gemm, _ := rundir.ReadTable[rundir.ProbeGEMMRow](dir, rundir.TableProbeGEMM)
+			bw, _ := rundir.ReadTable[rundir.ProbeBandwidthRow](dir, rundir.TableProbeBandwidth)
+			t.Logf("kept %d GEMM points and %d bandwidth points; stopped at %q", len(gemm), len(bw), m.Stopped.Phase)
+			if len(gemm) == 0 || len(gemm) >= 11 || len(bw) != 3 {
+				t.Errorf("%d GEMM rows (want some, not all 11), %d bandwidth rows (want 3)", len(gemm), len(bw))
+			}
+			if code, _, errs := headroom(t, "report", dir); code != 0 {
+				t.Errorf("report of the interrupted probe: exit %d: %s", code, errs)
+			}
+		})
+	}
+}
