@@ -193,5 +193,11 @@ echo "## ${STREAMS:-10000} concurrent streams, one token per second per stream a
 PRIO=${HOLD_PRIO-chrt -f 10}
 echo "# priority: ${PRIO:-normal}"
 server 1s -ttft 8s -stagger
-$PRIO taskset -c "$CLIENT_CPUS" "$W/holdstreams" -url $URL -streams "${STREAMS:-10000}" -tokens 8 -by-second | sed 's/^/   /'
+# headroom's load generator, then the minimal raw-TCP client (holdstreams -floor):
+# the floor that the server, the kernel and the Go runtime set on this host.
+for rep in $(seq "$REPS"); do
+  for floor in false true; do
+    $PRIO taskset -c "$CLIENT_CPUS" "$W/holdstreams" -url $URL -streams "${STREAMS:-10000}" -tokens 8 -by-second -floor=$floor | sed 's/^/   /'
+  done
+done
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
