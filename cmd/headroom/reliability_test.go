@@ -313,6 +313,16 @@ func TestResumeCommandLine(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "the run is complete: nothing to resume") {
 		t.Errorf("resuming a complete run: exit %d, %q", code, errs)
 	}
+	// A server behind a password: the manifest keeps it masked, so the
+	// address must be given again rather than sent with "xxxxx".
+	m, _ := rundir.ReadManifest(dir)
+	m.Complete = false
+	m.Engine.BaseURL = "http://user:xxxxx@127.0.0.1:9"
+	rundir.WriteManifest(dir, m)
+	code, _, errs = headroom(t, "sweep", "--resume", dir)
+	if code != 2 || !strings.Contains(errs, "was recorded with credentials, which the run does not keep: give --base-url again") {
+		t.Errorf("resuming a run recorded with a password: exit %d, %q", code, errs)
+	}
 }
 
 // A probe of a GPU that another process uses is flagged in the manifest,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -295,6 +296,11 @@ func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 	}
 	if run.Manifest.Complete {
 		t.Error("a killed run says it is complete")
+	}
+	// The manifest is rewritten after each level: what the sweep learned
+	// (here, how it identified the engine) survives the kill too.
+	if !slices.ContainsFunc(run.Manifest.Notes, func(n string) bool { return strings.HasPrefix(n, "engine vllm") }) {
+		t.Errorf("the killed run's manifest lost the sweep's notes: %q", run.Manifest.Notes)
 	}
 	levels, _ := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
 	reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)

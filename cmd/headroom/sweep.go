@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -262,6 +263,10 @@ func resumeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, ba
 	}
 	baseURL := f.baseURL
 	if !baseURLGiven && m.Engine != nil && m.Engine.BaseURL != "" {
+		if u, err := url.Parse(m.Engine.BaseURL); err == nil && u.User != nil {
+			// The manifest keeps the address with its password masked.
+			return usageError{fmt.Errorf("sweep --resume: %s was recorded with credentials, which the run does not keep: give --base-url again", m.Engine.BaseURL)}
+		}
 		baseURL = m.Engine.BaseURL
 	}
 	pr := newProgressPrinter(stderr)

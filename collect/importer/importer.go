@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -315,15 +314,9 @@ func rawString(v json.RawMessage) string {
 	return s
 }
 
-// redactURL hides the password of a URL (http://user:secret@host), as the
-// sweep does with its own base URL: a run's manifest is meant to be shared.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	return u.Redacted()
-}
+// redactURL hides a URL's credentials (server.RedactURL), as the sweep
+// does with its own base URL: a run's manifest is meant to be shared.
+func redactURL(s string) string { return server.RedactURL(s) }
 
 // redactCommand hides the secrets of a recorded command line (an API key
 // flag, a token-like value), as the sweep does with --server-cmd.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -123,23 +124,57 @@ func RedactFlags(argv []string, secrets ...string) []string {
 	return out
 }
 
-// minSecretBytes is the shortest value SecretValues returns: replacing a
-// shorter string everywhere in a log would destroy it and hide little.
-const minSecretBytes = 8
+// MinSecretBytes is the shortest value SecretValues returns, and the
+// shortest secret replaced inside other text: replacing a shorter string
+// everywhere in a log would destroy it and hide little. A shorter API key is
+// a placeholder (vLLM's EMPTY, "x"), replaced only where it is a whole word
+// or a secret flag's value.
+const MinSecretBytes = 8
 
 // SecretValues returns the values that RedactFlags hides in argv (besides
-// the given secrets), at least minSecretBytes long, so that they can be
+// the given secrets), at least MinSecretBytes long, so that they can be
 // removed from what the server logs and answers too: servers print their
 // own arguments.
 func SecretValues(argv []string, secrets ...string) []string {
 	_, found := redact(argv, secrets)
 	var out []string
 	for _, v := range found {
-		if len(v) >= minSecretBytes && !slices.Contains(out, v) {
+		if len(v) >= MinSecretBytes && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// RedactURL hides a URL's credentials for the record: its user
+// information whole (a token is sometimes the user name: https://TOKEN@host)
+// and the values of query parameters named like a secret or looking like
+// one. A string that is not a URL is redacted as a command-line word.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return RedactFlags([]string{s})[0]
+	}
+	changed := false
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+		changed = true
+	}
+	if q := u.Query(); len(q) > 0 {
+		for k, vs := range q {
+			for i, v := range vs {
+				if secretName(k) || LooksLikeToken(v) {
+					vs[i] = "xxxxx"
+					changed = true
+				}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if !changed {
+		return s
+	}
+	return u.String()
 }
 
 func secretName(name string) bool {
@@ -195,7 +230,7 @@ func redact(argv, secrets []string) (out, found []string) {
 			}
 		}
 		for _, s := range secrets {
-			if s != "" && strings.Contains(w, s) {
+			if w == s || len(s) >= MinSecretBytes && strings.Contains(w, s) {
 				w = strings.ReplaceAll(w, s, Redacted)
 			}
 		}

@@ -78,17 +78,27 @@ func Start(cmdline string, sink func([]byte, time.Time)) (*Process, error) {
 	return p, nil
 }
 
+// longLineKeep is how much of a very long line read keeps: more than the
+// stored maxLineBytes, so that a secret crossing that cut is still whole
+// when the line is redacted, and cut away after.
+const longLineKeep = maxLineBytes + 8<<10
+
 func (p *Process) read(r io.Reader, sink func([]byte, time.Time)) {
 	defer p.output.Done()
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, 16<<10)
+	var long []byte // the start of a line longer than the buffer
 	for {
 		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, line[:min(len(line), longLineKeep-len(long))]...)
+			continue
+		}
+		if long != nil {
+			line = append(long, line[:min(len(line), longLineKeep-len(long))]...)
+			long = nil
+		}
 		if len(line) > 0 {
 			t := time.Now()
-			if errors.Is(err, bufio.ErrBufferFull) {
-				// a very long line: deliver it in pieces
-				err = nil
-			}
 			sink(line, t)
 			p.mu.Lock()
 			p.tail = append(p.tail, strings.TrimRight(string(line), "\r\n"))

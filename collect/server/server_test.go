@@ -277,8 +277,8 @@ func FuzzRedactFlags(f *testing.F) {
 			}
 		}
 		for _, v := range SecretValues(argv, secret) {
-			if len(v) < minSecretBytes {
-				t.Fatalf("SecretValues returned %q, shorter than %d bytes", v, minSecretBytes)
+			if len(v) < MinSecretBytes {
+				t.Fatalf("SecretValues returned %q, shorter than %d bytes", v, MinSecretBytes)
 			}
 		}
 	})
@@ -294,5 +294,57 @@ func TestRedactAuthorizationHeader(t *testing.T) {
 	}
 	if sv := SecretValues(argv); !reflect.DeepEqual(sv, []string{"abc123short"}) { // "xyz" is under 8 bytes
 		t.Errorf("SecretValues %q", sv)
+	}
+}
+
+// A server line longer than the read buffer is one stored line, redacted
+// whole before it is cut: a secret across a buffer boundary or across the
+// stored length's cut never reaches server.log, not even in part.
+func TestLongLineRedactedWhole(t *testing.T) {
+	const secret = "sk-long-line-secret-0123456789"
+	dir := t.TempDir()
+	capture, err := NewLogCapture(dir, func(t time.Time) int64 { return t.UnixNano() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture.Redact(secret)
+	script := filepath.Join(t.TempDir(), "long.sh")
+	// a secret across the 16 KiB read buffer, one across the 64 KiB stored
+	// length, then a short line
+	line := strings.Repeat("a", 16<<10-10) + secret + strings.Repeat("b", 48<<10-30) + secret + strings.Repeat("c", 100<<10)
+	os.WriteFile(script, []byte("printf '%s\\nshort line\\n' '"+line+"'\n"), 0o755)
+	p, err := Start("sh "+script, capture.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Exited()
+	capture.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, rundir.ServerLogFile))
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 2 || lines[1] != "short line" {
+		t.Fatalf("%d lines stored, want the long one and the short one", len(lines))
+	}
+	for n := 8; n <= len(secret); n++ {
+		if strings.Contains(lines[0], secret[:n]) {
+			t.Fatalf("server.log holds %q of the secret", secret[:n])
+		}
+	}
+	if !strings.HasPrefix(lines[0], strings.Repeat("a", 16<<10-10)+Redacted) || !strings.HasSuffix(lines[0], "[line cut by headroom]") {
+		t.Errorf("long line stored as %q…%q", lines[0][:40], lines[0][len(lines[0])-40:])
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"http://127.0.0.1:8000", "http://127.0.0.1:8000"},
+		{"http://user:pw@host:8000/v1", "http://xxxxx@host:8000/v1"},
+		{"https://ghp_abcdefghijklmnop1234@host/", "https://xxxxx@host/"},
+		{"http://host/v1?api_key=abc&model=llama", "http://host/v1?api_key=xxxxx&model=llama"},
+		{"http://host/v1?model=llama", "http://host/v1?model=llama"},
+		{"http://host/?x=" + "Zq8vK1mX2pL7rT4wY9nB3cD6fG5hJ0sQ", "http://host/?x=xxxxx"},
+	} {
+		if got := RedactURL(tt.in); got != tt.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

@@ -1,12 +1,11 @@
 package sweep
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +32,9 @@ type runRecorder struct {
 	metrics  *rundir.TableWriter[rundir.ServerMetricRow]
 	gpu      *rundir.TableWriter[rundir.GPUTelemetryRow]
 	log      *server.LogCapture
+	// levelSaved, when set, runs after a level's rows are on disk (the
+	// manifest is rewritten there).
+	levelSaved func(rundir.LevelRow) error
 }
 
 func newRunRecorder(dir string) (*runRecorder, error) {
@@ -72,10 +74,16 @@ func (r *runRecorder) Request(row rundir.RequestRow, tokens []rundir.TokenRow) {
 
 func (r *runRecorder) ClientSample(row rundir.ClientSampleRow) { r.samples.Add(row) }
 
-// LevelDone flushes every table, so the level is on disk.
+// LevelDone flushes every table, so the level is on disk. The level's own
+// rows go first: a level whose requests or tokens could not be written is
+// recorded as not complete, so a resume runs it again.
 func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
+	errs := []error{r.requests.Flush(), r.tokens.Flush()}
+	if errs[0] != nil || errs[1] != nil {
+		row.Complete = false
+	}
 	r.levels.Add(row)
-	errs := []error{r.requests.Flush(), r.tokens.Flush(), r.levels.Flush(), r.samples.Flush()}
+	errs = append(errs, r.levels.Flush(), r.samples.Flush())
 	if r.metrics != nil {
 		errs = append(errs, r.metrics.Flush())
 	}
@@ -84,6 +92,9 @@ func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
 	}
 	if r.log != nil {
 		errs = append(errs, r.log.Flush())
+	}
+	if r.levelSaved != nil {
+		errs = append(errs, r.levelSaved(row))
 	}
 	return errors.Join(errs...)
 }
@@ -131,6 +142,9 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func() error) (*rundir.Run, error) {
 	c := &s.cfg
 	dir, m := run.Dir, run.Manifest
+	if m.Engine != nil {
+		m.Engine.BaseURL = s.BaseURL() // a resume may target a new address
+	}
 	rec, err := newRunRecorder(dir)
 	if err != nil {
 		return run, s.abandon(run, "setup", err)
@@ -260,6 +274,23 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 	if err := run.SaveManifest(); err != nil {
 		return run, s.abandon(run, "setup", err)
 	}
+	// Warnings and notes as of the levels done, on top of those the run had
+	// (a resumed run's): rewritten after every level, so that a sweep killed
+	// with kill -9 keeps them too; counts in them change as levels finish.
+	baseWarnings, baseNotes := slices.Clone(m.Warnings), slices.Clone(m.Notes)
+	caveats := func(levels []rundir.LevelRow) {
+		m.Warnings = appendNew(slices.Clone(baseWarnings), s.Warnings(levels)...)
+		m.Notes = appendNew(slices.Clone(baseNotes), s.Notes()...)
+	}
+	var done []rundir.LevelRow
+	rec.levelSaved = func(row rundir.LevelRow) error {
+		if row.Complete {
+			done = append(done, row)
+		}
+		caveats(done)
+		redactManifest(m, secrets)
+		return run.SaveManifest()
+	}
 
 	res, runErr := s.Run(ctx, rec)
 
@@ -271,13 +302,14 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 		}
 	}
 	w := s.Workload()
-	if prev := m.Workload; prev != nil && s.startLevel > 0 && !prev.FixedOutput && w.FixedOutput {
-		// A resumed sweep: lengths varied before, so they vary in the run.
+	if prev := m.Workload; prev != nil && s.startLevel > 0 && !prev.FixedOutput {
+		// A resumed sweep: lengths varied before, so they vary in the run,
+		// for the reason recorded then (a server that refused min_tokens
+		// resumes with fixed output off, but the user did ask for it).
 		w.FixedOutput, w.FixedOutputNote = false, prev.FixedOutputNote
 	}
 	m.Workload = w
-	m.Warnings = appendNew(m.Warnings, s.Warnings(res.Levels)...)
-	m.Notes = appendNew(m.Notes, s.Notes()...)
+	caveats(res.Levels)
 	if rec.log != nil {
 		rec.log.Flush()
 	}
@@ -314,32 +346,55 @@ func appendNew(dst []string, vals ...string) []string {
 }
 
 // redactManifest replaces the secrets wherever they occur in the
-// manifest's strings: a server may report its own API key among the facts
-// that engine detection keeps, or echo it in an error that becomes a note.
+// manifest's string values: a server may report its own API key among the
+// facts that engine detection keeps, or echo it in an error that becomes a
+// note. Only string values change (never field names, numbers or times),
+// so the manifest keeps every field whatever the secret looks like.
 func redactManifest(m *rundir.Manifest, secrets []string) {
 	if len(secrets) == 0 {
 		return
 	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		return
-	}
-	found := false
-	for _, sec := range secrets {
-		q, _ := json.Marshal(sec)
-		inner := q[1 : len(q)-1] // the secret as it appears inside a JSON string
-		if bytes.Contains(data, inner) {
-			data = bytes.ReplaceAll(data, inner, []byte(server.Redacted))
-			found = true
+	redactStrings(reflect.ValueOf(m).Elem(), func(v string) string {
+		for _, sec := range secrets {
+			v = strings.ReplaceAll(v, sec, server.Redacted)
 		}
-	}
-	if !found {
-		return
-	}
-	var clean rundir.Manifest
-	if json.Unmarshal(data, &clean) == nil {
-		clean.Extra = m.Extra
-		*m = clean
+		return v
+	})
+}
+
+// redactStrings applies fix to every exported string reachable from v:
+// fields, slice elements, pointers and map values. Unexported fields (inside
+// time.Time, for one) and byte slices (raw JSON) are left alone.
+func redactStrings(v reflect.Value, fix func(string) string) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(fix(v.String()))
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			redactStrings(v.Elem(), fix)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				redactStrings(v.Field(i), fix)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		for i := range v.Len() {
+			redactStrings(v.Index(i), fix)
+		}
+	case reflect.Map:
+		if v.Type().Elem().Kind() != reflect.String {
+			return
+		}
+		for _, k := range v.MapKeys() {
+			v.SetMapIndex(k, reflect.ValueOf(fix(v.MapIndex(k).String())).Convert(v.Type().Elem()))
+		}
 	}
 }
 

@@ -689,3 +689,64 @@ func FuzzRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+// A placeholder API key (vLLM's EMPTY, or "x") is not a secret worth
+// mangling text for: the flags, the log and the manifest keep every "x".
+func TestPlaceholderKeyManglesNothing(t *testing.T) {
+	f := newFakeServer(t, func(f *fakeServer) { f.wantKey = "x" })
+	cmd := "echo serving --max-num-seqs 8 --api-key x; sleep 30"
+	s := mustNew(t, f.URL, WithAPIKey("x"), WithLevels(1), WithRequestsPerLevel(2), WithWarmup(0), WithPromptTokens(Fixed(20)),
+		WithOutputTokens(Fixed(2)), WithNoGPU(), WithMetricsInterval(0), WithServerCmd(cmd, 5*time.Second))
+	if err := s.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dir, run, reqs, _, err := recordRun(t, s, context.Background())
+	if err != nil || len(reqs) != 2 || reqs[0].Status != rundir.StatusOK {
+		t.Fatalf("err %v, requests %+v", err, reqs)
+	}
+	flags := strings.Join(run.Manifest.Engine.Flags, " ")
+	if !strings.Contains(flags, "--max-num-seqs 8 --api-key <redacted>") {
+		t.Errorf("flags: %q", flags)
+	}
+	if log := runText(t, dir)[filepath.Join(dir, rundir.ServerLogFile)]; !strings.Contains(log, "--max-num-seqs 8") {
+		t.Errorf("server.log lost its x: %q", log)
+	}
+}
+
+// Only string values are redacted: field names, numbers and times stay, so
+// a secret that is also part of a field name cannot drop the field.
+func TestRedactManifestOnlyTouchesValues(t *testing.T) {
+	start := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
+	m := &rundir.Manifest{StartTime: start, Notes: []string{"key context_tokens echoed"},
+		Engine: &rundir.Engine{Name: "vllm", Config: map[string]string{"max_model_len": "context_tokens"}, MaxContextTokens: 4096}}
+	redactManifest(m, []string{"context_tokens"})
+	if m.Notes[0] != "key <redacted> echoed" || m.Engine.Config["max_model_len"] != "<redacted>" {
+		t.Errorf("not redacted: %q %v", m.Notes, m.Engine.Config)
+	}
+	if m.Engine.MaxContextTokens != 4096 || !m.StartTime.Equal(start) || m.Engine.Name != "vllm" {
+		t.Errorf("other fields changed: %+v", m)
+	}
+}
+
+// A sweep killed after its last level was on disk, before the manifest
+// said complete: --resume marks it complete without a server.
+func TestResumeWithEveryLevelOnDisk(t *testing.T) {
+	f := newFakeServer(t, nil)
+	dir, _, _, _, err := recordRun(t, mustNew(t, f.URL, WithLevels(1, 2), WithRequestsPerLevel(3), WithWarmup(0),
+		WithPromptTokens(Fixed(30)), WithOutputTokens(Fixed(3)), WithNoGPU(), WithMetricsInterval(0)), context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := rundir.ReadManifest(dir)
+	m.Complete, m.EndTime = false, time.Time{}
+	rundir.WriteManifest(dir, m)
+	f.Close() // no server any more
+	run := resumeRun(t, dir, f.URL)
+	if n := len(run.Manifest.Notes); n == 0 || run.Manifest.Notes[n-1] != "resume found all 2 levels on disk: the run was only marked complete" {
+		t.Errorf("notes %q", run.Manifest.Notes)
+	}
+	reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	if len(reqs) != 6 {
+		t.Errorf("%d requests after the resume, want the 6 recorded", len(reqs))
+	}
+}

@@ -347,12 +347,14 @@ func (s *Sweep) redact(msg string) string {
 	return msg
 }
 
-// secrets are the strings never written anywhere: the API key and every
-// value that the server command's redaction hides. New keeps them in
-// s.secretValues.
+// secrets are the strings removed from everything written: the API key
+// and every value that the server command's redaction hides. A key shorter
+// than server.MinSecretBytes is a placeholder (EMPTY, x): it is never
+// written by headroom, but searching every log line and error for it would
+// mangle them. New keeps them in s.secretValues.
 func (s *Sweep) secrets() []string {
 	var out []string
-	if s.cfg.apiKey != "" {
+	if len(s.cfg.apiKey) >= server.MinSecretBytes {
 		out = append(out, s.cfg.apiKey)
 	}
 	if s.cfg.serverCmd != "" {

@@ -100,10 +100,25 @@ func (s *Sweep) Resume(ctx context.Context, dir string) (*rundir.Run, error) {
 	if m.Workload == nil || !m.HasKind(rundir.KindSweep) {
 		return nil, fmt.Errorf("sweep --resume: %s: not a sweep recorded by headroom sweep (no workload in the manifest)", filepath.Join(dir, rundir.ManifestFile))
 	}
-	plan, err := planResume(dir, len(s.levels()))
+	levels := len(s.levels())
+	plan, err := planResume(dir, levels)
 	if err != nil {
 		return nil, fmt.Errorf("sweep --resume: %w", err)
 	}
+	if plan.next >= levels {
+		// Killed after its last level was written, before the manifest
+		// said so: nothing is left to send, and no server is needed.
+		removeTempFiles(dir)
+		m.Notes = append(m.Notes, fmt.Sprintf("resume found all %d levels on disk: the run was only marked complete", levels))
+		if err := run.Finish(nil); err != nil {
+			return run, fmt.Errorf("sweep --resume: %w", err)
+		}
+		s.cfg.logf("%s: all %d levels were on disk; marked complete", dir, levels)
+		return run, nil
+	}
+	// What a kill left half-written goes before any writer of this attempt
+	// starts.
+	removeTempFiles(dir)
 	s.startLevel = plan.next
 	resume := rundir.Resume{Time: time.Now().UTC(), FromLevel: plan.next, HeadroomVersion: buildinfo.Version()}
 	before := func() error {
@@ -112,18 +127,17 @@ func (s *Sweep) Resume(ctx context.Context, dir string) (*rundir.Run, error) {
 			if err := moveParts(dir, resume.Superseded, plan.supersede); err != nil {
 				return err
 			}
-			s.note(fmt.Sprintf("resumed at level %d: the %d requests (and their tokens and level row) that the interrupted attempt at it left were moved to %s", plan.next, plan.supersededRequests, resume.Superseded))
+			s.note(fmt.Sprintf("resumed at level %d of %d: the %d requests (and their tokens and level row) that the interrupted attempt at it left were moved to %s", plan.next+1, levels, plan.supersededRequests, resume.Superseded))
 		} else {
-			s.note(fmt.Sprintf("resumed at level %d", plan.next))
+			s.note(fmt.Sprintf("resumed at level %d of %d", plan.next+1, levels))
 		}
-		removeTempFiles(dir)
 		if s.cfg.serverCmd != "" && m.Engine != nil {
 			flags := server.RedactFlags(server.SplitCommand(s.cfg.serverCmd), s.cfg.apiKey)
 			switch {
 			case len(m.Engine.Flags) == 0:
 				m.Engine.Flags = flags
 			case !slices.Equal(flags, m.Engine.Flags):
-				s.warn(fmt.Sprintf("resumed at level %d with another server command than engine.flags records: %s", plan.next, strings.Join(flags, " ")))
+				s.warn(fmt.Sprintf("resumed at level %d of %d with another server command than engine.flags records: %s", plan.next+1, levels, strings.Join(flags, " ")))
 			}
 		}
 		m.Resumed = append(m.Resumed, resume)
@@ -131,7 +145,7 @@ func (s *Sweep) Resume(ctx context.Context, dir string) (*rundir.Run, error) {
 		m.Complete = false
 		return nil
 	}
-	s.cfg.logf("resuming %s at level %d of %d", dir, plan.next+1, len(s.levels()))
+	s.cfg.logf("resuming %s at level %d of %d", dir, plan.next+1, levels)
 	return s.record(ctx, run, before)
 }
 

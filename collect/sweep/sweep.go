@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -84,6 +85,11 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 	s.client = cfg.httpClient
 	if s.client == nil {
 		s.client = newHTTPClient(s.maxConcurrency())
+	} else if s.client.CheckRedirect == nil {
+		// The load goes only to the URL given, whatever client sends it.
+		c := *s.client
+		c.CheckRedirect = refuseRedirects
+		s.client = &c
 	}
 	path := pathCompletions
 	if cfg.endpoint == EndpointChat {
@@ -100,7 +106,7 @@ func (s *Sweep) url(path string) string {
 }
 
 // BaseURL is the server's address without credentials, for the manifest.
-func (s *Sweep) BaseURL() string { return s.base.Redacted() }
+func (s *Sweep) BaseURL() string { return server.RedactURL(s.base.String()) }
 
 // Model is the model the sweep sends (known after Prepare).
 func (s *Sweep) Model() string { return s.model }
