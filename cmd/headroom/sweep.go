@@ -211,19 +211,11 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 	if f.dataset != "" {
 		opts = append(opts, sweep.WithDataset(f.dataset))
 	}
-	if f.serverLog != "" && f.serverCmd != "" {
-		return nil, usageError{errors.New("--server-log and --server-cmd do not mix: --server-cmd captures the server's output itself")}
+	server, err := serverOptions(f)
+	if err != nil {
+		return nil, err
 	}
-	if f.serverLog != "" {
-		opts = append(opts, sweep.WithServerLog(f.serverLog))
-	}
-	if f.serverCmd != "" {
-		opts = append(opts, sweep.WithServerCmd(f.serverCmd, f.serverTimeout))
-	}
-	if f.noGPU {
-		opts = append(opts, sweep.WithNoGPU())
-	}
-	return opts, nil
+	return append(opts, server...), nil
 }
 
 func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concurrencyGiven bool) error {
@@ -276,19 +268,11 @@ func resumeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, ba
 	if maxErrorRateGiven {
 		opts = append(opts, sweep.WithMaxErrorRate(f.maxErrorRate))
 	}
-	if f.serverLog != "" && f.serverCmd != "" {
-		return usageError{errors.New("--server-log and --server-cmd do not mix: --server-cmd captures the server's output itself")}
+	server, err := serverOptions(f)
+	if err != nil {
+		return err
 	}
-	if f.serverLog != "" {
-		opts = append(opts, sweep.WithServerLog(f.serverLog))
-	}
-	if f.serverCmd != "" {
-		opts = append(opts, sweep.WithServerCmd(f.serverCmd, f.serverTimeout))
-	}
-	if f.noGPU {
-		opts = append(opts, sweep.WithNoGPU())
-	}
-	s, err := sweep.New(baseURL, opts...)
+	s, err := sweep.New(baseURL, append(opts, server...)...)
 	if err != nil {
 		return fmt.Errorf("sweep --resume: %s: %w", filepath.Join(f.resume, rundir.ManifestFile), err)
 	}
@@ -403,4 +387,23 @@ func (p *progressPrinter) finish() {
 		fmt.Fprintln(p.w)
 		p.drawn = false
 	}
+}
+
+// serverOptions are the options about the server and the GPU, shared by a
+// new sweep and a resumed one.
+func serverOptions(f sweepFlags) ([]sweep.Option, error) {
+	var opts []sweep.Option
+	if f.serverLog != "" && f.serverCmd != "" {
+		return nil, usageError{errors.New("--server-log and --server-cmd do not mix: --server-cmd captures the server's output itself")}
+	}
+	if f.serverLog != "" {
+		opts = append(opts, sweep.WithServerLog(f.serverLog))
+	}
+	if f.serverCmd != "" {
+		opts = append(opts, sweep.WithServerCmd(f.serverCmd, f.serverTimeout))
+	}
+	if f.noGPU {
+		opts = append(opts, sweep.WithNoGPU())
+	}
+	return opts, nil
 }
