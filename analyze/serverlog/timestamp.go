@@ -118,7 +118,13 @@ func isoTime(b []byte) (time.Time, int, bool) {
 	default:
 		return time.Time{}, 0, false
 	}
-	return time.Date(y, time.Month(mon), day, h, m, s, ns, loc), i, true
+	t := time.Date(y, time.Month(mon), day, h, m, s, ns, loc)
+	if t.IsZero() {
+		// 0001-01-01T00:00:00Z is no log's time, and the zero Time means
+		// "no stamp" to every caller (found by FuzzUnwrap).
+		return time.Time{}, 0, false
+	}
+	return t, i, true
 }
 
 // fixedZones caches zones by offset so a log with a fixed offset does not
