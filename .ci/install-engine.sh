@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what headroom's test engine (test/engine) needs: Node.js >= 20 with npm (from Debian apt
-# when node is missing) and the pinned node-llama-cpp from test/engine/package-lock.json, CPU
-# binary only. Idempotent: a second run with an unchanged lockfile does nothing and takes ~0.1 s.
+# when node is missing; when that node is older than 20, as Debian 12's 18 is, Node.js 20 from the
+# npm registry's `node` package into .ci/.node, which .ci/run puts first on PATH) and the pinned
+# node-llama-cpp from test/engine/package-lock.json, CPU binary only. Idempotent: a second run with
+# an unchanged lockfile does nothing and takes ~0.1 s.
 set -euo pipefail
 
 cd "$(dirname "$0")/../test/engine"
@@ -16,15 +18,22 @@ if ! command -v node >/dev/null; then
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
 fi
-major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$major" -lt 20 ]; then
-  echo "install-engine: node $(node --version) is too old: node-llama-cpp 3.21.1 needs Node.js >= 20" \
-    "(Debian 12's nodejs is 18; use Debian 13 or NodeSource's nodejs 20+)" >&2
-  exit 1
-fi
 if ! command -v npm >/dev/null; then
   echo "install-engine: npm not found next to node $(node --version): install npm" >&2
   exit 1
+fi
+node_dir=$(cd ../.. && pwd)/.ci/.node
+if [ -x "$node_dir/node_modules/node/bin/node" ]; then
+  export PATH="$node_dir/node_modules/node/bin:$PATH"
+fi
+major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$major" -lt 20 ]; then
+  # node-llama-cpp 3.21.1 needs Node.js >= 20. The npm registry (reachable wherever npm is) serves
+  # Node.js itself as the `node` package: a prebuilt binary, nothing compiled.
+  echo "install-engine: node $(node --version) is older than 20: installing Node.js 20 from the npm registry into .ci/.node" >&2
+  npm install --prefix "$node_dir" node@20 --no-audit --no-fund --loglevel=error
+  export PATH="$node_dir/node_modules/node/bin:$PATH"
+  echo "install-engine: using node $(node --version) from $node_dir" >&2
 fi
 
 # The stamp records what was installed: the lockfile and the node version.
