@@ -151,6 +151,7 @@ func TestSecretsNeverInRunOrReport(t *testing.T) {
 		key   = "sk-e2e-secret-key-0042"
 		hf    = "hf_e2eSecretToken9"
 		token = "Aq7vK2mX9pL1rT3wY8nB4cD5fG6hJ0sZ"
+		ghp   = "ghp_e2eTokenInATag1234" // pasted into headroom's own --tag
 	)
 	srv := faultyServer(t, key, func(n int64) bool { return n%4 == 0 })
 	t.Setenv("OPENAI_API_KEY", key) // the key from the environment, as most users pass it
@@ -158,7 +159,7 @@ func TestSecretsNeverInRunOrReport(t *testing.T) {
 	serverCmd := "echo serving --hf-token " + hf + " --api-key " + key + " --served-model-name " + token + "; sleep 30"
 	code, out, errs := headroom(t, "sweep", "--base-url", srv.URL, "--server-cmd", serverCmd, "--concurrency", "1,2",
 		"--requests-per-level", "8", "--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "4", "--max-error-rate", "1",
-		"--no-gpu", "--metrics-interval", "0", "-o", dir)
+		"--no-gpu", "--metrics-interval", "0", "--tag", "token="+ghp, "-o", dir)
 	if code != 0 {
 		t.Fatalf("sweep: exit %d\n%s", code, errs)
 	}
@@ -169,7 +170,7 @@ func TestSecretsNeverInRunOrReport(t *testing.T) {
 	texts := textOf(t, dir)
 	texts["stdout and stderr"] = out + errs + rout + rerrs
 	for where, text := range texts {
-		for _, secret := range []string{key, hf, token} {
+		for _, secret := range []string{key, hf, token, ghp} {
 			if strings.Contains(text, secret) {
 				t.Errorf("%s contains %q", where, secret)
 			}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"net/url"
 	"slices"
 	"strings"
@@ -74,14 +75,15 @@ var knownSecretPrefixes = []string{"sk-", "hf_", "ghp_", "gho_", "github_pat_", 
 
 // LooksLikeToken reports whether a value looks like a credential whatever
 // flag it follows: a known prefix (sk-, hf_, ghp_, AKIA, a JWT's eyJ, ...)
-// with something after it, or a long random-looking string: 32 or more
+// with 8 or more characters after it (hf_token, a name, is not one), or a
+// long random-looking string: 32 or more
 // characters of the base64/base64url alphabet mixing upper case, lower case
 // and digits with at most two separators (- _ /), or 48 or more hex digits.
 // Hex strings of 40 (a git commit, e.g. --revision) are kept, and so are
 // model names and paths, which have more separators or dots.
 func LooksLikeToken(v string) bool {
 	for _, p := range knownSecretPrefixes {
-		if strings.HasPrefix(v, p) && len(v) > len(p)+4 {
+		if strings.HasPrefix(v, p) && len(v) >= len(p)+8 {
 			return true
 		}
 	}
@@ -185,6 +187,24 @@ func secretName(name string) bool {
 		}
 	}
 	return false
+}
+
+// redactTokens replaces every piece of text that looks like a credential
+// (LooksLikeToken) by Redacted.
+func redactTokens(text []byte) []byte {
+	var out []byte
+	for _, piece := range tokenPieces(string(text)) {
+		if LooksLikeToken(piece) {
+			if out == nil {
+				out = append([]byte(nil), text...)
+			}
+			out = bytes.ReplaceAll(out, []byte(piece), []byte(Redacted))
+		}
+	}
+	if out == nil {
+		return text
+	}
+	return out
 }
 
 // tokenPieces splits a word at every character that no token contains

@@ -120,6 +120,9 @@ func (c *LogCapture) Line(text []byte, t time.Time) {
 		text = bytes.ReplaceAll(text, []byte(s), []byte(Redacted))
 	}
 	c.mu.Unlock()
+	// Servers print their arguments (vLLM's "non-default args: {'hf_token':
+	// 'hf_…'}"): a credential headroom was not told about is hidden too.
+	text = redactTokens(text)
 	if len(text) > maxLineBytes {
 		text = append(text[:maxLineBytes:maxLineBytes], " [line cut by headroom]"...)
 	}

@@ -311,7 +311,7 @@ func TestLongLineRedactedWhole(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "long.sh")
 	// a secret across the 16 KiB read buffer, one across the 64 KiB stored
 	// length, then a short line
-	line := strings.Repeat("a", 16<<10-10) + secret + strings.Repeat("b", 48<<10-30) + secret + strings.Repeat("c", 100<<10)
+	line := strings.Repeat("x", 16<<10-10) + secret + strings.Repeat("y", 48<<10-30) + secret + strings.Repeat("z", 100<<10)
 	os.WriteFile(script, []byte("printf '%s\\nshort line\\n' '"+line+"'\n"), 0o755)
 	p, err := Start("sh "+script, capture.Line)
 	if err != nil {
@@ -329,7 +329,7 @@ func TestLongLineRedactedWhole(t *testing.T) {
 			t.Fatalf("server.log holds %q of the secret", secret[:n])
 		}
 	}
-	if !strings.HasPrefix(lines[0], strings.Repeat("a", 16<<10-10)+Redacted) || !strings.HasSuffix(lines[0], "[line cut by headroom]") {
+	if !strings.HasPrefix(lines[0], strings.Repeat("x", 16<<10-10)+Redacted) || !strings.HasSuffix(lines[0], "[line cut by headroom]") {
 		t.Errorf("long line stored as %q…%q", lines[0][:40], lines[0][len(lines[0])-40:])
 	}
 }
@@ -346,5 +346,22 @@ func TestRedactURL(t *testing.T) {
 		if got := RedactURL(tt.in); got != tt.want {
 			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// A credential the server prints that headroom was not told about (vLLM
+// logs its non-default arguments) is hidden too; the rest of the line stays.
+func TestCapturedLogHidesTokens(t *testing.T) {
+	dir := t.TempDir()
+	capture, err := NewLogCapture(dir, func(t time.Time) int64 { return t.UnixNano() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture.Line([]byte("INFO 11-30 04:00:00 [utils.py:326] non-default args: {'model': 'meta-llama/Llama-3.1-8B', 'hf_token': 'hf_SecretTokenValue123', 'max_num_seqs': 8}\n"), time.Now())
+	capture.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, rundir.ServerLogFile))
+	want := "INFO 11-30 04:00:00 [utils.py:326] non-default args: {'model': 'meta-llama/Llama-3.1-8B', 'hf_token': '<redacted>', 'max_num_seqs': 8}\n"
+	if string(data) != want {
+		t.Errorf("server.log:\n%s\nwant\n%s", data, want)
 	}
 }

@@ -360,6 +360,11 @@ func (s *Sweep) secrets() []string {
 	if s.cfg.serverCmd != "" {
 		out = append(out, server.SecretValues(server.SplitCommand(s.cfg.serverCmd), s.cfg.apiKey)...)
 	}
+	// headroom's own free-text flags: a token pasted into a label, a tag or
+	// a description is not written either.
+	for _, v := range append([]string{s.cfg.label, s.cfg.engineDesc}, s.cfg.tags...) {
+		out = append(out, server.SecretValues(server.SplitCommand(v))...)
+	}
 	return out
 }
 
