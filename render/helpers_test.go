@@ -227,3 +227,41 @@ func chartOrder(doc []byte) []string {
 		ids = append(ids, rest[:strings.IndexByte(rest, '"')])
 	}
 }
+
+// defaultDemoReport is what `headroom demo` reports: the default example's
+// runs with the settings of its example.json.
+func defaultDemoReport(t *testing.T) *analyze.Report {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	dirs, spec, err := examples.Extract(examples.Default, "example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []*analyze.Run
+	for _, d := range dirs {
+		r, err := analyze.Load(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	set := analyze.Default()
+	set.Now = fixedNow
+	if set.SLO, err = analyze.ParseSLO(spec.SLO); err != nil {
+		t.Fatal(err)
+	}
+	if set.Model, err = analyze.ReadModelConfig(spec.ModelConfig); err != nil {
+		t.Fatal(err)
+	}
+	prices, source, err := analyze.LoadPrices("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Cost = analyze.CostSettings{GPUPreset: spec.GPUPreset, KWhUSD: spec.KWhUSD, Utilization: 1, Prices: prices, PricesSource: source}
+	rep, err := analyze.Analyze(runs, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.HeadroomVersion = "test"
+	return rep
+}
