@@ -163,6 +163,26 @@ func timeRequest(r *rundir.RequestRow, toks []rundir.TokenRow, counting *tokenCo
 	return t
 }
 
+// fillFromIntended adds an open-loop level's latencies measured from the
+// intended send times, and the wait between intended and actual send.
+func fillFromIntended(ls *LevelStats, ts []requestTiming, ps []float64) {
+	var ttft, e2e, wait []float64
+	for _, t := range ts {
+		r := t.row
+		if !t.ok || r.IntendedSendNS == 0 || r.IntendedSendNS > r.SendNS {
+			continue
+		}
+		wait = append(wait, float64(r.SendNS-r.IntendedSendNS)/1e9)
+		e2e = append(e2e, float64(r.EndNS-r.IntendedSendNS)/1e9)
+		if r.FirstTokenNS != nil {
+			ttft = append(ttft, float64(*r.FirstTokenNS-r.IntendedSendNS)/1e9)
+		}
+	}
+	ls.TTFTFromIntended = newLatency(ttft, ps)
+	ls.E2EFromIntended = newLatency(e2e, ps)
+	ls.SendWait = newLatency(wait, ps)
+}
+
 func measuredSpan(ts []requestTiming) (start, warmEnd, end int64) {
 	start, end = math.MaxInt64, math.MinInt64
 	for _, t := range ts {
@@ -193,6 +213,9 @@ func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 	ls.TPOT = newLatency(tpot, ps)
 	ls.E2E = newLatency(e2e, ps)
 	ls.ITL = newLatency(itl, ps)
+	if ls.RateRPS > 0 {
+		fillFromIntended(ls, ts, ps)
+	}
 	if ls.ITL == nil && ls.OK > 0 {
 		ls.Missing = append(ls.Missing, "ITL (no tokens table)")
 	}

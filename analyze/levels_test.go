@@ -118,3 +118,45 @@ func TestLevelStatsFromImport(t *testing.T) {
 		t.Error("imported levels must say what they lack and carry no intervals")
 	}
 }
+
+// An open-loop level whose requests waited for a free slot: TTFT and E2E
+// from the schedule include the wait, the usual ones (from send) do not.
+func TestOpenLoopLatencyFromSchedule(t *testing.T) {
+	f := newFakeSweep(t)
+	f.manifest.Workload.Mode = "open"
+	f.level(2, 10, constTTFT(0.1), 0.01) // TTFT 100 ms, E2E 250 ms
+	f.levels[0].RateRPS = 20
+	n := 0
+	for i := range f.reqs {
+		if f.reqs[i].Warmup {
+			continue
+		}
+		// every measured request was due 0, 50, 100, ... ms before it could go
+		f.reqs[i].IntendedSendNS = f.reqs[i].SendNS - int64(n%10)*50e6
+		n++
+	}
+	l := analyzeOne(t, f.write(), testSettings()).Levels[0]
+	if l.TTFT == nil || l.SendWait == nil || l.TTFTFromIntended == nil || l.E2EFromIntended == nil {
+		t.Fatalf("missing latencies: %+v", l)
+	}
+	// 20 waits, twice each of 0, 50, ..., 450 ms: nearest-rank p50 is the
+	// 10th smallest (200 ms), p99 the 20th (450 ms)
+	if l.SendWait.P50S != 0.2 || l.SendWait.P99S != 0.45 {
+		t.Errorf("wait p50 %v p99 %v, want 0.2 and 0.45", l.SendWait.P50S, l.SendWait.P99S)
+	}
+	if d := l.TTFTFromIntended.P99S - 0.55; d > 1e-9 || d < -1e-9 || l.TTFT.P99S > 0.1+1e-9 {
+		t.Errorf("TTFT p99 %v from send, %v from schedule; want 0.1 and 0.55", l.TTFT.P99S, l.TTFTFromIntended.P99S)
+	}
+	if d := l.E2EFromIntended.P50S - (0.2 + 0.25); d > 1e-9 || d < -1e-9 {
+		t.Errorf("E2E p50 from schedule %v, want 0.45", l.E2EFromIntended.P50S)
+	}
+}
+
+// A closed loop has no schedule: no latencies from it.
+func TestClosedLoopHasNoScheduleLatency(t *testing.T) {
+	f := newFakeSweep(t)
+	f.level(2, 10, constTTFT(0.1), 0.01)
+	if l := analyzeOne(t, f.write(), testSettings()).Levels[0]; l.SendWait != nil || l.TTFTFromIntended != nil {
+		t.Errorf("closed loop with schedule latencies: %+v %+v", l.SendWait, l.TTFTFromIntended)
+	}
+}

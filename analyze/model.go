@@ -137,6 +137,12 @@ type LevelStats struct {
 	TPOT *Latency `json:"tpot,omitempty"`
 	ITL  *Latency `json:"itl,omitempty"`
 	E2E  *Latency `json:"e2e,omitempty"`
+	// Open loop only: TTFT and E2E measured from each request's intended
+	// send time, so a wait for a free slot under the concurrency cap counts
+	// (coordinated omission made visible), and that wait itself.
+	TTFTFromIntended *Latency `json:"ttft_from_intended,omitempty"`
+	E2EFromIntended  *Latency `json:"e2e_from_intended,omitempty"`
+	SendWait         *Latency `json:"send_wait,omitempty"`
 
 	RequestsPerS  float64 `json:"requests_per_s"`
 	OutputTokPerS float64 `json:"output_tok_per_s"`

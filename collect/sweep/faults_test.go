@@ -293,3 +293,34 @@ func TestAPIKeySent(t *testing.T) {
 		t.Fatalf("%v %+v", err, rec.requests)
 	}
 }
+
+// An open loop offered far more than the server serves, under a cap of 2:
+// the requests wait for a slot (send_ns well after intended_send_ns: the
+// coordinated omission the cap makes visible), but the client itself kept
+// up, so nothing says it fell behind.
+func TestOpenLoopCapWaitIsNotClientLag(t *testing.T) {
+	f := newFakeServer(t, func(f *fakeServer) { f.tokenDelay = 20 * time.Millisecond })
+	s := mustNew(t, f.URL, WithRates(2, 50), WithRequestsPerLevel(12), WithWarmup(0), WithSeed(7),
+		WithPromptTokens(Fixed(40)), WithOutputTokens(Fixed(5)), WithNoGPU(), WithMetricsInterval(0))
+	rec, res, err := runSweep(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var maxWait time.Duration
+	for _, r := range rec.requests {
+		maxWait = max(maxWait, time.Duration(r.SendNS-r.IntendedSendNS))
+	}
+	// 12 requests of ~80 ms two at a time take ~480 ms; the schedule offers
+	// them within ~240 ms, so the last ones wait for a slot
+	if maxWait < 100*time.Millisecond {
+		t.Errorf("largest wait for a slot %v: the cap did not hold requests back", maxWait)
+	}
+	if lag := time.Duration(s.sendLagMaxNS.Load()); lag > 20*time.Millisecond {
+		t.Errorf("client send lag %v: the wait for a slot was counted as the client falling behind", lag)
+	}
+	for _, w := range s.Warnings(res.Levels) {
+		if strings.Contains(w, "client fell behind") {
+			t.Errorf("warning: %s", w)
+		}
+	}
+}

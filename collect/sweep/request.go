@@ -29,6 +29,10 @@ type requestSpec struct {
 	promptTarget int             // 0 when unknown (dataset without tokenizer)
 	outputTarget int
 	intended     time.Time // open loop: the scheduled send time; zero in closed loop
+	// slotFree is when the open loop's concurrency cap let the request go:
+	// after intended when every slot was busy (the server's backlog, not
+	// the client's).
+	slotFree time.Time
 	// retryAfter is the server's Retry-After on a failed answer (0: none);
 	// the closed loop waits this long before the slot's next request.
 	retryAfter time.Duration
@@ -132,7 +136,10 @@ func (s *Sweep) stream(ctx context.Context, spec *requestSpec, row *rundir.Reque
 	row.IntendedSendNS = row.SendNS
 	if !spec.intended.IsZero() {
 		row.IntendedSendNS = s.clock.ns(spec.intended)
-		s.noteSendLag(sent.Sub(spec.intended))
+		// The client's own lag counts from when it could send: a wait for a
+		// free slot under the cap is queueing, and it stays visible as
+		// send_ns - intended_send_ns.
+		s.noteSendLag(sent.Sub(later(spec.intended, spec.slotFree)))
 	}
 	s.openStreams.Add(1)
 	defer s.openStreams.Add(-1)
@@ -413,4 +420,12 @@ func (s *Sweep) authorize(req *http.Request) {
 	if s.cfg.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+s.cfg.apiKey)
 	}
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -358,7 +358,7 @@ func (s *Sweep) openLoop(ctx context.Context, st *levelState, rec Recorder, warm
 			break
 		}
 		spec := s.spec(l.index, l.concurrency, seq, seq < warm)
-		spec.intended = intended
+		spec.intended, spec.slotFree = intended, time.Now()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
