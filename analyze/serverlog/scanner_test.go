@@ -102,9 +102,11 @@ func TestDetectEveryFixture(t *testing.T) {
 		name := filepath.Base(path)
 		var want Engine
 		switch {
+		case strings.HasSuffix(name, "-bare.log"):
+			want = EngineUnknown // lines copied without the engine's log prefix
 		case strings.HasPrefix(name, "vllm-"):
 			want = EngineVLLM
-		case strings.HasPrefix(name, "sglang-docs-"):
+		case strings.HasPrefix(name, "sglang-") && strings.Contains(name, "-docs-"):
 			want = EngineUnknown // a bare message without SGLang's prefix
 		case strings.HasPrefix(name, "sglang-"):
 			want = EngineSGLang
