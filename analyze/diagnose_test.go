@@ -102,9 +102,9 @@ func TestDiagnoseKVWallTestEngine(t *testing.T) {
 	t.Parallel()
 	f := kneeSweep(t)
 	f.manifest.Engine.Name = "node-llama-cpp"
-	lines := fixtureLines(t, "node-llama-cpp-3.21.1-contract-example.log")
+	lines := fixtureLines(t, "node-llama-cpp-3.21.1-preemptions.log") // captured from the test engine
 	for _, l := range lines {
-		f.log(f.at(kneeLevel[8], 0.5), l) // the preempt line lands at c=8, before the knee
+		f.log(f.at(kneeLevel[8], 0.5), l) // its preempt lines land at c=8, before the knee
 	}
 	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
 	if d.Wall != WallKVCache || !strings.Contains(d.Summary, "admission budget") {
