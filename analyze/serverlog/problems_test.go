@@ -51,6 +51,15 @@ func TestProblemExcerpts(t *testing.T) {
 			"RuntimeError('Engine loop has died')", EngineVLLM, Counts{Lines: 7, Events: 2, Ignored: 5}},
 		{"vllm-0.6.x-v0-cpu-engineloopdied.log", Options{}, 7, KindError, ProblemEngineDead,
 			"RuntimeError: Engine loop has died**", EngineVLLM, Counts{Lines: 7, Events: 2, Ignored: 5}},
+		// V1 API server traceback: "(APIServer pid=N)" without vLLM's own
+		// header, so the engine is not detected; the raise line counts too
+		{"vllm-0.10.x-v1-enginecore-initfailed-bare.log", Options{}, 3, KindError, ProblemEngineDead,
+			"RuntimeError: Engine core initialization failed. See root cause above.", "", Counts{Lines: 3, Events: 2, Ignored: 1}},
+		{"vllm-0.14.x-v1-enginecore-died.log", Options{}, 1, KindError, ProblemEngineDead,
+			"Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.", EngineVLLM, Counts{Lines: 1, Events: 1}},
+		// the traceback lines after SGLang's header have no prefix: unknown
+		{"sglang-0.5.x-scheduler-exception.log", Options{}, 2, KindError, ProblemEngineDead,
+			"Scheduler hit an exception: Traceback (most recent call last):", EngineSGLang, Counts{Lines: 4, Events: 2, Unknown: 2}},
 	} {
 		t.Run(fmt.Sprintf("%s:%d", tt.file, tt.line), func(t *testing.T) {
 			evs, s := scanFile(t, tt.file, tt.opts)
