@@ -7,10 +7,11 @@ import (
 	"time"
 )
 
-// TestProblemExcerpts checks every problem marker of common.go and the
-// warning and retraction patterns that had only made-up lines before against
-// real log excerpts (testdata/serverlogs/SOURCES.md says where each is from).
-// Each row names a line and the kind, class and message it must give.
+// TestProblemExcerpts checks the problem markers of common.go that had only
+// made-up lines before, and vLLM's swap-space warning, against real log
+// excerpts (testdata/serverlogs/SOURCES.md says where each is from; out of
+// memory and context errors are checked in the engines' own tests). Each row
+// names a line and the kind, class and message it must give.
 func TestProblemExcerpts(t *testing.T) {
 	for _, tt := range []struct {
 		file      string
