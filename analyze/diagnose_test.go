@@ -35,7 +35,7 @@ func TestDiagnoseKVCacheWall(t *testing.T) {
 	t.Parallel()
 	f := kneeSweep(t)
 	cleanStats(t, f)
-	preempt := fixtureLines(t, "vllm-docs-preemption-cnt.log")[0]
+	preempt := fixtureLines(t, "vllm-0.4.x-docs-preemption-cnt.log")[0]
 	c16 := kneeLevel[16]
 	f.log(f.at(c16, 0.6), preempt)
 	wantLine := int64(len(f.logLines))
@@ -102,9 +102,9 @@ func TestDiagnoseKVWallTestEngine(t *testing.T) {
 	t.Parallel()
 	f := kneeSweep(t)
 	f.manifest.Engine.Name = "node-llama-cpp"
-	lines := fixtureLines(t, "node-llama-cpp-3.21.1-contract-example.log")
+	lines := fixtureLines(t, "node-llama-cpp-3.21.1-preemptions.log") // captured from the test engine
 	for _, l := range lines {
-		f.log(f.at(kneeLevel[8], 0.5), l) // the preempt line lands at c=8, before the knee
+		f.log(f.at(kneeLevel[8], 0.5), l) // its preempt lines land at c=8, before the knee
 	}
 	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
 	if d.Wall != WallKVCache || !strings.Contains(d.Summary, "admission budget") {
@@ -163,7 +163,7 @@ func TestDiagnoseQueueing(t *testing.T) {
 		}, 0.02)
 	}
 	idle := fixtureLines(t, "vllm-0.13.x-v1-loggers248-stats.log")[0]
-	waiting := fixtureLines(t, "vllm-xpu-v1-loggers257-waiting.log")[0]
+	waiting := fixtureLines(t, "vllm-0.14.x-xpu-v1-loggers257-waiting.log")[0]
 	f.log(f.at(0, 0.5), idle)
 	f.log(f.at(1, 0.5), idle)
 	f.log(f.at(2, 0.5), waiting)

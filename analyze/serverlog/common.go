@@ -123,7 +123,6 @@ var problemMarkers = [...]struct{ class, marker string }{
 	{ProblemTimeout, "TimeoutError"},
 	{ProblemTimeout, "Timeout"},
 	{ProblemAbort, "Aborted request"},
-	{ProblemAbort, "Abort request"},
 }
 
 // markerPairs has a bit for each two-byte opening of a problem marker and

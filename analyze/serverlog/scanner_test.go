@@ -102,9 +102,11 @@ func TestDetectEveryFixture(t *testing.T) {
 		name := filepath.Base(path)
 		var want Engine
 		switch {
+		case strings.HasSuffix(name, "-bare.log"):
+			want = EngineUnknown // lines copied without the engine's log prefix
 		case strings.HasPrefix(name, "vllm-"):
 			want = EngineVLLM
-		case strings.HasPrefix(name, "sglang-docs-"):
+		case strings.HasPrefix(name, "sglang-") && strings.Contains(name, "-docs-"):
 			want = EngineUnknown // a bare message without SGLang's prefix
 		case strings.HasPrefix(name, "sglang-"):
 			want = EngineSGLang
@@ -493,27 +495,37 @@ func FuzzParseFloat(f *testing.F) {
 	})
 }
 
+// TestFindMarkerMatchesContains checks the fast marker search against
+// strings.Contains over every line of every fixture (the real lines behind
+// each marker are in testdata/serverlogs, see TestProblemExcerpts) plus the
+// edge cases of the search itself: a marker's prefix, empty and short input.
 func TestFindMarkerMatchesContains(t *testing.T) {
-	lines := []string{
-		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
-		"Engine loop has died",
-		"RuntimeError: Engine core initialization failed. See root cause above. Timeout",
-		"Aborted request chatcmpl-1.",
-		"ValueError: No available memory for the cache blocks. out of memory",
-		"nothing here) die",
-		"",
-		"x",
+	lines := []string{"nothing here) die", "", "x"}
+	for _, name := range fixtures(t) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Split(string(b), "\n")...)
 	}
+	found := map[int]bool{}
 	for _, l := range lines {
 		want := -1
 		for i, m := range problemMarkers {
 			if strings.Contains(l, m.marker) {
-				want = i
-				break
+				found[i] = true
+				if want < 0 {
+					want = i
+				}
 			}
 		}
 		if got := findMarker([]byte(l)); got != want {
 			t.Errorf("%q: findMarker %d, want %d", l, got, want)
+		}
+	}
+	for i, m := range problemMarkers {
+		if !found[i] {
+			t.Logf("marker %q: no fixture line holds it", m.marker)
 		}
 	}
 }

@@ -78,7 +78,7 @@ func TestSGLangBatchVariants(t *testing.T) {
 }
 
 func TestSGLangRetractWithoutPrefix(t *testing.T) {
-	evs, s := scanFile(t, "sglang-docs-retract-example.log", Options{Engine: EngineSGLang})
+	evs, s := scanFile(t, "sglang-0.4.x-docs-retract-example.log", Options{Engine: EngineSGLang})
 	ev := wantEvent(t, evs, 1, KindPreemption)
 	if ev.Preemption != (Preemption{Mode: ModeRetract, Count: 1, NewTokenRatioBefore: 0.9998, NewTokenRatioAfter: 1}) || ev.TimeQuality != TimeNone {
 		t.Errorf("%+v", ev)

@@ -85,7 +85,7 @@ func TestVLLMStatsVariants(t *testing.T) {
 		{"vllm-0.8.x-v1-loggers80-docker-compose.log", 1, Stats{Set: v1stats, Waiting: 1}},
 		// "Engine 000:" with a process prefix
 		{"vllm-0.13.x-v1-loggers248-stats.log", 2, Stats{Set: v1stats | FieldEngineIndex, PromptTokensPerS: 3.9, GenerationTokensPerS: 93.1, Running: 1, KVUsage: 0.001, PrefixCacheHitRate: 0.188}},
-		{"vllm-xpu-v1-loggers257-waiting.log", 7, Stats{Set: v1stats | FieldEngineIndex, GenerationTokensPerS: 5.5, Running: 1, Waiting: 14, KVUsage: 0.768, PrefixCacheHitRate: 0.92}},
+		{"vllm-0.14.x-xpu-v1-loggers257-waiting.log", 7, Stats{Set: v1stats | FieldEngineIndex, GenerationTokensPerS: 5.5, Running: 1, Waiting: 14, KVUsage: 0.768, PrefixCacheHitRate: 0.92}},
 		// two records glued on one line: the first one is read
 		{"vllm-0.10.0-v1-loggers118-glued.log", 2, Stats{Set: v1stats | FieldEngineIndex, GenerationTokensPerS: 239.2, Running: 8, KVUsage: 0.916}},
 		// the author's copy wrapped the line after "throughpu": only the
@@ -109,7 +109,7 @@ func TestVLLMPreemptions(t *testing.T) {
 		{"vllm-0.5.x-recompute-preemption-traceback.log", 1, Preemption{Mode: ModeRecompute, RequestID: "147", Count: 1, Cumulative: 1, CumulativeKnown: true}, utc(2024, time.August, 20, 10, 18, 39, 0)},
 		{"vllm-0.6.x-swap-preemption-artificial.log", 1, Preemption{Mode: ModeSwap, RequestID: "cmpl-f5a99b8801444ad19f63a764ebb493b7-0", Count: 1, Cumulative: 1, CumulativeKnown: true}, utc(2024, time.November, 27, 2, 4, 48, 0)},
 		// the documentation's copy: no "]" after the source, older counter name
-		{"vllm-docs-preemption-cnt.log", 1, Preemption{Mode: ModeRecompute, RequestID: "0", Count: 1, Cumulative: 1, CumulativeKnown: true}, utc(2024, time.May, 9, 0, 49, 33, 0)},
+		{"vllm-0.4.x-docs-preemption-cnt.log", 1, Preemption{Mode: ModeRecompute, RequestID: "0", Count: 1, Cumulative: 1, CumulativeKnown: true}, utc(2024, time.May, 9, 0, 49, 33, 0)},
 	}
 	for _, tt := range tests {
 		evs, _ := scanFile(t, tt.file, Options{Year: 2024})

@@ -53,11 +53,11 @@ func TestInspectLog(t *testing.T) {
 }
 
 func TestInspectLogJSON(t *testing.T) {
-	code, out, errs := headroom(t, "inspect-log", "--json", logFixtures+"node-llama-cpp-3.21.1-contract-example.log")
+	code, out, errs := headroom(t, "inspect-log", "--json", logFixtures+"node-llama-cpp-3.21.1-preemptions.log")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, w := range []string{`"Engine": "node-llama-cpp"`, `"Preemptions": 3`, `"context_exceeded": 1`} {
+	for _, w := range []string{`"Engine": "node-llama-cpp"`, `"Preemptions": 7`, `"context_exceeded": 1`} {
 		if !strings.Contains(out, w) {
 			t.Errorf("JSON lacks %s:\n%s", w, out)
 		}

@@ -1,0 +1,124 @@
+package serverlog
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProblemExcerpts checks the problem markers of common.go that had only
+// made-up lines before, and vLLM's swap-space warning, against real log
+// excerpts (testdata/serverlogs/SOURCES.md says where each is from; out of
+// memory and context errors are checked in the engines' own tests). Each row
+// names a line and the kind, class and message it must give.
+func TestProblemExcerpts(t *testing.T) {
+	for _, tt := range []struct {
+		file      string
+		opts      Options
+		line      int64
+		kind      Kind
+		class     string
+		msgPrefix string
+		engine    Engine
+		counts    Counts
+	}{
+		{"vllm-0.7.2-v0-cpu-swapspace.log", Options{}, 1, KindWarning, ProblemSwapSpace,
+			"Possibly too large swap space. 4.00 GiB out of the 7.75 GiB total CPU memory", EngineVLLM, Counts{Lines: 3, Events: 1, Ignored: 2}},
+		{"vllm-0.2.x-aborted-requests.log", Options{}, 1, KindError, ProblemAbort,
+			"0e89f1d2d94c4a039f868222c100cc8a", EngineVLLM, Counts{Lines: 9, Events: 9}},
+		{"vllm-0.2.x-aborted-requests.log", Options{}, 9, KindError, ProblemAbort,
+			"14b94d4ffd6646d69d4c2ad36d7dfd50", EngineVLLM, Counts{Lines: 9, Events: 9}},
+		{"vllm-0.5.3.post1-cpu-iteration-timeout.log", Options{}, 6, KindError, ProblemTimeout,
+			"Engine iteration timed out. This should never happen!", EngineVLLM, Counts{Lines: 8, Events: 7, Ignored: 1}},
+		// asyncio's TimeoutError at the end of a bare traceback; without a
+		// log prefix the traceback's source line that raises it (line 8)
+		// is an event too
+		{"vllm-0.7.x-v0-timeouterror-bare.log", Options{}, 9, KindError, ProblemTimeout,
+			"TimeoutError", "", Counts{Lines: 9, Events: 2, Ignored: 7}},
+		// the consequence of the timeout is an error without a known cause
+		{"vllm-0.5.3.post1-cpu-iteration-timeout.log", Options{}, 7, KindError, ProblemOther,
+			"Engine background task failed", EngineVLLM, Counts{Lines: 8, Events: 7, Ignored: 1}},
+		// V0 check in worker.py, printed here without any log prefix
+		{"vllm-0.6.x-kv-maxseqlen-bare.log", Options{}, 5, KindError, ProblemKVInsufficient,
+			"The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache (23648).", "", Counts{Lines: 5, Events: 1, Ignored: 4}},
+		// V1 check in kv_cache_utils.py, the end of a bare traceback
+		{"vllm-0.9.x-v1-kv-available-bare.log", Options{}, 5, KindError, ProblemKVInsufficient,
+			"ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (0.71 GiB).", "", Counts{Lines: 5, Events: 1, Ignored: 4}},
+		{"vllm-0.6.4.post1-nocacheblocks-compose.log", Options{}, 3, KindError, ProblemKVInsufficient,
+			"ValueError: No available memory for the cache blocks.", EngineVLLM, Counts{Lines: 3, Events: 1, Ignored: 2, Wrapped: 3}},
+		// the author's Markdown bold is around the first and last lines
+		{"vllm-0.6.x-v0-cpu-engineloopdied.log", Options{}, 1, KindError, ProblemEngineDead,
+			"RuntimeError('Engine loop has died')", EngineVLLM, Counts{Lines: 7, Events: 2, Ignored: 5}},
+		{"vllm-0.6.x-v0-cpu-engineloopdied.log", Options{}, 7, KindError, ProblemEngineDead,
+			"RuntimeError: Engine loop has died**", EngineVLLM, Counts{Lines: 7, Events: 2, Ignored: 5}},
+		// V1 API server traceback: "(APIServer pid=N)" without vLLM's own
+		// header, so the engine is not detected; the raise line counts too
+		{"vllm-0.10.x-v1-enginecore-initfailed-bare.log", Options{}, 3, KindError, ProblemEngineDead,
+			"RuntimeError: Engine core initialization failed. See root cause above.", "", Counts{Lines: 3, Events: 2, Ignored: 1}},
+		{"vllm-0.14.x-v1-enginecore-died.log", Options{}, 1, KindError, ProblemEngineDead,
+			"Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.", EngineVLLM, Counts{Lines: 1, Events: 1}},
+		// the traceback lines after SGLang's header have no prefix: unknown
+		{"sglang-0.5.x-scheduler-exception.log", Options{}, 2, KindError, ProblemEngineDead,
+			"Scheduler hit an exception: Traceback (most recent call last):", EngineSGLang, Counts{Lines: 4, Events: 2, Unknown: 2}},
+	} {
+		t.Run(fmt.Sprintf("%s:%d", tt.file, tt.line), func(t *testing.T) {
+			evs, s := scanFile(t, tt.file, tt.opts)
+			ev := wantEvent(t, evs, tt.line, tt.kind)
+			if ev.Problem.Class != tt.class || !strings.HasPrefix(ev.Problem.Message, tt.msgPrefix) {
+				t.Errorf("line %d: problem %+v, want class %s, message starting %q", tt.line, ev.Problem, tt.class, tt.msgPrefix)
+			}
+			if s.Engine() != tt.engine {
+				t.Errorf("engine %q, want %q", s.Engine(), tt.engine)
+			}
+			checkCounts(t, s, tt.counts)
+		})
+	}
+}
+
+// TestVLLMProblemTimes checks that the problem lines keep vLLM's time.
+func TestVLLMProblemTimes(t *testing.T) {
+	opts := Options{Year: 2024}
+	evs, _ := scanFile(t, "vllm-0.5.3.post1-cpu-iteration-timeout.log", opts)
+	checkTime(t, evs[6], time.Date(2024, time.July, 25, 15, 47, 17, 0, time.UTC), TimeNoYear)
+	evs, _ = scanFile(t, "vllm-0.6.4.post1-nocacheblocks-compose.log", opts)
+	checkTime(t, evs[3], time.Date(2024, time.November, 18, 18, 7, 28, 0, time.UTC), TimeNoYear)
+}
+
+// TestSGLangDecodeOOMRetract reads SGLang's older retraction message
+// ("Decode out of memory happened.", before "KV cache pool is full").
+func TestSGLangDecodeOOMRetract(t *testing.T) {
+	evs, s := scanFile(t, "sglang-0.4.x-decode-oom-retract.log", Options{})
+	if s.Engine() != EngineSGLang {
+		t.Fatalf("engine %q", s.Engine())
+	}
+	checkCounts(t, s, Counts{Lines: 5, Events: 5})
+	for _, tt := range []struct {
+		line          int64
+		before, after float64
+		at            time.Time
+	}{
+		{1, 0.1474, 0.1845, utc(2025, time.March, 7, 21, 49, 33, 0)},
+		{3, 0.1474, 0.1845, utc(2025, time.March, 7, 21, 49, 33, 0)},
+		{4, 0.0980, 0.1919, utc(2025, time.March, 7, 21, 49, 45, 0)},
+	} {
+		ev := wantEvent(t, evs, tt.line, KindPreemption)
+		if ev.Preemption != (Preemption{Mode: ModeRetract, Count: 1, NewTokenRatioBefore: tt.before, NewTokenRatioAfter: tt.after}) {
+			t.Errorf("line %d: %+v", tt.line, ev.Preemption)
+		}
+		checkTime(t, ev, tt.at, TimeNoZone)
+	}
+	if sum := Summarize(mapEvents(evs)); sum.Preemptions != 5 || sum.PreemptionsByMode[ModeRetract] != 5 {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+func mapEvents(evs map[int64]Event) []Event {
+	var all []Event
+	for i := int64(1); i <= int64(len(evs))+100; i++ {
+		if ev, ok := evs[i]; ok {
+			all = append(all, ev)
+		}
+	}
+	return all
+}
