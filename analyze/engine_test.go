@@ -1,10 +1,13 @@
 package analyze
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/headroom-llm/headroom/analyze/serverlog"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -124,5 +127,49 @@ func TestRunContextFlagshipExample(t *testing.T) {
 	}
 	if kv := finding(ra.Sweep.Diagnosis, WallKVCache); !strings.Contains(strings.Join(kv.Fixes, " "), "--kv-blocks") {
 		t.Errorf("transformers-cb kv fixes %q lack --kv-blocks", kv.Fixes)
+	}
+}
+
+// resolveEngine on the summaries of real start-up logs of other engines:
+// llama.cpp's context is per slot, SGLang's context and non-default args
+// are read, and a log without a fact leaves it empty.
+func TestResolveEngineOtherEngines(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		fixture                  string
+		name, context, dtype, tp string
+		flagsHave                string
+	}{
+		{"llamacpp-b9265-new-slots.log", "llamacpp", "1024 tokens per slot", "", "", ""},
+		{"sglang-0.5.18-startup-retract.log", "sglang", "32768 tokens", "", "", "mem_fraction_static=0.85"},
+		{"vllm-0.6.4.post1-serve-enginedead.log", "vllm", "105088 tokens", "float16", "1", "gpu_memory_utilization=0.95"},
+	} {
+		fh, err := os.Open(filepath.Join("..", "testdata", "serverlogs", tt.fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := serverlog.ScanSummary(fh, serverlog.Options{})
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ef := resolveEngine(&rundir.Manifest{}, &sum)
+		ctx := ""
+		if ef.ContextTokens > 0 {
+			ctx = strings.TrimSpace(fmt.Sprintf("%d tokens %s", ef.ContextTokens, ef.ContextNote))
+		}
+		tp := ""
+		if ef.TensorParallel > 0 {
+			tp = fmt.Sprint(ef.TensorParallel)
+		}
+		if ef.Name != tt.name || ctx != tt.context || ef.DType != tt.dtype || tp != tt.tp {
+			t.Errorf("%s: name %q context %q dtype %q tp %q, want %q %q %q %q", tt.fixture, ef.Name, ctx, ef.DType, tp, tt.name, tt.context, tt.dtype, tt.tp)
+		}
+		if flags := strings.Join(ef.Flags, " "); !strings.Contains(flags, tt.flagsHave) || (tt.flagsHave == "" && flags != "") {
+			t.Errorf("%s: flags %q, want %q", tt.fixture, flags, tt.flagsHave)
+		}
+		if ef.Name != "" && !ef.fromLog[efName] {
+			t.Errorf("%s: engine name not marked as from the log", tt.fixture)
+		}
 	}
 }
