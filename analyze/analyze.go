@@ -35,21 +35,22 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	}
 	for i, run := range runs {
 		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files}
-		ra.Context, ra.Missing = runContext(run)
-		ra.Warnings = append(ra.Warnings, run.Manifest.Warnings...)
+		eng := resolveEngine(run.Manifest, nil)
 		if isSweep(run) {
 			probe, probeDir := pickProbe(i, runs, rooflines)
-			sw, err := analyzeSweep(run, probe, probeDir, set)
+			sw, swEng, err := analyzeSweep(run, probe, probeDir, set)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", run.Dir, err)
 			}
-			ra.Sweep = sw
+			ra.Sweep, eng = sw, swEng
 			if rep.Headline == nil {
 				rep.Headline = headline(run, sw, probe)
 			}
 		} else if run.Manifest.HasKind(rundir.KindSweep) {
 			ra.Warnings = append(ra.Warnings, "the manifest says this run holds a sweep, but it recorded no levels or requests: nothing to analyse")
 		}
+		ra.Context, ra.Missing = runContext(run, eng)
+		ra.Warnings = append(manifestWarnings(run.Manifest, ra.Sweep), ra.Warnings...)
 		rep.Runs = append(rep.Runs, ra)
 	}
 	rep.Repeats = repeatGroups(runs, rep.Runs, set)
@@ -92,8 +93,9 @@ func pickProbe(i int, runs []*Run, rooflines []*Roofline) (*Roofline, string) {
 	return nil, ""
 }
 
-// analyzeSweep computes everything about one sweep run.
-func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*SweepAnalysis, error) {
+// analyzeSweep computes everything about one sweep run. It also returns
+// the run's engine facts, the manifest's completed from the server log.
+func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*SweepAnalysis, engineFacts, error) {
 	sw := &SweepAnalysis{Mode: "closed"}
 	if w := run.Manifest.Workload; w != nil && w.Mode != "" {
 		sw.Mode = w.Mode
@@ -133,6 +135,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		l.Sustained = l.Complete && l.ErrorFraction <= set.MaxErrorFraction
 	}
 	obs := observe(run, sw.Levels, set)
+	eng := resolveEngine(run.Manifest, obs.logSum)
 	sw.Warnings = append(sw.Warnings, obs.notes...)
 	sw.Knees = findKnees(sw.Levels, axis, set)
 	if set.SLO != nil {
@@ -140,14 +143,14 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	}
 	recommend(&sw.Knees, sw.Levels, sw.Goodput)
 	if probe != nil {
-		sw.Decode = decodeRoofline(run, sw.Levels, sw.Knees, probe, probeDir, set.Model, sw.Mode)
+		sw.Decode = decodeRoofline(sw.Levels, sw.Knees, probe, probeDir, set.Model, sw.Mode, eng)
 	} else {
 		sw.Missing = append(sw.Missing, "roofline gap: no probe run given (run `headroom probe`, then pass its directory with the sweep's)")
 	}
-	sw.Diagnosis = diagnose(sw.Levels, sw.Knees, obs, sw.Decode, set)
-	cost, err := costOf(run, sw.Levels, sw.Knees, sw.Goodput, set)
+	sw.Diagnosis = diagnose(sw.Levels, sw.Knees, obs, sw.Decode, set, eng.Name)
+	cost, err := costOf(run, sw.Levels, sw.Knees, sw.Goodput, set, eng)
 	if err != nil {
-		return nil, err
+		return nil, eng, err
 	}
 	sw.Cost = cost
 	sw.Timeline = obs.timeline(sw.Levels, set.MaxTimelinePoints)
@@ -159,7 +162,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		}
 		sw.Warnings = append(sw.Warnings, note)
 	}
-	return sw, nil
+	return sw, eng, nil
 }
 
 func headline(run *Run, sw *SweepAnalysis, probe *Roofline) *Headline {

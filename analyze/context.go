@@ -13,13 +13,14 @@ import (
 // seed's "report the context" rule: model, quantisation, dtype, context
 // length, prompt and output tokens, engine version, driver, every server
 // flag) and names the ones the run lacks; the report shows those as a
-// warning, never silently omits them.
-func runContext(run *Run) (items []ContextItem, missing []string) {
+// warning, never silently omits them. The engine's facts come from eng:
+// the manifest's, with gaps filled from the server log and labelled so.
+func runContext(run *Run, eng engineFacts) (items []ContextItem, missing []string) {
 	m := run.Manifest
 	sweep := m.HasKind(rundir.KindSweep) || isSweep(run)
 	add := func(label, value string) {
 		if value != "" {
-			items = append(items, ContextItem{label, value})
+			items = append(items, ContextItem{Label: label, Value: value})
 		}
 	}
 	need := func(label, value string) {
@@ -27,7 +28,7 @@ func runContext(run *Run) (items []ContextItem, missing []string) {
 			missing = append(missing, label)
 			return
 		}
-		items = append(items, ContextItem{label, value})
+		items = append(items, ContextItem{Label: label, Value: value})
 	}
 	need("Date", formatTime(m.StartTime))
 	add("Run label", m.Label)
@@ -64,28 +65,40 @@ func runContext(run *Run) (items []ContextItem, missing []string) {
 			add("GPU count", fmt.Sprint(len(m.GPUs)))
 		}
 	}
-	if e := m.Engine; e != nil || sweep {
-		if e == nil {
-			e = &rundir.Engine{}
+	if m.Engine != nil || sweep {
+		fromLog := func(label, value, field string) {
+			switch {
+			case value == "":
+				missing = append(missing, label)
+			case eng.fromLog[field]:
+				items = append(items, ContextItem{Label: label, Value: value, Source: sourceServerLog})
+			default:
+				items = append(items, ContextItem{Label: label, Value: value})
+			}
 		}
-		need("Engine", e.Name)
-		need("Engine version", e.Version)
-		need("Model", e.Model)
-		need("Quantization", e.Quantization)
-		need("DType", e.DType)
-		if e.MaxContextTokens > 0 {
-			add("Context length", fmt.Sprintf("%d tokens", e.MaxContextTokens))
+		fromLog("Engine", eng.Name, efName)
+		fromLog("Engine version", eng.Version, efVersion)
+		fromLog("Model", eng.Model, efModel)
+		fromLog("Quantization", eng.Quantization, efQuantization)
+		fromLog("DType", eng.DType, efDType)
+		ctxLen := ""
+		if eng.ContextTokens > 0 {
+			ctxLen = strings.TrimSuffix(fmt.Sprintf("%d tokens %s", eng.ContextTokens, eng.ContextNote), " ")
+		}
+		fromLog("Context length", ctxLen, efContext)
+		if eng.fromLog[efTensorParallel] {
+			items = append(items, ContextItem{Label: "Tensor parallel size", Value: fmt.Sprint(eng.TensorParallel), Source: sourceServerLog})
+		}
+		if eng.fromLog[efFlags] {
+			items = append(items, ContextItem{Label: "Server flags", Value: strings.Join(eng.Flags, " "), Source: sourceServerLog + ", the arguments it lists as non-default"})
 		} else {
-			missing = append(missing, "Context length")
+			fromLog("Server flags", strings.Join(eng.Flags, " "), efFlags)
 		}
-		if len(e.Flags) > 0 {
-			add("Server flags", strings.Join(e.Flags, " "))
-		} else {
-			missing = append(missing, "Server flags")
-		}
-		add("Engine notes", e.Description)
-		for _, k := range sortedKeys(e.Config) {
-			add("Engine "+strings.ReplaceAll(k, "_", " "), e.Config[k])
+		if e := m.Engine; e != nil {
+			add("Engine notes", e.Description)
+			for _, k := range sortedKeys(e.Config) {
+				add("Engine "+strings.ReplaceAll(k, "_", " "), e.Config[k])
+			}
 		}
 	}
 	if w := m.Workload; w != nil {

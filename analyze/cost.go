@@ -68,7 +68,7 @@ type PriceComparison struct {
 }
 
 // costOf computes the cost points of a sweep.
-func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings) (*Cost, error) {
+func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings, eng engineFacts) (*Cost, error) {
 	cs := set.Cost
 	c := &Cost{KWhUSD: cs.KWhUSD, Utilization: cs.Utilization}
 	if c.Utilization <= 0 {
@@ -76,7 +76,7 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 	}
 	c.GPUs = cs.GPUs
 	if c.GPUs <= 0 {
-		c.GPUs = max(len(run.Manifest.GPUs), tensorParallel(run.Manifest))
+		c.GPUs = max(len(run.Manifest.GPUs), eng.tp())
 		if len(run.Manifest.GPUs) == 0 {
 			c.Notes = append(c.Notes, fmt.Sprintf("the run does not list its GPUs: %d assumed (give --gpus)", c.GPUs))
 		}

@@ -103,14 +103,18 @@ const (
 const ridgeAgreeFactor = 2.0
 
 // decodeRoofline builds the roofline gap from the probe's roofline.
-func decodeRoofline(sweep *Run, levels []LevelStats, knees Knees, probe *Roofline, probeDir string, model *ModelSpec, mode string) *DecodeRoofline {
-	d := &DecodeRoofline{ProbeRun: probeDir, GPU: probe.GPU, TensorParallel: tensorParallel(sweep.Manifest)}
+func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir string, model *ModelSpec, mode string, eng engineFacts) *DecodeRoofline {
+	d := &DecodeRoofline{ProbeRun: probeDir, GPU: probe.GPU, TensorParallel: eng.tp()}
 	tp := float64(d.TensorParallel)
 	d.BandwidthBytesPerS = probe.BandwidthBytesPerS * tp
 	d.PeakFLOPPerS = probe.PeakFLOPPerS * tp
 	d.RidgeFLOPPerByte = probe.RidgeFLOPPerByte
 	if d.TensorParallel > 1 {
-		d.Notes = append(d.Notes, fmt.Sprintf("tensor parallel %d: bandwidth and peak are %d × the probe's single-GPU values (perfect scaling assumed; all-reduce cost not modelled)", d.TensorParallel, d.TensorParallel))
+		from := ""
+		if eng.fromLog[efTensorParallel] {
+			from = " (from server.log)"
+		}
+		d.Notes = append(d.Notes, fmt.Sprintf("tensor parallel %d%s: bandwidth and peak are %d × the probe's single-GPU values (perfect scaling assumed; all-reduce cost not modelled)", d.TensorParallel, from, d.TensorParallel))
 	}
 	if probe.DType != "" && model != nil && normalizeDType(probe.DType) != model.DType {
 		d.Notes = append(d.Notes, fmt.Sprintf("the probe measured %s GEMMs; the model runs in %s, so the compute ceiling is only indicative", probe.DType, model.DType))
@@ -225,11 +229,11 @@ func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpe
 	return rc
 }
 
-// tensorParallel reads the tensor-parallel size from the engine's config
-// facts or flags; 1 when not recorded.
-func tensorParallel(m *rundir.Manifest) int {
+// manifestTensorParallel reads the tensor-parallel size from the
+// manifest's engine config facts or flags; 0 when not recorded.
+func manifestTensorParallel(m *rundir.Manifest) int {
 	if m == nil || m.Engine == nil {
-		return 1
+		return 0
 	}
 	if v, err := strconv.Atoi(m.Engine.Config["tensor_parallel_size"]); err == nil && v > 0 {
 		return v
@@ -247,5 +251,5 @@ func tensorParallel(m *rundir.Manifest) int {
 			return v
 		}
 	}
-	return 1
+	return 0
 }

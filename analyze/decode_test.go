@@ -106,15 +106,15 @@ func TestTensorParallelFromFlags(t *testing.T) {
 	t.Parallel()
 	f := newFakeSweep(t)
 	f.manifest.Engine.Flags = []string{"--tensor-parallel-size", "2"}
-	if got := tensorParallel(f.manifest); got != 2 {
+	if got := manifestTensorParallel(f.manifest); got != 2 {
 		t.Errorf("tp %d", got)
 	}
 	f.manifest.Engine.Flags = []string{"-tp=4"}
-	if got := tensorParallel(f.manifest); got != 4 {
+	if got := manifestTensorParallel(f.manifest); got != 4 {
 		t.Errorf("tp %d", got)
 	}
 	f.manifest.Engine.Config = map[string]string{"tensor_parallel_size": "8"}
-	if got := tensorParallel(f.manifest); got != 8 {
+	if got := manifestTensorParallel(f.manifest); got != 8 {
 		t.Errorf("tp %d", got)
 	}
 }

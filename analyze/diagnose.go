@@ -65,12 +65,6 @@ const (
 
 // The seed's fixes.
 var (
-	kvFixes = []string{
-		"lower --max-model-len (less KV cache per sequence)",
-		"raise --gpu-memory-utilization (more memory for KV cache blocks)",
-		"enable KV cache quantisation (e.g. --kv-cache-dtype fp8)",
-		"serve a smaller model, or one with more aggressive grouped-query attention (fewer KV heads)",
-	}
 	queueFixes = []string{
 		"put admission control or a concurrency cap in front of the server (at the recommended concurrency); a bigger GPU will not help",
 	}
@@ -90,7 +84,8 @@ const (
 )
 
 // diagnose runs the four checks over levels sorted by concurrency.
-func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *DecodeRoofline, set Settings) Diagnosis {
+// engine names the serving engine (manifest or log) for the fixes.
+func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *DecodeRoofline, set Settings, engine string) Diagnosis {
 	var d Diagnosis
 	if !obs.hasLog {
 		d.Missing = append(d.Missing, missingLog)
@@ -106,7 +101,7 @@ func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *Decod
 	if !obs.hasClient {
 		d.Missing = append(d.Missing, missingClient)
 	}
-	kv := checkKV(levels, knees, obs, set)
+	kv := checkKV(levels, knees, obs, set, engine)
 	compute := checkCompute(levels, knees, obs, kv, decode, set)
 	queue := checkQueueing(levels, knees, obs, set)
 	client := checkClient(levels, knees, obs, set)
@@ -210,8 +205,8 @@ func upToKnee(levels []LevelStats, knees Knees) []LevelStats {
 	return levels
 }
 
-func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings) Finding {
-	f := Finding{Check: WallKVCache, Fixes: kvFixes, LevelIndex: -1}
+func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings, engine string) Finding {
+	f := Finding{Check: WallKVCache, Fixes: kvFixes(engine), LevelIndex: -1}
 	if !obs.hasLog && !obs.hasMetrics {
 		f.Status = StatusUnknown
 		f.Missing = []string{missingLog, missingMetrics}

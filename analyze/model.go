@@ -46,6 +46,9 @@ type RunAnalysis struct {
 type ContextItem struct {
 	Label string `json:"label"`
 	Value string `json:"value"`
+	// Source names where the value came from when it is not the manifest,
+	// e.g. "server.log" for a fact the server printed at start-up.
+	Source string `json:"source,omitempty"`
 }
 
 // Headline holds the numbers the report leads with. Zero values mean "not

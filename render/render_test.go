@@ -343,3 +343,21 @@ func TestProbeStateNotes(t *testing.T) {
 		}
 	}
 }
+
+// A context value that did not come from the manifest says where it came
+// from, so the reader can check it.
+func TestContextSourceShown(t *testing.T) {
+	t.Parallel()
+	r := &analyze.RunAnalysis{Context: []analyze.ContextItem{
+		{Label: "Engine", Value: "vllm"},
+		{Label: "DType", Value: "bfloat16", Source: "server.log"},
+	}}
+	s := contextSection("ctx", r)
+	if len(s.Tables) != 1 {
+		t.Fatalf("%d tables", len(s.Tables))
+	}
+	rows := s.Tables[0].Rows
+	if len(rows) != 2 || rows[0][1] != "vllm" || rows[1][1] != "bfloat16 (from server.log)" {
+		t.Errorf("rows %q", rows)
+	}
+}

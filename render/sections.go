@@ -113,7 +113,12 @@ func contextSection(id string, r *analyze.RunAnalysis) section {
 	}
 	t := table{Head: []string{"", ""}}
 	for _, c := range r.Context {
-		t.Rows = append(t.Rows, []string{c.Label, c.Value})
+		v := c.Value
+		if c.Source != "" {
+			// Not from the manifest: say where, so the reader can check it.
+			v += " (from " + c.Source + ")"
+		}
+		t.Rows = append(t.Rows, []string{c.Label, v})
 	}
 	if len(t.Rows) > 0 {
 		s.Tables = append(s.Tables, t)
