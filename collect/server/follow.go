@@ -20,6 +20,13 @@ const DefaultFollowPoll = 50 * time.Millisecond
 // waited for. Each complete line goes to sink with the time it was read;
 // a last unterminated line is delivered when ctx ends.
 func Follow(ctx context.Context, path string, poll time.Duration, sink func([]byte, time.Time)) error {
+	return FollowFrom(ctx, path, -1, poll, sink)
+}
+
+// FollowFrom is Follow starting at byte offset from of the file as it is
+// now (-1: its end), so that a caller that read its head (ReadHead) goes
+// on without a gap or a repeat.
+func FollowFrom(ctx context.Context, path string, from int64, poll time.Duration, sink func([]byte, time.Time)) error {
 	if poll <= 0 {
 		poll = DefaultFollowPoll
 	}
@@ -46,6 +53,9 @@ func Follow(ctx context.Context, path string, poll time.Duration, sink func([]by
 		f, ino, offset, pending = nf, inode(st), 0, pending[:0]
 		if fromEnd {
 			offset = st.Size()
+			if from >= 0 && from <= offset {
+				offset = from
+			}
 		}
 		return nil
 	}
@@ -113,4 +123,29 @@ func inode(st fs.FileInfo) uint64 {
 		return uint64(s.Ino)
 	}
 	return 0
+}
+
+// ReadHead returns the complete lines in the first max bytes of path (a
+// server's start-up: its version, configuration and arguments), the offset
+// just after the last of them, and whether that is the whole file's
+// content (then following from next loses nothing).
+func ReadHead(path string, max int) (lines [][]byte, next int64, whole bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	defer f.Close()
+	buf := make([]byte, max)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, 0, false, err
+	}
+	buf = buf[:n]
+	end := bytes.LastIndexByte(buf, '\n') + 1
+	for _, l := range bytes.SplitAfter(buf[:end], []byte("\n")) {
+		if len(l) > 0 {
+			lines = append(lines, bytes.TrimRight(l, "\r\n"))
+		}
+	}
+	return lines, int64(end), n < max, nil
 }

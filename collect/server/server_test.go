@@ -365,3 +365,45 @@ func TestCapturedLogHidesTokens(t *testing.T) {
 		t.Errorf("server.log:\n%s\nwant\n%s", data, want)
 	}
 }
+
+// ReadHead then FollowFrom: the start-up lines of a log the server already
+// wrote, then what it appends, with no line lost or repeated; a large log
+// is followed from its end after its head.
+func TestReadHeadThenFollow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(path, []byte("start 1\nstart 2\npart"), 0o644)
+	lines, next, whole, err := ReadHead(path, 1<<10)
+	if err != nil || len(lines) != 2 || string(lines[1]) != "start 2" || next != 16 || !whole {
+		t.Fatalf("head %q next %d whole %v err %v", lines, next, whole, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var got []string
+	done := make(chan error, 1)
+	go func() {
+		done <- FollowFrom(ctx, path, next, 5*time.Millisecond, func(b []byte, _ time.Time) {
+			mu.Lock()
+			got = append(got, string(b))
+			mu.Unlock()
+		})
+	}()
+	time.Sleep(30 * time.Millisecond)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("ial\nlater\n")
+	f.Close()
+	time.Sleep(60 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != "partial|later" {
+		t.Errorf("followed %q, want the line in progress and the next one", got)
+	}
+
+	big := filepath.Join(t.TempDir(), "big.log")
+	os.WriteFile(big, []byte(strings.Repeat("line of a long-running server\n", 100)), 0o644)
+	lines, _, whole, _ = ReadHead(big, 100)
+	if len(lines) != 3 || whole {
+		t.Errorf("head of a large log: %d lines, whole %v; want the 3 complete lines of its first 100 bytes", len(lines), whole)
+	}
+}

@@ -182,8 +182,26 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 		defer rec.log.Close()
 	}
 	if c.serverLog != "" {
+		from := int64(-1)
+		if s.startLevel == 0 {
+			// The server started before the sweep: its start-up lines
+			// (version, configuration, arguments) are at the top of the file.
+			// They are kept first, then the lines appended from now on.
+			lines, next, whole, err := server.ReadHead(c.serverLog, serverLogHeadBytes)
+			if err == nil && len(lines) > 0 {
+				now := time.Now()
+				for _, l := range lines {
+					rec.log.Line(l, now)
+				}
+				if whole {
+					from = next
+				} else {
+					s.note(fmt.Sprintf("server.log holds the first %d lines of %s (the server's start-up), then the lines written during the sweep", len(lines), c.serverLog))
+				}
+			}
+		}
 		goBG(func() {
-			if err := server.Follow(bg, c.serverLog, 0, rec.log.Line); err != nil {
+			if err := server.FollowFrom(bg, c.serverLog, from, 0, rec.log.Line); err != nil {
 				s.warn(fmt.Sprintf("following the server log %s failed: %v", c.serverLog, err))
 			}
 		})
@@ -344,6 +362,10 @@ func appendNew(dst []string, vals ...string) []string {
 	}
 	return dst
 }
+
+// serverLogHeadBytes is how much of the top of a followed log is kept: a
+// vLLM or SGLang start-up, arguments and configuration included, fits.
+const serverLogHeadBytes = 64 << 10
 
 // redactManifest replaces the secrets wherever they occur in the
 // manifest's string values: a server may report its own API key among the
