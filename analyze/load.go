@@ -35,22 +35,54 @@ type Run struct {
 // Load opens a run directory and reads the tables the analysis needs. Any
 // problem is one error naming the file.
 func Load(dir string) (*Run, error) {
+	return LoadWith(dir, LoadOptions{})
+}
+
+// LoadOptions leave out what a caller does not show, so that many runs load
+// quickly (headroom compare); the zero value reads everything.
+type LoadOptions struct {
+	// SkipTokens leaves out the per-chunk tokens table, the largest one:
+	// only the inter-token latencies (ITL) need it, not the knees, goodput,
+	// cost or the diagnosis.
+	SkipTokens bool
+	// SkipFiles leaves Run.Files empty (the report's list of data files).
+	SkipFiles bool
+}
+
+// LoadWith is Load with options.
+func LoadWith(dir string, o LoadOptions) (*Run, error) {
 	r, err := rundir.Open(dir)
 	if err != nil {
 		return nil, err
 	}
 	run := &Run{Dir: dir, Manifest: r.Manifest}
+	// One listing of the run says which tables and files exist, so absent
+	// tables cost no further system calls (an archive has many runs).
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	present := map[string]bool{}
+	for _, e := range entries {
+		present[e.Name()] = true
+	}
+	read := func(table string, f func() error) error {
+		if !present[table] || table == rundir.TableTokens && o.SkipTokens {
+			return nil
+		}
+		return f()
+	}
 	reads := []error{
-		readInto(dir, rundir.TableProbeGEMM, &run.GEMM),
-		readInto(dir, rundir.TableProbeBandwidth, &run.Bandwidth),
-		readInto(dir, rundir.TableLevels, &run.Levels),
-		readInto(dir, rundir.TableRequests, &run.Requests),
-		readInto(dir, rundir.TableTokens, &run.Tokens),
-		readInto(dir, rundir.TableServerMetrics, &run.Metrics),
-		readInto(dir, rundir.TableGPUTelemetry, &run.GPU),
-		readInto(dir, rundir.TableClientSamples, &run.Client),
-		readInto(dir, rundir.TableServerLogLines, &run.LogLines),
-		readInto(dir, rundir.TableLevelStats, &run.LevelStat),
+		read(rundir.TableProbeGEMM, func() error { return readInto(dir, rundir.TableProbeGEMM, &run.GEMM) }),
+		read(rundir.TableProbeBandwidth, func() error { return readInto(dir, rundir.TableProbeBandwidth, &run.Bandwidth) }),
+		read(rundir.TableLevels, func() error { return readInto(dir, rundir.TableLevels, &run.Levels) }),
+		read(rundir.TableRequests, func() error { return readInto(dir, rundir.TableRequests, &run.Requests) }),
+		read(rundir.TableTokens, func() error { return readInto(dir, rundir.TableTokens, &run.Tokens) }),
+		read(rundir.TableServerMetrics, func() error { return readInto(dir, rundir.TableServerMetrics, &run.Metrics) }),
+		read(rundir.TableGPUTelemetry, func() error { return readInto(dir, rundir.TableGPUTelemetry, &run.GPU) }),
+		read(rundir.TableClientSamples, func() error { return readInto(dir, rundir.TableClientSamples, &run.Client) }),
+		read(rundir.TableServerLogLines, func() error { return readInto(dir, rundir.TableServerLogLines, &run.LogLines) }),
+		read(rundir.TableLevelStats, func() error { return readInto(dir, rundir.TableLevelStats, &run.LevelStat) }),
 	}
 	for _, err := range reads {
 		if err != nil {
@@ -60,10 +92,14 @@ func Load(dir string) (*Run, error) {
 	if run.Manifest.HasKind(rundir.KindProbe) && len(run.GEMM) == 0 {
 		return nil, fmt.Errorf("%s: the manifest says this run holds a probe, but table %s has no rows", dir, rundir.TableProbeGEMM)
 	}
-	if st, err := os.Stat(filepath.Join(dir, rundir.ServerLogFile)); err == nil && st.Mode().IsRegular() {
-		run.LogPath = filepath.Join(dir, rundir.ServerLogFile)
+	if present[rundir.ServerLogFile] {
+		if st, err := os.Stat(filepath.Join(dir, rundir.ServerLogFile)); err == nil && st.Mode().IsRegular() {
+			run.LogPath = filepath.Join(dir, rundir.ServerLogFile)
+		}
 	}
-	run.Files = dataFiles(dir)
+	if !o.SkipFiles {
+		run.Files = dataFiles(dir)
+	}
 	return run, nil
 }
 

@@ -183,7 +183,7 @@ func seriesNames(c *compare.Comparison) []string {
 func runsSection(c *compare.Comparison) section {
 	s := section{ID: "runs", Title: "Runs compared",
 		Read: "Every run, the group it falls in (runs in one group are repeats of one configuration), when it ran and on what."}
-	t := table{Head: []string{"#", "Run", "Group", "Started", "Wall", "GPU", "Engine", "Model", "Source"}, Right: []bool{true}}
+	t := table{Head: []string{"#", "Run", "Group", "Started", "Duration", "GPU", "Engine", "Model", "Source"}, Right: []bool{true, false, false, false, true}}
 	for i, r := range c.Runs {
 		if i == MaxListedRuns {
 			s.Notes = append(s.Notes, fmt.Sprintf("%d more runs are not listed; comparison.json and runs.parquet (--index) hold every run.", len(c.Runs)-MaxListedRuns))
@@ -193,14 +193,14 @@ func runsSection(c *compare.Comparison) section {
 		if r.SourceTool != "" {
 			src = "import: " + r.SourceTool
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), r.Label, r.Group, stamp(r.Start), wallText(r.WallS),
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), r.Label, r.Group, stamp(r.Start), durationText(r.DurationS),
 			orText(r.GPU, "–"), orText(r.Engine, "–"), orText(r.Model, "–"), src})
 	}
 	s.Tables = append(s.Tables, t)
 	return s
 }
 
-func wallText(s float64) string {
+func durationText(s float64) string {
 	if s <= 0 {
 		return "–"
 	}
@@ -211,9 +211,9 @@ func headlineNumbersSection(c *compare.Comparison) section {
 	s := section{ID: "headline", Title: "Headline numbers",
 		Read: "Per run: peak sustained output throughput and the load reaching it, the TPOT knee (p50 TPOT past the knee factor), " +
 			"the throughput plateau, the recommended concurrency cap, goodput under the SLO, cost per million output tokens " +
-			"at the honest operating point, and the run's wall time."}
-	t := table{Head: []string{"Run", "Group", "Peak output", "At", "TPOT knee", "Plateau", "Cap", "SLO goodput", "$/Mtok out", "Requests (errors)", "Wall"},
-		Right: []bool{false, false, true, false, false, false, false, true, true, true, true}}
+			"at the honest operating point, and the wall the run hit (the diagnosis of its own report, in short)."}
+	t := table{Head: []string{"Run", "Group", "Peak output", "At", "TPOT knee", "Plateau", "Cap", "SLO goodput", "$/Mtok out", "Requests (errors)", "Wall hit"},
+		Right: []bool{false, false, true, false, false, false, false, true, true, true, false}}
 	var costWhy, sloWhy []string
 	names := seriesNames(c)
 	for i, r := range c.Runs {
@@ -223,7 +223,7 @@ func headlineNumbersSection(c *compare.Comparison) section {
 		}
 		sw := r.Sweep
 		if sw == nil {
-			t.Rows = append(t.Rows, []string{names[i], r.Group, "probe only", "", "", "", "", "", "", "", wallText(r.WallS)})
+			t.Rows = append(t.Rows, []string{names[i], r.Group, "probe only", "", "", "", "", "", "", "", "–"})
 			continue
 		}
 		slo := "–"
@@ -240,7 +240,7 @@ func headlineNumbersSection(c *compare.Comparison) section {
 		}
 		t.Rows = append(t.Rows, []string{names[i], r.Group, orDash(sw.PeakOutputTokPerS, tokPerS), orText(sw.PeakLoad, "–"),
 			orText(sw.TPOTKnee, "not reached"), orText(sw.Plateau, "not reached"), orText(sw.Recommended, "–"), slo, cost,
-			fmt.Sprintf("%s (%s)", integer(sw.Requests), integer(sw.Errors)), wallText(r.WallS)})
+			fmt.Sprintf("%s (%s)", integer(sw.Requests), integer(sw.Errors)), wallHitText(sw)})
 	}
 	s.Tables = append(s.Tables, t)
 	if len(c.Groups) < len(c.Runs) {
@@ -253,6 +253,14 @@ func headlineNumbersSection(c *compare.Comparison) section {
 		s.Notes = append(s.Notes, "Cost not available: "+w+".")
 	}
 	return s
+}
+
+// wallHitText is the run's wall as its own report's headline names it.
+func wallHitText(sw *compare.SweepSummary) string {
+	if sw.WallShort != "" {
+		return sw.WallShort
+	}
+	return orText(wallName(sw.Wall), "–")
 }
 
 // groupTable summarises the peak throughput over each group's runs.

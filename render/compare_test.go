@@ -210,3 +210,70 @@ func TestBrowserRendersComparison(t *testing.T) {
 		t.Errorf("found %d chart elements, want 4", len(res.Boxes))
 	}
 }
+
+// The bundled H200 runs compared: the headline table names the wall each
+// sweep's own report names (the sweeps carry labels in their manifests),
+// the runs table their duration, and the two probes (both in a folder named "probe") are told apart by their parent.
+func TestComparisonWallHitAndLabels(t *testing.T) {
+	var dirs []string
+	for _, r := range []string{"h200/probe", "h200-1b/probe", "h200/sweep-kv256", "h200-1b/sweep-kv256"} {
+		dirs = append(dirs, filepath.Join("..", "examples", "runs", filepath.FromSlash(r)))
+	}
+	runs, err := compare.LoadAll(context.Background(), dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := compare.DefaultOptions()
+	opts.Settings.Now = fixedNow
+	c, err := compare.Compare(context.Background(), runs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := buildComparePage(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := func(id string, col string) map[string]string {
+		for _, s := range p.Sections {
+			if s.ID != id {
+				continue
+			}
+			tb := s.Tables[0]
+			runCol, at := -1, -1
+			for i, h := range tb.Head {
+				if h == "Run" {
+					runCol = i
+				}
+				if h == col {
+					at = i
+				}
+			}
+			if runCol < 0 || at < 0 {
+				t.Fatalf("section %s: head %q lacks Run or %q", id, tb.Head, col)
+			}
+			out := map[string]string{}
+			for _, row := range tb.Rows {
+				out[row[runCol]] = row[at]
+			}
+			return out
+		}
+		t.Fatalf("no section %s", id)
+		return nil
+	}
+	wall := cells("headline", "Wall hit")
+	for run, want := range map[string]string{
+		"H200 8b-shape, KV 256 blocks": "compute knee at c=16; then the KV-cache wall from c=64",
+		"H200 1b-shape, KV 256 blocks": "inconclusive: TPOT bent at c=16; then the KV-cache wall from c=64",
+		"h200/probe":                   "–",
+		"h200-1b/probe":                "–",
+	} {
+		if got, ok := wall[run]; !ok || got != want {
+			t.Errorf("Wall hit of %s: %q (listed %v), want %q", run, got, ok, want)
+		}
+	}
+	for run, d := range cells("runs", "Duration") {
+		if d == "" || d == "–" {
+			t.Errorf("Duration of %s: %q", run, d)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -27,13 +28,19 @@ var recorded = []string{
 // factor (1 ± 2 %); it is tagged with its week, and runs from the second
 // half carry a newer engine version, so the archive holds an upgrade to
 // compare. The generated runs hold what compare reads (manifest, levels,
-// requests); the seed fixes everything.
+// requests, server metrics, client samples, the server log and its receive
+// times; every time moved and stretched like the requests); the seed fixes
+// everything.
 func replayArchive(tb testing.TB, dir string, n int) {
 	tb.Helper()
 	type source struct {
-		m      *rundir.Manifest
-		levels []rundir.LevelRow
-		reqs   []rundir.RequestRow
+		m       *rundir.Manifest
+		levels  []rundir.LevelRow
+		reqs    []rundir.RequestRow
+		metrics []rundir.ServerMetricRow
+		client  []rundir.ClientSampleRow
+		logs    []rundir.ServerLogLineRow
+		log     []byte
 	}
 	var srcs []source
 	for _, d := range recorded {
@@ -49,7 +56,26 @@ func replayArchive(tb testing.TB, dir string, n int) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		srcs = append(srcs, source{r.Manifest, levels, reqs})
+		metrics, err := rundir.ReadTable[rundir.ServerMetricRow](d, rundir.TableServerMetrics)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		client, err := rundir.ReadTable[rundir.ClientSampleRow](d, rundir.TableClientSamples)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		logs, err := rundir.ReadTable[rundir.ServerLogLineRow](d, rundir.TableServerLogLines)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		log, err := os.ReadFile(filepath.Join(d, rundir.ServerLogFile))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(metrics) == 0 || len(client) == 0 || len(logs) == 0 {
+			tb.Fatalf("%s: a recorded run without server metrics, client samples or log times", d)
+		}
+		srcs = append(srcs, source{r.Manifest, levels, reqs, metrics, client, logs, log})
 	}
 	rng := rand.New(rand.NewPCG(8, 1000))
 	for i := 0; i < n; i++ {
@@ -103,6 +129,30 @@ func replayArchive(tb testing.TB, dir string, n int) {
 		if err := rundir.WriteTable(rd, rundir.TableRequests, reqs); err != nil {
 			tb.Fatal(err)
 		}
+		metrics := slices.Clone(src.metrics)
+		for k := range metrics {
+			metrics[k].TimeNS = at(metrics[k].TimeNS)
+		}
+		client := slices.Clone(src.client)
+		for k := range client {
+			client[k].TimeNS = at(client[k].TimeNS)
+		}
+		logs := slices.Clone(src.logs)
+		for k := range logs {
+			logs[k].RecvNS = at(logs[k].RecvNS)
+		}
+		if err := rundir.WriteTable(rd, rundir.TableServerMetrics, metrics); err != nil {
+			tb.Fatal(err)
+		}
+		if err := rundir.WriteTable(rd, rundir.TableClientSamples, client); err != nil {
+			tb.Fatal(err)
+		}
+		if err := rundir.WriteTable(rd, rundir.TableServerLogLines, logs); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(rd, rundir.ServerLogFile), src.log, 0o644); err != nil {
+			tb.Fatal(err)
+		}
 		run.Manifest.Complete, run.Manifest.EndTime = true, time.Unix(0, end).UTC()
 		if err := run.SaveManifest(); err != nil {
 			tb.Fatal(err)
@@ -146,6 +196,34 @@ func TestReplayedArchive(t *testing.T) {
 	if thr == nil || thr.N1 != 6 || thr.N2 != 6 || thr.P == nil {
 		t.Fatalf("throughput over the replayed runs: %+v", thr)
 	}
+	// The replay moves the server's metrics, log times and client samples
+	// with the requests, so a replayed run's diagnosis is its source's,
+	// but for a borderline knee the jitter may tip: most replays agree.
+	srcRuns, err := LoadAll(context.Background(), recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := Compare(context.Background(), srcRuns, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.Runs[2].Sweep.Wall != analyze.WallNone {
+		// "no wall reached" needs the server's evidence (nothing queued,
+		// no preemption), so it shows the log and metrics were read.
+		t.Errorf("seq1-a: wall %q, want none", src.Runs[2].Sweep.Wall)
+	}
+	agree := 0
+	for i, r := range c.Runs {
+		if r.Sweep.Wall == "" || r.Sweep.WallShort == "" {
+			t.Errorf("run %d: no diagnosis", i)
+		}
+		if r.Sweep.Wall == src.Runs[i%len(recorded)].Sweep.Wall {
+			agree++
+		}
+	}
+	if agree < len(c.Runs)*3/4 {
+		t.Errorf("%d of %d replayed runs carry their source's wall", agree, len(c.Runs))
+	}
 	// The replay keeps each run's shape: a replayed run's peak is its
 	// source's within the jitter.
 	for i, r := range c.Runs {
@@ -163,9 +241,18 @@ func TestReplayedArchive(t *testing.T) {
 // ones: find them, load them, analyse each, compare the two engine
 // versions and write runs.parquet. docs/performance.md records its time
 // (go test ./analyze/compare -run XXX -bench CompareArchive -benchtime 3x).
+//
+// With HEADROOM_ARCHIVE_DIR set, the archive is generated there (when that
+// folder does not exist yet) and kept, so that the command itself can be
+// timed on it (docs/performance.md).
 func BenchmarkCompareArchive(b *testing.B) {
-	dir := b.TempDir()
-	replayArchive(b, dir, 1000)
+	dir, kept := os.LookupEnv("HEADROOM_ARCHIVE_DIR")
+	if !kept {
+		dir = b.TempDir()
+	}
+	if _, err := os.Stat(dir); !kept || os.IsNotExist(err) {
+		replayArchive(b, dir, 1000)
+	}
 	index := filepath.Join(b.TempDir(), "runs.parquet")
 	var cpu time.Duration
 	for b.Loop() {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/headroom-llm/headroom/analyze"
@@ -72,16 +73,20 @@ type Comparison struct {
 
 // Run is one run's summary.
 type Run struct {
-	Dir      string    `json:"dir"`
-	Label    string    `json:"label"` // the manifest's label, else the directory's name
+	Dir string `json:"dir"`
+	// Label is the manifest's label, else the directory's name, with as
+	// many parent directories as tell it from the other runs' labels
+	// ("h200/probe" and "h200-1b/probe").
+	Label    string    `json:"label"`
 	Tags     []string  `json:"tags,omitempty"`
 	Group    string    `json:"group"`
 	Kinds    []string  `json:"kinds"`
 	Complete bool      `json:"complete"`
 	Start    time.Time `json:"start_time"`
 	End      time.Time `json:"end_time,omitzero"`
-	// WallS is the measurement's wall time, end minus start; 0 unknown.
-	WallS float64 `json:"wall_s"`
+	// DurationS is how long the measurement took, end minus start; 0
+	// unknown. (Not the wall the run hit: that is Sweep.Wall.)
+	DurationS float64 `json:"duration_s"`
 	// Context in short, for tables: GPU ("2× NVIDIA H200"), driver,
 	// engine ("vllm 0.11.0"), model, quantization, and the tool an
 	// imported run came from with what it lacks.
@@ -132,10 +137,14 @@ type SweepSummary struct {
 	USDPerMTokOutput float64 `json:"usd_per_mtok_output"`
 	CostPoint        string  `json:"cost_point,omitempty"`
 	CostMissing      string  `json:"cost_missing,omitempty"`
-	Wall             string  `json:"wall,omitempty"` // the diagnosis verdict (needs the server log)
-	Requests         int     `json:"requests"`
-	Errors           int     `json:"errors"`
-	Levels           []Level `json:"levels"`
+	// Wall is the diagnosis' verdict (an analyze.Wall* value) and
+	// WallShort its one-line form with the level ("compute knee at c=8;
+	// then the KV-cache wall from c=32"), as the run's own report names it.
+	Wall      string  `json:"wall,omitempty"`
+	WallShort string  `json:"wall_short,omitempty"`
+	Requests  int     `json:"requests"`
+	Errors    int     `json:"errors"`
+	Levels    []Level `json:"levels"`
 }
 
 // Level is one load level of a run, for the overlaid panels and the gate.
@@ -227,6 +236,9 @@ func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Compariso
 	if err != nil {
 		return nil, err
 	}
+	for i, l := range defaultLabels(runs) {
+		c.Runs[i].Label = l
+	}
 	manifests := make([]*rundir.Manifest, len(runs))
 	for i, r := range runs {
 		manifests[i] = r.Manifest
@@ -250,6 +262,54 @@ func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Compariso
 	return c, nil
 }
 
+// defaultLabels labels each run: its manifest's label, else the shortest
+// suffix of its directory's path (the name, then parent/name, ...) that no
+// other run's label shares, so two runs named "probe" in different
+// folders are not shown (or grouped) as one.
+func defaultLabels(runs []*analyze.Run) []string {
+	labels := make([]string, len(runs))
+	var unlabelled []int
+	explicit := map[string]bool{}
+	for i, r := range runs {
+		if labels[i] = r.Manifest.Label; labels[i] != "" {
+			explicit[labels[i]] = true
+		} else {
+			unlabelled = append(unlabelled, i)
+		}
+	}
+	// One pass per suffix length k counts the distinct directories that
+	// share each suffix; most runs are told apart at k = 1.
+	parts := make(map[int][]string, len(unlabelled))
+	for _, i := range unlabelled {
+		parts[i] = strings.Split(filepath.ToSlash(filepath.Clean(runs[i].Dir)), "/")
+	}
+	suffix := func(i, k int) string {
+		p := parts[i]
+		return strings.Join(p[max(len(p)-k, 0):], "/")
+	}
+	for k := 1; len(unlabelled) > 0; k++ {
+		dirs := map[string]map[string]bool{}
+		for _, i := range unlabelled {
+			sfx := suffix(i, k)
+			if dirs[sfx] == nil {
+				dirs[sfx] = map[string]bool{}
+			}
+			dirs[sfx][filepath.Clean(runs[i].Dir)] = true
+		}
+		var left []int
+		for _, i := range unlabelled {
+			sfx := suffix(i, k)
+			if k >= len(parts[i]) || !explicit[sfx] && len(dirs[sfx]) == 1 {
+				labels[i] = sfx
+			} else {
+				left = append(left, i)
+			}
+		}
+		unlabelled = left
+	}
+	return labels
+}
+
 func checkGroupKey(key string, ms []*rundir.Manifest) error {
 	if key == "label" || key == "dir" || len(key) > 4 && key[:4] == "tag:" {
 		return nil
@@ -267,11 +327,8 @@ func summarize(run *analyze.Run, set analyze.Settings) (Run, error) {
 		Dir: run.Dir, Label: m.Label, Tags: m.Tags, Kinds: m.Kinds, Complete: m.Complete,
 		Start: m.StartTime, End: m.EndTime, Warnings: m.Warnings,
 	}
-	if s.Label == "" {
-		s.Label = filepath.Base(run.Dir)
-	}
 	if !m.EndTime.IsZero() && m.EndTime.After(m.StartTime) {
-		s.WallS = m.EndTime.Sub(m.StartTime).Seconds()
+		s.DurationS = m.EndTime.Sub(m.StartTime).Seconds()
 	}
 	if len(m.GPUs) > 0 {
 		s.GPUName, s.GPUCount, s.Driver = m.GPUs[0].Name, len(m.GPUs), m.GPUs[0].Driver
@@ -314,7 +371,7 @@ func sweepSummary(sw *analyze.SweepAnalysis) *SweepSummary {
 		PeakOutputTokPerS: k.PeakOutputTokPerS, PeakConcurrency: k.PeakConcurrency,
 		TPOTKneeConcurrency: k.TPOTKneeConcurrency, PlateauConcurrency: k.PlateauConcurrency,
 		RecommendedConc: k.RecommendedConcurrency, BaselineTPOTP50S: k.BaselineTPOTP50S,
-		Wall: sw.Diagnosis.Wall,
+		Wall: sw.Diagnosis.Wall, WallShort: sw.Diagnosis.Short,
 	}
 	load := func(li int) string {
 		for _, l := range sw.Levels {
@@ -399,7 +456,7 @@ func group(c *Comparison, runs []*analyze.Run, opts Options) error {
 		name := ""
 		for i, r := range runs {
 			if isBase[i] {
-				v := groupValue(opts.GroupBy, r.Dir, r.Manifest)
+				v := runGroupValue(c, opts.GroupBy, i, r)
 				if name == "" {
 					name = v
 				} else if name != v {
@@ -422,7 +479,7 @@ func group(c *Comparison, runs []*analyze.Run, opts Options) error {
 	}
 	for i, r := range runs {
 		if !isBase[i] {
-			add(groupValue(opts.GroupBy, r.Dir, r.Manifest), i, false)
+			add(runGroupValue(c, opts.GroupBy, i, r), i, false)
 		}
 	}
 	if len(opts.Baseline) == 0 {
@@ -436,6 +493,15 @@ func group(c *Comparison, runs []*analyze.Run, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// runGroupValue is the run's group value; by label, the label the
+// comparison shows (see defaultLabels).
+func runGroupValue(c *Comparison, key string, i int, r *analyze.Run) string {
+	if key == "" || key == "label" {
+		return c.Runs[i].Label
+	}
+	return groupValue(key, r.Dir, r.Manifest)
 }
 
 func hasSweep(c *Comparison, g Group) bool {

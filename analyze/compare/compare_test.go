@@ -259,3 +259,58 @@ func TestProbeRunsAreNotCompared(t *testing.T) {
 		t.Fatalf("groups %+v comparisons %+v gate %+v", c.Groups, c.Comparisons, c.Gate)
 	}
 }
+
+// Runs without a label are named by the shortest suffix of their path
+// that tells them apart; a manifest's label is kept as it is.
+func TestDefaultLabels(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		dirs   []string
+		labels []string // manifest labels, "" for none
+		want   []string
+	}{
+		{"distinct names", []string{"a/run-1", "b/run-2"}, []string{"", ""}, []string{"run-1", "run-2"}},
+		{"same name, two GPUs",
+			[]string{"examples/runs/h200/probe", "examples/runs/h200-1b/probe"}, []string{"", ""},
+			[]string{"h200/probe", "h200-1b/probe"}},
+		{"parents differ higher up",
+			[]string{"x/2026-01/sweep", "y/2026-01/sweep", "z/sweep"}, []string{"", "", ""},
+			[]string{"x/2026-01/sweep", "y/2026-01/sweep", "z/sweep"}},
+		{"a name that is another run's label", []string{"a/base", "b/other"}, []string{"", "base"},
+			[]string{"a/base", "base"}},
+		{"explicit labels are kept", []string{"a/probe", "b/probe"}, []string{"fp8", "fp8"}, []string{"fp8", "fp8"}},
+		{"the same directory twice", []string{"a/probe", "a/probe/", "b/probe"}, []string{"", "", ""},
+			[]string{"a/probe", "a/probe", "b/probe"}},
+		{"a relative name and a longer path", []string{"probe", "h200/probe"}, []string{"", ""},
+			[]string{"probe", "h200/probe"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs []*analyze.Run
+			for i, d := range tt.dirs {
+				runs = append(runs, &analyze.Run{Dir: d, Manifest: &rundir.Manifest{Label: tt.labels[i]}})
+			}
+			if got := defaultLabels(runs); !slices.Equal(got, tt.want) {
+				t.Errorf("labels %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Two unlabelled runs in folders of the same name are two groups, each
+// named by its distinguishing path.
+func TestCompareSameNamedRuns(t *testing.T) {
+	a := sweep{dir: "archive/h200/sweep", engine: rundir.Engine{Name: "vllm", Version: "0.11.0"}, levels: []int{1, 4}, n: 20, tokens: 64,
+		ttft: constant(20 * time.Millisecond), tpot: constant(10 * time.Millisecond)}
+	b := a
+	b.dir = "archive/h100/sweep"
+	c, err := Compare(context.Background(), []*analyze.Run{a.run(), b.run()}, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Runs[0].Label != "h200/sweep" || c.Runs[1].Label != "h100/sweep" {
+		t.Errorf("labels %q, %q", c.Runs[0].Label, c.Runs[1].Label)
+	}
+	if len(c.Groups) != 2 || c.Groups[0].Name != "h200/sweep" || c.Groups[1].Name != "h100/sweep" || c.Runs[1].Group != "h100/sweep" {
+		t.Errorf("groups %+v", c.Groups)
+	}
+}

@@ -22,7 +22,7 @@ type IndexRow struct {
 	Date            string   `parquet:"date"` // UTC day of the start, YYYY-MM-DD
 	StartNS         int64    `parquet:"start_ns"`
 	EndNS           *int64   `parquet:"end_ns"`
-	WallS           *float64 `parquet:"wall_s"`
+	DurationS       *float64 `parquet:"duration_s"`
 	GPUName         string   `parquet:"gpu_name"`
 	GPUCount        int64    `parquet:"gpu_count"`
 	Driver          string   `parquet:"driver"`
@@ -39,12 +39,17 @@ type IndexRow struct {
 	TPOTKneeConc    *int64   `parquet:"tpot_knee_concurrency"`
 	PlateauConc     *int64   `parquet:"plateau_concurrency"`
 	RecommendedConc *int64   `parquet:"recommended_concurrency"`
-	BaselineTPOTS   *float64 `parquet:"baseline_tpot_p50_s"`
-	SLOOutputTokS   *float64 `parquet:"slo_output_tok_per_s"`
-	USDPerMTok      *float64 `parquet:"usd_per_mtok_output"`
-	ProbePeakFLOPS  *float64 `parquet:"probe_peak_flop_per_s"`
-	ProbeBandwidth  *float64 `parquet:"probe_bandwidth_bytes_per_s"`
-	ProbeRidge      *float64 `parquet:"probe_ridge_flop_per_byte"`
+	// Wall is the diagnosis' verdict (kv_cache, compute, queueing,
+	// client_bound, none, inconclusive), WallShort its line with the
+	// level; NULL for a probe-only run.
+	Wall           *string  `parquet:"wall"`
+	WallShort      *string  `parquet:"wall_short"`
+	BaselineTPOTS  *float64 `parquet:"baseline_tpot_p50_s"`
+	SLOOutputTokS  *float64 `parquet:"slo_output_tok_per_s"`
+	USDPerMTok     *float64 `parquet:"usd_per_mtok_output"`
+	ProbePeakFLOPS *float64 `parquet:"probe_peak_flop_per_s"`
+	ProbeBandwidth *float64 `parquet:"probe_bandwidth_bytes_per_s"`
+	ProbeRidge     *float64 `parquet:"probe_ridge_flop_per_byte"`
 }
 
 // Index returns one index row per run, in the comparison's order.
@@ -63,8 +68,8 @@ func (c *Comparison) Index() []IndexRow {
 		if !r.End.IsZero() {
 			row.EndNS = ptr(r.End.UnixNano())
 		}
-		if r.WallS > 0 {
-			row.WallS = ptr(r.WallS)
+		if r.DurationS > 0 {
+			row.DurationS = ptr(r.DurationS)
 		}
 		if s := r.Sweep; s != nil {
 			row.Levels, row.Requests, row.Errors = int64(len(s.Levels)), int64(s.Requests), int64(s.Errors)
@@ -73,6 +78,7 @@ func (c *Comparison) Index() []IndexRow {
 			row.TPOTKneeConc = positiveInt(s.TPOTKneeConcurrency)
 			row.PlateauConc = positiveInt(s.PlateauConcurrency)
 			row.RecommendedConc = positiveInt(s.RecommendedConc)
+			row.Wall, row.WallShort = nonEmpty(s.Wall), nonEmpty(s.WallShort)
 			row.BaselineTPOTS = positive(s.BaselineTPOTP50S)
 			row.SLOOutputTokS = positive(s.SLOOutputTokPerS)
 			row.USDPerMTok = positive(s.USDPerMTokOutput)
@@ -105,6 +111,13 @@ func positiveInt(v int) *int64 {
 	if v > 0 {
 		x := int64(v)
 		return &x
+	}
+	return nil
+}
+
+func nonEmpty(s string) *string {
+	if s != "" {
+		return &s
 	}
 	return nil
 }

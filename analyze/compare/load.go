@@ -2,80 +2,21 @@ package compare
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"runtime"
 	"sync"
 
 	"github.com/headroom-llm/headroom/analyze"
-	"github.com/headroom-llm/headroom/rundir"
 )
 
-// Load reads what a comparison needs of a run directory: the manifest, the
-// probe tables, levels, requests, per-level statistics and GPU telemetry
-// (power, for the cost). It leaves out the per-chunk tokens table, server
-// metrics, client samples and the server log, which a comparison does not
-// show, so an archive of runs loads quickly; ITL and the diagnosis are
-// therefore not compared.
+// Load reads what a comparison needs of a run directory with the report's
+// own loader (analyze.LoadWith): every table the per-run analysis and its
+// diagnosis use (levels, requests, server metrics, GPU telemetry, client
+// samples, server log and its receive times, the probe), so a run's wall
+// in a comparison is the wall its own report names. It leaves out the
+// per-chunk tokens table, the largest, which only the ITL needs, and the
+// list of data files; ITL is therefore not compared.
 func Load(dir string) (*analyze.Run, error) {
-	r, err := rundir.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	run := &analyze.Run{Dir: dir, Manifest: r.Manifest}
-	// One listing of the run says which tables exist, so absent tables
-	// cost no further system calls (an archive has many runs).
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	present := map[string]bool{}
-	for _, e := range entries {
-		if e.IsDir() {
-			present[e.Name()] = true
-		}
-	}
-	type reader struct {
-		table string
-		read  func() error
-	}
-	for _, rd := range []reader{
-		{rundir.TableProbeGEMM, func() (err error) {
-			run.GEMM, err = rundir.ReadTable[rundir.ProbeGEMMRow](dir, rundir.TableProbeGEMM)
-			return
-		}},
-		{rundir.TableProbeBandwidth, func() (err error) {
-			run.Bandwidth, err = rundir.ReadTable[rundir.ProbeBandwidthRow](dir, rundir.TableProbeBandwidth)
-			return
-		}},
-		{rundir.TableLevels, func() (err error) {
-			run.Levels, err = rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
-			return
-		}},
-		{rundir.TableRequests, func() (err error) {
-			run.Requests, err = rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-			return
-		}},
-		{rundir.TableLevelStats, func() (err error) {
-			run.LevelStat, err = rundir.ReadTable[rundir.LevelStatsRow](dir, rundir.TableLevelStats)
-			return
-		}},
-		{rundir.TableGPUTelemetry, func() (err error) {
-			run.GPU, err = rundir.ReadTable[rundir.GPUTelemetryRow](dir, rundir.TableGPUTelemetry)
-			return
-		}},
-	} {
-		if !present[rd.table] {
-			continue
-		}
-		if err := rd.read(); err != nil {
-			return nil, err
-		}
-	}
-	if run.Manifest.HasKind(rundir.KindProbe) && len(run.GEMM) == 0 {
-		return nil, fmt.Errorf("%s: the manifest says this run holds a probe, but table %s has no rows", dir, rundir.TableProbeGEMM)
-	}
-	return run, nil
+	return analyze.LoadWith(dir, analyze.LoadOptions{SkipTokens: true, SkipFiles: true})
 }
 
 // LoadAll loads runs concurrently, one worker per CPU, keeping their

@@ -40,7 +40,7 @@ func newCompareCmd() *cobra.Command {
 		Long: `Compare reads run directories (a directory that is not a run is searched
 recursively for runs) and writes compare.md, compare.html and comparison.json:
 the three panels and the rooflines of every run overlaid, a table of headline
-numbers per run (peak throughput, TPOT knee, SLO goodput, $/Mtok, wall time),
+numbers per run (peak throughput, TPOT knee, SLO goodput, $/Mtok, the wall hit),
 and the context keys whose values differ between runs (engine version, flags,
 model, quantization, GPU, driver, ...).
 

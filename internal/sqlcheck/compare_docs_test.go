@@ -121,6 +121,25 @@ func TestCompareDocsSQL(t *testing.T) {
 		}
 		last = got
 	}
+	// The wall columns hold each run's diagnosis, as compare found it.
+	walls := map[string]string{}
+	q, err := db.Query("SELECT label, wall_short FROM '" + index + "' WHERE wall IS NOT NULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q.Next() {
+		var label, short string
+		if err := q.Scan(&label, &short); err != nil {
+			t.Fatal(err)
+		}
+		walls[label] = short
+	}
+	q.Close()
+	for _, r := range c.Runs {
+		if r.Sweep != nil && (r.Sweep.WallShort == "" || walls[r.Label] != r.Sweep.WallShort) {
+			t.Errorf("%s: wall_short %q in the index, %q in the comparison", r.Label, walls[r.Label], r.Sweep.WallShort)
+		}
+	}
 	// The last query: p99 TTFT per run label and concurrency. Check the
 	// "1 sequence" run against compare's own numbers.
 	want := map[int64]float64{}

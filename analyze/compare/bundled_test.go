@@ -1,0 +1,63 @@
+package compare
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/headroom-llm/headroom/analyze"
+)
+
+// Each bundled sweep, compared, carries the wall its own report names:
+// compare.Load reads what the diagnosis needs (server metrics, the server
+// log and its receive times, GPU telemetry, client samples). The expected
+// verdicts are those pinned by analyze's TestBundledRunsVerdicts; the test
+// also checks them against the report's own analysis of the full run.
+func TestBundledRunsWallMatchesReport(t *testing.T) {
+	want := map[string]string{
+		"sweep-testengine":    "inconclusive: TPOT bent at c=4; then the KV-cache wall from c=8",
+		"h200/sweep-kv256":    "compute knee at c=16; then the KV-cache wall from c=64",
+		"h200/sweep-kv768":    "compute knee at c=16",
+		"h200-1b/sweep-kv256": "inconclusive: TPOT bent at c=16; then the KV-cache wall from c=64",
+	}
+	var dirs []string
+	for run := range want {
+		dirs = append(dirs, filepath.Join("..", "..", "examples", "runs", filepath.FromSlash(run)))
+	}
+	runs, err := LoadAll(context.Background(), dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(context.Background(), runs, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range c.Runs {
+		rel, _ := filepath.Rel(filepath.Join("..", "..", "examples", "runs"), r.Dir)
+		rel = filepath.ToSlash(rel)
+		if r.Sweep == nil {
+			t.Fatalf("%s: no sweep summary", rel)
+		}
+		if r.Sweep.WallShort != want[rel] {
+			t.Errorf("%s: wall %q, want %q", rel, r.Sweep.WallShort, want[rel])
+		}
+		full, err := analyze.Load(dirs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := analyze.Analyze([]*analyze.Run{full}, opts().Settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := rep.Runs[0].Sweep.Diagnosis
+		if r.Sweep.Wall != d.Wall || r.Sweep.WallShort != d.Short {
+			t.Errorf("%s: compare says %s (%q), its report %s (%q)", rel, r.Sweep.Wall, r.Sweep.WallShort, d.Wall, d.Short)
+		}
+	}
+	rows := c.Index()
+	for i, row := range rows {
+		if row.Wall == nil || *row.Wall != c.Runs[i].Sweep.Wall || row.WallShort == nil || *row.WallShort != c.Runs[i].Sweep.WallShort {
+			t.Errorf("index row %d: wall %v / %v", i, row.Wall, row.WallShort)
+		}
+	}
+}
