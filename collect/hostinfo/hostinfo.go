@@ -18,7 +18,7 @@ import (
 // fields stay empty.
 func Collect() rundir.Host {
 	h := rundir.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
-	h.Hostname, _ = os.Hostname()
+	h.Hostname, _ = hostnameFunc()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))
 	}
@@ -72,3 +72,6 @@ func memTotal(meminfo []byte) int64 {
 	}
 	return 0
 }
+
+// hostnameFunc is os.Hostname.
+var hostnameFunc = os.Hostname

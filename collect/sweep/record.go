@@ -239,7 +239,12 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 		s.note("engine " + e.Name + " " + e.Version + " identified from " + e.Source)
 	}
 
-	if !c.noGPU {
+	gpuHere := c.noGPU || c.gpu != nil || c.serverCmd != "" || hostinfo.IsLocal(ctx, s.base.Hostname())
+	if !gpuHere {
+		// NVML sees this machine's GPUs, which would be the wrong ones.
+		s.note(fmt.Sprintf("no GPU telemetry: the server at %s is not on this machine; run headroom sweep on the server's host for it", s.base.Hostname()))
+	}
+	if !c.noGPU && gpuHere {
 		src := c.gpu
 		if src == nil {
 			var gerr error
