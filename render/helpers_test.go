@@ -29,18 +29,26 @@ var fixedNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func exampleReport(t *testing.T, names ...string) *analyze.Report {
 	t.Helper()
 	t.Chdir(t.TempDir())
-	var runs []*analyze.Run
 	for _, name := range names {
 		if _, _, err := examples.Extract(name, name); err != nil {
 			t.Fatal(err)
 		}
-		r, err := analyze.Load(name)
+	}
+	return analyzeDirs(t, names, analyze.Default())
+}
+
+// analyzeDirs loads the runs in dirs and analyzes them with set, at the
+// tests' fixed time and version.
+func analyzeDirs(t *testing.T, dirs []string, set analyze.Settings) *analyze.Report {
+	t.Helper()
+	var runs []*analyze.Run
+	for _, d := range dirs {
+		r, err := analyze.Load(d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		runs = append(runs, r)
 	}
-	set := analyze.Default()
 	set.Now = fixedNow
 	rep, err := analyze.Analyze(runs, set)
 	if err != nil {
@@ -237,16 +245,7 @@ func defaultDemoReport(t *testing.T) *analyze.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs []*analyze.Run
-	for _, d := range dirs {
-		r, err := analyze.Load(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
-	}
 	set := analyze.Default()
-	set.Now = fixedNow
 	if set.SLO, err = analyze.ParseSLO(spec.SLO); err != nil {
 		t.Fatal(err)
 	}
@@ -258,10 +257,5 @@ func defaultDemoReport(t *testing.T) *analyze.Report {
 		t.Fatal(err)
 	}
 	set.Cost = analyze.CostSettings{GPUPreset: spec.GPUPreset, KWhUSD: spec.KWhUSD, Utilization: 1, Prices: prices, PricesSource: source}
-	rep, err := analyze.Analyze(runs, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep.HeadroomVersion = "test"
-	return rep
+	return analyzeDirs(t, dirs, set)
 }
