@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/templates"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -260,11 +261,10 @@ func inkFraction(img image.Image, b chartBox) float64 {
 	return float64(ink) / float64(r.Dx()*r.Dy())
 }
 
-// The default demo (`headroom demo`: the H200 probe and two sweeps, with
-// the example's own report settings) draws every chart in a browser; its
-// top is the README's screenshot.
-func TestBrowserRendersDemoReport(t *testing.T) {
-	rep := defaultDemoReport(t)
+// checkInBrowser writes rep's report.html, opens it in headless Chromium
+// and reports every problem browserProblems finds.
+func checkInBrowser(t *testing.T, rep *analyze.Report) browserResult {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := Files(dir, rep, "html"); err != nil {
 		t.Fatal(err)
@@ -274,6 +274,15 @@ func TestBrowserRendersDemoReport(t *testing.T) {
 	for _, p := range browserProblems(res, file) {
 		t.Error(p)
 	}
+	return res
+}
+
+// The default demo (`headroom demo`: the H200 probe and two sweeps, with
+// the example's own report settings) draws every chart in a browser; its
+// top is the README's screenshot.
+func TestBrowserRendersDemoReport(t *testing.T) {
+	rep := defaultDemoReport(t)
+	res := checkInBrowser(t, rep)
 	if *screenshotOut != "" {
 		writeDocScreenshot(t, res.Screenshot, res.Boxes, *screenshotOut)
 	}
@@ -287,15 +296,7 @@ func TestBrowserRendersDemoReport(t *testing.T) {
 // The probe-only example draws its one chart.
 func TestBrowserRendersProbeReport(t *testing.T) {
 	rep := exampleReport(t, "h200-probe")
-	dir := t.TempDir()
-	if _, err := Files(dir, rep, "html"); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "report.html")
-	res := openInBrowser(t, file)
-	for _, p := range browserProblems(res, file) {
-		t.Error(p)
-	}
+	res := checkInBrowser(t, rep)
 	if len(res.Boxes) != 1 {
 		t.Errorf("the probe report should draw 1 chart, found %d chart elements", len(res.Boxes))
 	}
