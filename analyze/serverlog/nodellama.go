@@ -112,39 +112,8 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 		r.Waiting = kv.int("waiting", -1)
 		return stEvent
 	case "step":
-		st := &s.ev.Stats
-		st.Phase = "step"
-		for _, p := range kv.pairs {
-			var f StatField
-			switch p.key {
-			case "running":
-				f = FieldRunning
-			case "waiting":
-				f = FieldWaiting
-			case "batch_tokens":
-				f = FieldBatchTokens
-			case "prefill_tokens":
-				f = FieldNewTokens
-			case "kv_used_tokens":
-				f = FieldKVUsedTokens
-			case "kv_budget_tokens":
-				f = FieldKVBudgetTokens
-			case "kv_usage":
-				f = FieldKVUsage
-			default:
-				continue
-			}
-			v, err := strconv.ParseFloat(p.val, 64)
-			if err != nil {
-				return s.bad("test engine step: %s: expected a number, found %q", p.key, p.val)
-			}
-			st.set(f, v)
-		}
-		if st.Set == 0 {
-			return s.bad("test engine step: no fields")
-		}
-		s.ev.Kind = KindStats
-		return stEvent
+		s.ev.Stats.Phase = "step"
+		return s.statsEvent(kv, testEngineStepFields, "test engine step")
 	case "preempt":
 		p := &s.ev.Preemption
 		p.Mode = kv.get("mode") // recompute; transformers-cb also cpu_offload (ModeOffload)
@@ -193,32 +162,7 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 // tfcbEvent reads transformers-cb's own events.
 func (s *Scanner) tfcbEvent(verb string, kv nodeFieldSet) status {
 	if verb == "stats" {
-		st := &s.ev.Stats
-		for _, p := range kv.pairs {
-			var f StatField
-			switch p.key {
-			case "running":
-				f = FieldRunning
-			case "waiting":
-				f = FieldWaiting
-			case "kv_usage":
-				f = FieldKVUsage
-			case "gen_tokens_per_s":
-				f = FieldGenerationThroughput
-			default:
-				continue
-			}
-			v, err := strconv.ParseFloat(p.val, 64)
-			if err != nil {
-				return s.bad("transformers-cb stats: %s: expected a number, found %q", p.key, p.val)
-			}
-			st.set(f, v)
-		}
-		if st.Set == 0 {
-			return s.bad("transformers-cb stats: no fields")
-		}
-		s.ev.Kind = KindStats
-		return stEvent
+		return s.statsEvent(kv, tfcbStatsFields, "transformers-cb stats")
 	}
 	for _, p := range kv.pairs {
 		if p.val == "" || p.val == "-" {
@@ -313,4 +257,41 @@ func nodeFields(b []byte) nodeFieldSet {
 		out.pairs = append(out.pairs, nodeKV{tok[:eq], v})
 	}
 	return out
+}
+
+// The numeric fields of the test engine's step lines and transformers-cb's
+// stats lines, by key; other keys are skipped.
+var (
+	testEngineStepFields = map[string]StatField{
+		"running": FieldRunning, "waiting": FieldWaiting, "batch_tokens": FieldBatchTokens,
+		"prefill_tokens": FieldNewTokens, "kv_used_tokens": FieldKVUsedTokens,
+		"kv_budget_tokens": FieldKVBudgetTokens, "kv_usage": FieldKVUsage,
+	}
+	tfcbStatsFields = map[string]StatField{
+		"running": FieldRunning, "waiting": FieldWaiting, "kv_usage": FieldKVUsage,
+		"gen_tokens_per_s": FieldGenerationThroughput,
+	}
+)
+
+// statsEvent reads the fields of one engine's stats line into s.ev.Stats:
+// an event when at least one is there, an error naming what (a stats
+// line of the engine) when one is not a number or none is.
+func (s *Scanner) statsEvent(kv nodeFieldSet, fields map[string]StatField, what string) status {
+	st := &s.ev.Stats
+	for _, p := range kv.pairs {
+		f, ok := fields[p.key]
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(p.val, 64)
+		if err != nil {
+			return s.bad("%s: %s: expected a number, found %q", what, p.key, p.val)
+		}
+		st.set(f, v)
+	}
+	if st.Set == 0 {
+		return s.bad("%s: no fields", what)
+	}
+	s.ev.Kind = KindStats
+	return stEvent
 }
