@@ -211,19 +211,9 @@ func (p *jparser) null() bool {
 // object walks an object, calling fn with each key (unescaped; valid only
 // during the call) positioned before its value; fn must consume the value.
 func (p *jparser) object(fn func(key []byte, p *jparser) error) error {
-	p.ws()
-	if p.i >= len(p.b) || p.b[p.i] != '{' {
-		return errSyntax
-	}
-	if p.depth++; p.depth > maxJSONDepth {
-		return errSyntax
-	}
-	p.i++
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-		p.depth--
-		return nil
+	empty, err := p.enter('{', '}')
+	if err != nil || empty {
+		return err
 	}
 	for {
 		p.ws()
@@ -245,58 +235,66 @@ func (p *jparser) object(fn func(key []byte, p *jparser) error) error {
 		if err := fn(key, p); err != nil {
 			return err
 		}
-		p.ws()
-		if p.i >= len(p.b) {
-			return errSyntax
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			p.depth--
-			return nil
-		default:
-			return errSyntax
+		if done, err := p.after('}'); err != nil || done {
+			return err
 		}
 	}
 }
 
 // array walks an array, calling fn positioned before each element.
 func (p *jparser) array(fn func(p *jparser) error) error {
-	p.ws()
-	if p.i >= len(p.b) || p.b[p.i] != '[' {
-		return errSyntax
-	}
-	if p.depth++; p.depth > maxJSONDepth {
-		return errSyntax
-	}
-	p.i++
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
-		p.depth--
-		return nil
+	empty, err := p.enter('[', ']')
+	if err != nil || empty {
+		return err
 	}
 	for {
 		if err := fn(p); err != nil {
 			return err
 		}
-		p.ws()
-		if p.i >= len(p.b) {
-			return errSyntax
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			p.depth--
-			return nil
-		default:
-			return errSyntax
+		if done, err := p.after(']'); err != nil || done {
+			return err
 		}
 	}
+}
+
+// enter consumes the opening bracket of an object or array (one level
+// deeper, bounded by maxJSONDepth), and the closing one too when it is
+// empty.
+func (p *jparser) enter(open, close byte) (empty bool, err error) {
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != open {
+		return false, errSyntax
+	}
+	if p.depth++; p.depth > maxJSONDepth {
+		return false, errSyntax
+	}
+	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == close {
+		p.i++
+		p.depth--
+		return true, nil
+	}
+	return false, nil
+}
+
+// after consumes what follows a member or element: a comma (more to come)
+// or the closing bracket (done, one level up).
+func (p *jparser) after(close byte) (done bool, err error) {
+	p.ws()
+	if p.i >= len(p.b) {
+		return false, errSyntax
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return false, nil
+	case close:
+		p.i++
+		p.depth--
+		return true, nil
+	}
+	return false, errSyntax
 }
 
 // str reads a string and returns its raw contents (between the quotes) and

@@ -129,19 +129,16 @@ func (s *Sweep) maxConcurrency() int {
 	return m
 }
 
-func (s *Sweep) addFallback(msg string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	msg = s.redact(msg)
-	s.fallbacks = append(s.fallbacks, msg)
-	s.cfg.logf("warning: %s", msg)
-}
+func (s *Sweep) addFallback(msg string) { s.warnInto(&s.fallbacks, msg) }
 
-func (s *Sweep) warn(msg string) {
+func (s *Sweep) warn(msg string) { s.warnInto(&s.warnings, msg) }
+
+// warnInto records a warning, redacted, in list and prints it.
+func (s *Sweep) warnInto(list *[]string, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg = s.redact(msg)
-	s.warnings = append(s.warnings, msg)
+	*list = append(*list, msg)
 	s.cfg.logf("warning: %s", msg)
 }
 
