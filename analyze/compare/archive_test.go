@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/internal/cputime"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -256,9 +257,9 @@ func BenchmarkCompareArchive(b *testing.B) {
 	index := filepath.Join(b.TempDir(), "runs.parquet")
 	var cpu time.Duration
 	for b.Loop() {
-		before := processCPU()
+		before := cputime.Total()
 		c := summarizeArchive(b, dir, index)
-		cpu += processCPU() - before
+		cpu += cputime.Total() - before
 		if len(c.Runs) != 1000 {
 			b.Fatalf("%d runs", len(c.Runs))
 		}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/headroom-llm/headroom/internal/cputime"
 )
 
 // benchLog is the vLLM fixtures repeated to about n bytes.
@@ -33,7 +35,7 @@ func benchScan(b *testing.B, prefix string, engine Engine) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Total()
 	for i := 0; i < b.N; i++ {
 		s := NewScanner(bytes.NewReader(data), Options{Engine: engine})
 		z := NewSummarizer()
@@ -46,7 +48,7 @@ func benchScan(b *testing.B, prefix string, engine Engine) {
 	}
 	// The wall-clock MB/s is unreliable on a shared machine; MB per CPU
 	// second (user+system, all threads, GC included) is not.
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Total() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
 	}
 }

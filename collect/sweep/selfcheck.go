@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/cputime"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -16,9 +17,9 @@ func (s *Sweep) sampleClient(ctx context.Context, rec Recorder) {
 	tick := time.NewTicker(s.cfg.sampleInterval)
 	defer tick.Stop()
 	take := func() {
-		user, sys := processCPU()
+		user, sys := cputime.Process()
 		row := rundir.ClientSampleRow{
-			TimeNS: s.clock.nowNS(), CPUUserS: user, CPUSystemS: sys, CPUs: int32(runtime.GOMAXPROCS(0)),
+			TimeNS: s.clock.nowNS(), CPUUserS: user.Seconds(), CPUSystemS: sys.Seconds(), CPUs: int32(runtime.GOMAXPROCS(0)),
 			OpenStreams: s.openStreams.Load(), SendLagMaxS: float64(s.sendLagMaxNS.Swap(0)) / 1e9,
 		}
 		s.mu.Lock()
