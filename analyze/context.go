@@ -2,7 +2,8 @@ package analyze
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,7 +97,7 @@ func runContext(run *Run, eng engineFacts) (items []ContextItem, missing []strin
 		}
 		if e := m.Engine; e != nil {
 			add("Engine notes", e.Description)
-			for _, k := range sortedKeys(e.Config) {
+			for _, k := range slices.Sorted(maps.Keys(e.Config)) {
 				add("Engine "+strings.ReplaceAll(k, "_", " "), e.Config[k])
 			}
 		}
@@ -178,13 +179,4 @@ func describeDist(d rundir.Dist) string {
 		}
 		return s
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,7 +3,8 @@ package render
 import (
 	"fmt"
 	"html/template"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -299,7 +300,7 @@ func errorClasses(m map[string]int) string {
 		return ""
 	}
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return ": " + strings.Join(parts, ", ")
@@ -419,13 +420,4 @@ func orDash(v float64, f func(float64) string) string {
 		return "–"
 	}
 	return f(v)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

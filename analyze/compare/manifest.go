@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -77,7 +78,7 @@ func contextFields(m *rundir.Manifest) []field {
 		for _, f := range parseFlags(e.Flags) {
 			add("engine.flag "+f.key, f.value)
 		}
-		for _, k := range sortedKeys(e.Config) {
+		for _, k := range slices.Sorted(maps.Keys(e.Config)) {
 			add("engine.config."+k, e.Config[k])
 		}
 	}
@@ -177,15 +178,6 @@ func intsString(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // DiffRow is one context key whose value differs between the runs

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -251,12 +253,12 @@ func writeLogSummary(w io.Writer, file string, opts serverlog.Options, s serverl
 	if len(s.Errors) == 0 {
 		p("  none\n")
 	} else {
-		for _, k := range sortedKeys(s.Errors) {
+		for _, k := range slices.Sorted(maps.Keys(s.Errors)) {
 			row(k, s.Errors[k])
 		}
 		row("first error", fmt.Sprintf("line %d: %s", s.FirstError.Line, clipLine(s.FirstError.Raw)))
 	}
-	for _, k := range sortedKeys(s.Warnings) {
+	for _, k := range slices.Sorted(maps.Keys(s.Warnings)) {
 		row("warning "+k, s.Warnings[k])
 	}
 	if len(s.HTTPStatus) > 0 {
@@ -304,19 +306,10 @@ func timeNote(q serverlog.TimeQuality, opts serverlog.Options) string {
 
 func fmtCounts(m map[string]int) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func clipLine(s string) string {

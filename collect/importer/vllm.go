@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -117,7 +118,7 @@ func parseVLLMResult(f fileRef, raw json.RawMessage, opts Options, where string)
 	if r.Label != nil {
 		src.label = *r.Label
 	}
-	for _, k := range sortedKeys(all) {
+	for _, k := range slices.Sorted(maps.Keys(all)) {
 		if slices.Contains(vllmKnownKeys, k) || strings.HasSuffix(k, "_ms") || strings.HasPrefix(k, "spec_decode_") ||
 			strings.HasPrefix(k, "diffusion_") || strings.HasPrefix(k, "probe_") {
 			continue
@@ -391,15 +392,6 @@ func cmpOr(vals ...string) string {
 		}
 	}
 	return ""
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // errorSummary keeps the line of an error text that says most: the last
