@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/headroom-llm/headroom/collect/sweep"
@@ -220,13 +221,12 @@ func rawStreams(base string, n, tokens int, st *stamps) (int, error) {
 	body := fmt.Sprintf(`{"model":"bench","prompt":"hello hello hello","max_tokens":%d,"stream":true}`, tokens)
 	req := []byte(fmt.Sprintf("POST /v1/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", u.Host, len(body), body))
 	marker := []byte(`"text":" `)
-	var ok sync.WaitGroup
-	var done sync.Mutex
-	okCount := 0
+	var wg sync.WaitGroup
+	var done atomic.Int64 // streams that ended with [DONE]
 	for _, c := range conns {
-		ok.Add(1)
+		wg.Add(1)
 		go func() {
-			defer ok.Done()
+			defer wg.Done()
 			defer c.Close()
 			if _, err := c.Write(req); err != nil {
 				return
@@ -246,14 +246,12 @@ func rawStreams(base string, n, tokens int, st *stamps) (int, error) {
 						}
 					}
 				} else if bytes.HasPrefix(line, []byte("data: [DONE]")) {
-					done.Lock()
-					okCount++
-					done.Unlock()
+					done.Add(1)
 					return
 				}
 			}
 		}()
 	}
-	ok.Wait()
-	return okCount, nil
+	wg.Wait()
+	return int(done.Load()), nil
 }

@@ -17,7 +17,7 @@ func IsLocal(ctx context.Context, host string) bool {
 	if host == "" {
 		return false
 	}
-	if strings.EqualFold(host, "localhost") || strings.EqualFold(host, hostname()) {
+	if name, _ := hostnameFunc(); strings.EqualFold(host, "localhost") || strings.EqualFold(host, name) {
 		return true
 	}
 	var addrs []netip.Addr
@@ -40,11 +40,6 @@ func IsLocal(ctx context.Context, host string) bool {
 		}
 	}
 	return false
-}
-
-func hostname() string {
-	h, _ := hostnameFunc()
-	return h
 }
 
 // interfaceAddrs is the set of this machine's interface addresses.
