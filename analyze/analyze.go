@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/headroom-llm/headroom/analyze/stats"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // Analyze turns loaded runs into the report model. Probe runs lend their

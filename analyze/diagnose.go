@@ -2,7 +2,7 @@ package analyze
 
 import (
 	"fmt"
-	"github.com/headroom-llm/headroom/analyze/stats"
+	"github.com/headroom-llm/headroom/stats"
 	"strings"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/headroom-llm/headroom/analyze/stats"
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // goodput judges each level against the SLO: a level passes when every

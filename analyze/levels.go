@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/headroom-llm/headroom/analyze/stats"
 	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // requestTiming is what the statistics need of one measured request.

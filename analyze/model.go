@@ -3,8 +3,8 @@ package analyze
 import (
 	"time"
 
-	"github.com/headroom-llm/headroom/analyze/stats"
 	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // Report is the analyzer's output and the renderer's only input. It is

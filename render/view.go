@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/headroom-llm/headroom/analyze"
-	"github.com/headroom-llm/headroom/analyze/stats"
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // The view is the report model laid out for display: the same sections,

@@ -4,7 +4,7 @@
 // engine versions, ...) are larger than chance. It is pure like package
 // analyze: runs in, a plain model out (rendered by package render and
 // written as comparison.json), no printing. It uses analyze for every
-// per-run number and analyze/stats for every test, so a number in a
+// per-run number and stats for every test, so a number in a
 // comparison is the number `headroom report` shows for the same run.
 package compare
 
@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/analyze"
-	"github.com/headroom-llm/headroom/analyze/stats"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // Options are the comparison settings.

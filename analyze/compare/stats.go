@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/headroom-llm/headroom/analyze/stats"
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // GroupComparison compares one candidate group with the baseline group.
