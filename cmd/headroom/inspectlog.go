@@ -16,8 +16,7 @@ import (
 )
 
 func newInspectLogCmd() *cobra.Command {
-	var engine, tz string
-	var year int
+	opts := serverlog.Options{Location: time.UTC}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "inspect-log FILE|RUN",
@@ -37,25 +36,20 @@ vLLM prints months and days but no year: pass --year (or a run directory).
 See docs/serverlogs.md for what is read from each engine.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := serverlog.ParseEngine(engine)
-			if err != nil {
-				return usageError{fmt.Errorf("--engine: %w", err)}
-			}
-			opts := serverlog.Options{Engine: e, Year: year, Location: time.UTC}
-			if tz != "" {
-				loc, err := time.LoadLocation(tz)
-				if err != nil {
-					return usageError{fmt.Errorf("--tz %q: %w (use an IANA name such as Europe/Berlin, or UTC)", tz, err)}
-				}
-				opts.Location = loc
-			}
 			return inspectLog(cmd.OutOrStdout(), args[0], opts, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&engine, "engine", "auto", "auto, vllm, sglang, llamacpp, node-llama-cpp or transformers-cb")
-	cmd.Flags().IntVar(&year, "year", 0, "year of stamps that print none (vLLM, journald)")
-	cmd.Flags().StringVar(&tz, "tz", "", "time zone of stamps that print none (default UTC)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	fl := cmd.Flags()
+	parsedVar(fl, &opts.Engine, "engine", "engine", "auto", "auto, vllm, sglang, llamacpp, node-llama-cpp or transformers-cb", serverlog.ParseEngine)
+	fl.IntVar(&opts.Year, "year", 0, "year of stamps that print none (vLLM, journald)")
+	parsedVar(fl, &opts.Location, "tz", "zone", "", "time zone of stamps that print none (default UTC)", func(s string) (*time.Location, error) {
+		loc, err := time.LoadLocation(s)
+		if err != nil {
+			return nil, fmt.Errorf("unknown time zone: want an IANA name such as Europe/Berlin, or UTC")
+		}
+		return loc, nil
+	})
+	fl.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
 }
 

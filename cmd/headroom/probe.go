@@ -20,7 +20,7 @@ import (
 // probeFlags are the command line of `headroom probe`.
 type probeFlags struct {
 	out       string
-	devices   string
+	devices   []int // nil: all
 	batches   []int
 	k, n      int
 	repeats   int
@@ -59,8 +59,9 @@ See docs/probe.md.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "", "run directory to write (default headroom-probe-<UTC time>)")
-	fl.StringVar(&f.devices, "devices", "0", `GPUs to probe: CUDA ordinals like "0,1", or "all" (each alone, then all at once)`)
-	fl.IntSliceVar(&f.batches, "batches", probe.DefaultBatches, "batch sizes B of the (B,K)@(K,N) GEMM sweep")
+	f.devices = []int{0}
+	parsedVar(fl, &f.devices, "devices", "gpus", "0", `GPUs to probe: CUDA ordinals like "0,1", or "all" (each alone, then all at once); default 0`, parseDevices)
+	intsVar(fl, &f.batches, "batches", 1, "1,16,256", probe.DefaultBatches, "batch sizes B of the (B,K)@(K,N) GEMM sweep")
 	fl.IntVar(&f.k, "k", probe.DefaultK, "inner dimension K of the GEMM")
 	fl.IntVar(&f.n, "n", probe.DefaultN, "output dimension N of the GEMM")
 	fl.IntVar(&f.repeats, "repeats", probe.DefaultRepeats, "timed windows per point; the median is reported")
@@ -69,7 +70,7 @@ See docs/probe.md.`,
 	for i, s := range probe.DefaultBufferSizes {
 		defaultMi[i] = int(s >> 20)
 	}
-	fl.IntSliceVar(&f.buffersMi, "buffers", defaultMi, "bandwidth buffer sizes in MiB")
+	intsVar(fl, &f.buffersMi, "buffers", 1, "256,1024", defaultMi, "bandwidth buffer sizes in MiB")
 	fl.BoolVar(&f.noNVML, "no-nvml", false, "do not sample clocks, power and throttling through NVML")
 	fl.IntVar(&f.copyThreads, "copy-threads", probe.DefaultCopyThreads, "threads per block of the copy and read kernels")
 	fl.IntVar(&f.copyBlocksPerSM, "copy-blocks-per-sm", probe.DefaultCopyBlocksPerSM, "blocks per multiprocessor of the copy and read kernels")
@@ -83,27 +84,18 @@ func parseDevices(s string) ([]int, error) {
 	if strings.TrimSpace(s) == "all" {
 		return nil, nil
 	}
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		d, err := strconv.Atoi(strings.TrimSpace(part))
+	return splitList(s, `"all" or CUDA ordinals like 0,1`, func(p string) (int, error) {
+		d, err := strconv.Atoi(p)
 		if err != nil || d < 0 {
-			return nil, usageError{fmt.Errorf("--devices %q: want \"all\" or CUDA ordinals like 0,1", s)}
+			return 0, errors.New("not an ordinal")
 		}
-		out = append(out, d)
-	}
-	return out, nil
+		return d, nil
+	})
 }
 
 func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error {
-	devices, err := parseDevices(f.devices)
-	if err != nil {
-		return err
-	}
 	sizes := make([]uint64, len(f.buffersMi))
 	for i, mi := range f.buffersMi {
-		if mi <= 0 {
-			return usageError{fmt.Errorf("--buffers: %d MiB must be positive", mi)}
-		}
 		sizes[i] = uint64(mi) << 20
 	}
 	bar := newProgressBar(stderr)
@@ -112,8 +104,8 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 		probe.WithWindow(f.window), probe.WithBufferSizes(sizes...), probe.WithProgress(bar.update),
 		probe.WithCopyLaunch(f.copyThreads, f.copyBlocksPerSM),
 	}
-	if devices != nil {
-		opts = append(opts, probe.WithDevices(devices...))
+	if f.devices != nil {
+		opts = append(opts, probe.WithDevices(f.devices...))
 	}
 	if f.noNVML {
 		opts = append(opts, probe.WithoutNVML())
