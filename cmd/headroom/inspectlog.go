@@ -95,7 +95,7 @@ func inspectLog(w io.Writer, path string, opts serverlog.Options, asJSON bool) e
 			offsets = append(offsets, ev.RecvTime.Sub(ev.Time))
 		}
 	}
-	z.SetCounts(s.Counts(), s.SyntaxErrors())
+	z.SetScanner(s)
 	sum := z.Summary()
 	if sum.Engine == serverlog.EngineUnknown {
 		sum.Engine = s.Engine()
@@ -166,6 +166,9 @@ func writeLogSummary(w io.Writer, file string, opts serverlog.Options, s serverl
 	}
 	if s.Generation != "" {
 		eng += ", engine " + s.Generation
+		if s.GenerationInferred {
+			eng += " (from the shape of its lines)"
+		}
 	}
 	row("engine", eng)
 	if s.Version != "" {
