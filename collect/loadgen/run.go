@@ -1,11 +1,9 @@
-package sweep
+package loadgen
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +14,7 @@ import (
 // Progress is a snapshot of the level in progress.
 type Progress struct {
 	LevelIndex  int
-	Levels      int
+	Levels      int     // in the plan; 0 when unknown (RunLevel)
 	Concurrency int     // closed loop; the cap in open loop
 	RateRPS     float64 // open loop
 	Phase       string  // "warmup", "measure", "done"
@@ -39,94 +37,43 @@ func (p Progress) ChunksPerS() float64 {
 // Result says how a Run ended.
 type Result struct {
 	// Stopped is nil when every level ran; otherwise why and where the
-	// sweep stopped (for rundir.Run.Finish).
+	// run stopped (for rundir.Run.Finish).
 	Stopped *rundir.Stopped
 	// Levels that finished.
 	Levels []rundir.LevelRow
 }
 
-// level is one load level.
-type level struct {
-	index       int
-	concurrency int     // closed loop, or the cap
-	rate        float64 // open loop
-}
-
-func (s *Sweep) levels() []level {
-	var ls []level
-	if len(s.cfg.rates) > 0 {
-		for i, r := range s.cfg.rates {
-			ls = append(ls, level{index: i, concurrency: s.cfg.maxConc, rate: r})
-		}
-		return ls
-	}
-	for i, c := range s.cfg.levels {
-		ls = append(ls, level{index: i, concurrency: c})
-	}
-	return ls
-}
-
-// warmupCount is the number of warm-up requests of a level.
-func (s *Sweep) warmupCount(l level) int {
-	if s.cfg.warmup >= 0 {
-		return s.cfg.warmup
-	}
-	if l.rate > 0 {
-		return int(math.Ceil(l.rate)) // one second of arrivals
-	}
-	return l.concurrency
-}
-
-// measuredCount is the number of measured requests (0 with a duration).
-func (s *Sweep) measuredCount(l level) int {
-	switch {
-	case s.cfg.durationPerLevel > 0:
-		return 0
-	case s.cfg.requestsPerLevel > 0:
-		return s.cfg.requestsPerLevel
-	case l.rate > 0:
-		return max(DefaultMinRequestsPerLevel, int(math.Ceil(16*l.rate)))
-	}
-	return max(DefaultMinRequestsPerLevel, 4*l.concurrency)
-}
-
-// Run prepares the sweep if needed, runs every level and hands the rows to
-// rec. Cancelling ctx stops within a moment: requests in flight are
-// cancelled and recorded as such, the level is closed, and Result.Stopped
-// says where. The error is ctx's, ErrMaxErrorRate, or a failure to prepare
-// or record.
-func (s *Sweep) Run(ctx context.Context, rec Recorder) (*Result, error) {
+// Run runs the plan's levels in order, sampling the client alongside, and
+// hands every row to sink. Cancelling ctx stops within a moment: requests in
+// flight are cancelled and recorded as such, the level is closed, and
+// Result.Stopped says where. The error is ctx's, ErrMaxErrorRate, or the
+// sink's.
+func (g *Generator) Run(ctx context.Context, plan []Level, src Source, sink Sink) (*Result, error) {
 	res := &Result{}
-	if err := s.Prepare(ctx); err != nil {
-		if ctx.Err() != nil {
-			res.Stopped = &rundir.Stopped{Reason: "interrupted", Phase: "prepare", Error: err.Error()}
-		} else {
-			res.Stopped = &rundir.Stopped{Reason: "error", Phase: "prepare", Error: err.Error()}
-		}
-		return res, err
-	}
 	sampleCtx, stopSampling := context.WithCancel(context.Background())
 	samplerDone := make(chan struct{})
 	go func() {
 		defer close(samplerDone)
-		s.sampleClient(sampleCtx, rec)
+		g.SampleClient(sampleCtx, sink)
 	}()
 	defer func() {
 		stopSampling()
 		<-samplerDone
 	}()
-
-	levels := s.levels()
-	for _, l := range levels[min(s.startLevel, len(levels)):] {
-		row, err := s.runLevel(ctx, l, len(levels), rec)
-		if recErr := rec.LevelDone(row); recErr != nil && err == nil {
-			err = fmt.Errorf("sweep: recording level %d: %w", l.index, recErr)
+	for _, l := range plan {
+		row, err := g.runLevel(ctx, l, len(plan), src, sink)
+		// The level's kept-alive connections are closed before its rows are
+		// written: at a concurrency near the open-files limit they hold the
+		// descriptors the part files need.
+		g.CloseIdleConnections()
+		if recErr := sink.LevelDone(row); recErr != nil && err == nil {
+			err = fmt.Errorf("recording level %d: %w", l.Index, recErr)
 		}
 		if row.Complete {
 			res.Levels = append(res.Levels, row)
 		}
 		if err != nil {
-			li := l.index
+			li := l.Index
 			switch {
 			case ctx.Err() != nil:
 				res.Stopped = &rundir.Stopped{Reason: "interrupted", Phase: "sweep", Level: &li}
@@ -142,11 +89,21 @@ func (s *Sweep) Run(ctx context.Context, rec Recorder) (*Result, error) {
 	return res, nil
 }
 
+// RunLevel runs one level and returns its row, for a caller that decides
+// the next level from the last (a search for the highest rate that meets an
+// SLO). It does not call sink.LevelDone nor sample the client: the caller
+// records the row, and runs SampleClient alongside.
+func (g *Generator) RunLevel(ctx context.Context, l Level, src Source, sink Sink) (rundir.LevelRow, error) {
+	return g.runLevel(ctx, l, 0, src, sink)
+}
+
 // levelState counts a phase's requests for progress and the error limit.
 type levelState struct {
-	s        *Sweep
-	l        level
+	g        *Generator
+	l        Level
 	levels   int
+	src      Source
+	sink     Sink
 	phase    string
 	start    time.Time
 	total    int
@@ -160,20 +117,28 @@ type levelState struct {
 }
 
 func (st *levelState) report() {
-	if st.s.cfg.progress == nil {
+	if st.g.cfg.Progress == nil {
 		return
 	}
-	st.s.cfg.progress(Progress{
-		LevelIndex: st.l.index, Levels: st.levels, Concurrency: st.l.concurrency, RateRPS: st.l.rate,
+	st.g.cfg.Progress(Progress{
+		LevelIndex: st.l.Index, Levels: st.levels, Concurrency: st.l.Concurrency, RateRPS: st.l.RateRPS,
 		Phase: st.phase, Done: int(st.done.Load()), Total: st.total, Errors: int(st.errors.Load()),
 		Elapsed: time.Since(st.start), Duration: st.duration, Chunks: st.chunks.Load(),
 	})
 }
 
+// attempt makes request seq of the level from the source.
+func (st *levelState) attempt(seq int, warmup bool) *attempt {
+	r := st.src.Next(st.l, seq, warmup)
+	if r.ID == "" {
+		r.ID = fmt.Sprintf("%d-%d", st.l.Index, seq)
+	}
+	return &attempt{Request: r, level: st.l.Index, concurrency: st.l.Concurrency, seq: seq, warmup: warmup}
+}
+
 // finished records one request and applies the error limit.
-func (st *levelState) finished(rec Recorder, row rundir.RequestRow, tokens []rundir.TokenRow) {
-	rec.Request(row, tokens)
-	st.s.out.add(&row)
+func (st *levelState) finished(row rundir.RequestRow, tokens []rundir.TokenRow) {
+	st.sink.Request(row, tokens)
 	st.done.Add(1)
 	st.chunks.Add(int64(len(tokens)))
 	failed := row.Status != rundir.StatusOK && row.Status != rundir.StatusCanceled
@@ -186,45 +151,45 @@ func (st *levelState) finished(rec Recorder, row rundir.RequestRow, tokens []run
 		if failed {
 			e = st.mErrors.Add(1)
 		}
-		if limit := st.s.cfg.maxErrorRate; limit < 1 && n >= 10 && float64(e)/float64(n) > limit {
+		if limit := st.g.cfg.MaxErrorRate; limit < 1 && n >= 10 && float64(e)/float64(n) > limit {
 			st.stop(fmt.Errorf("%w: %d of %d requests failed at level %d (limit %.0f%%; last: %s)",
-				ErrMaxErrorRate, e, n, st.l.index, limit*100, row.Error))
+				ErrMaxErrorRate, e, n, st.l.Index, limit*100, row.Error))
 		}
 	}
 	st.report()
 }
 
-func (s *Sweep) runLevel(ctx context.Context, l level, levels int, rec Recorder) (rundir.LevelRow, error) {
+func (g *Generator) runLevel(ctx context.Context, l Level, levels int, src Source, sink Sink) (rundir.LevelRow, error) {
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	st := &levelState{s: s, l: l, levels: levels, stop: cancel}
-	row := rundir.LevelRow{LevelIndex: int32(l.index), Concurrency: int64(l.concurrency), RateRPS: l.rate}
+	st := &levelState{g: g, l: l, levels: levels, src: src, sink: sink, stop: cancel}
+	row := rundir.LevelRow{LevelIndex: int32(l.Index), Concurrency: int64(l.Concurrency), RateRPS: l.RateRPS}
 	start := time.Now()
-	row.StartNS = s.clock.ns(start)
-	warm, measured := s.warmupCount(l), s.measuredCount(l)
+	row.StartNS = g.clock.NS(start)
+	warm, measured := max(l.Warmup, 0), max(l.Requests, 0)
 
 	var warmupEnd time.Time
-	if l.rate > 0 {
-		warmupEnd = s.openLoop(lctx, st, rec, warm, measured)
+	if l.Arrivals != nil {
+		warmupEnd = g.openLoop(lctx, st, warm, measured)
 	} else {
 		st.phase, st.start, st.total = "warmup", time.Now(), warm
 		seq := 0
 		if warm > 0 {
 			st.report()
-			seq = s.closedLoop(lctx, st, rec, 0, warm, 0, min(warm, l.concurrency), true)
+			seq = g.closedLoop(lctx, st, 0, warm, 0, min(warm, l.Concurrency), true)
 		}
 		warmupEnd = time.Now()
-		st.phase, st.start, st.total, st.duration = "measure", time.Now(), measured, s.cfg.durationPerLevel
+		st.phase, st.start, st.total, st.duration = "measure", time.Now(), measured, l.Duration
 		st.done.Store(0)
 		st.errors.Store(0)
 		st.chunks.Store(0)
 		st.report()
 		if lctx.Err() == nil {
-			s.closedLoop(lctx, st, rec, seq, measured, s.cfg.durationPerLevel, l.concurrency, false)
+			g.closedLoop(lctx, st, seq, measured, l.Duration, l.Concurrency, false)
 		}
 	}
-	row.WarmupEndNS = s.clock.ns(warmupEnd)
-	row.EndNS = s.clock.nowNS()
+	row.WarmupEndNS = g.clock.NS(warmupEnd)
+	row.EndNS = g.clock.NowNS()
 	row.Requests = st.mDone.Load()
 	row.Errors = st.mErrors.Load()
 	st.phase = "done"
@@ -239,7 +204,7 @@ func (s *Sweep) runLevel(ctx context.Context, l level, levels int, rec Recorder)
 // closedLoop keeps conc requests in flight until n requests were sent (or
 // d elapsed, when d > 0), starting at sequence number seq. It returns the
 // next sequence number.
-func (s *Sweep) closedLoop(ctx context.Context, st *levelState, rec Recorder, seq, n int, d time.Duration, conc int, warmup bool) int {
+func (g *Generator) closedLoop(ctx context.Context, st *levelState, seq, n int, d time.Duration, conc int, warmup bool) int {
 	var next atomic.Int64
 	next.Store(int64(seq))
 	last := int64(seq + n)
@@ -258,19 +223,19 @@ func (s *Sweep) closedLoop(ctx context.Context, st *levelState, rec Recorder, se
 				if d == 0 && i >= last {
 					return
 				}
-				spec := s.spec(st.l.index, st.l.concurrency, int(i), warmup)
+				a := st.attempt(int(i), warmup)
 				// Closed loop: the send lag is the time from a free slot to
 				// the next send (client overhead between requests).
-				s.noteSendLag(time.Since(free))
-				row, tokens := s.do(ctx, spec)
-				st.finished(rec, row, tokens)
-				if spec.retryAfter > 0 && (d > 0 || next.Load() < last) {
+				g.noteSendLag(time.Since(free))
+				row, tokens := g.do(ctx, a)
+				st.finished(row, tokens)
+				if a.retryAfter > 0 && (d > 0 || next.Load() < last) {
 					// The server asked this client to wait: the slot does,
 					// as a well-behaved client would (only when it has a next
 					// request, never past the level's end or an interruption).
 					// The failed request is not sent again; its row keeps the
 					// answer.
-					wait := spec.retryAfter
+					wait := a.retryAfter
 					if d > 0 {
 						wait = min(wait, max(d-time.Since(start), 0))
 					}
@@ -300,28 +265,16 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	}
 }
 
-// arrivals returns the intended send offsets of an open-loop level: a
-// Poisson process of the given rate from an RNG seeded by (seed, level).
-func arrivals(seed int64, li int, rate float64) func() time.Duration {
-	rng := rand.New(rand.NewPCG(uint64(seed), uint64(li)<<40|0xa771))
-	var t float64
-	return func() time.Duration {
-		t += rng.ExpFloat64() / rate
-		return time.Duration(t * float64(time.Second))
-	}
-}
-
-// openLoop sends requests at their intended times (Poisson arrivals), at
-// most st.l.concurrency at once: a request whose slot is not free waits,
-// and its send lag shows it. The first warm requests are warm-up. It returns
-// the end of the warm-up (the intended time of the first measured request).
-func (s *Sweep) openLoop(ctx context.Context, st *levelState, rec Recorder, warm, measured int) time.Time {
+// openLoop sends requests at their intended times, at most
+// st.l.Concurrency at once: a request whose slot is not free waits, and its
+// send lag shows it. The first warm requests are warm-up. It returns the end
+// of the warm-up (the intended time of the first measured request).
+func (g *Generator) openLoop(ctx context.Context, st *levelState, warm, measured int) time.Time {
 	l := st.l
-	next := arrivals(s.cfg.seed, l.index, l.rate)
-	sem := make(chan struct{}, l.concurrency)
+	sem := make(chan struct{}, max(l.Concurrency, 1))
 	start := time.Now()
-	st.phase, st.start, st.total, st.duration = "measure", start, warm+measured, s.cfg.durationPerLevel
-	if s.cfg.durationPerLevel > 0 {
+	st.phase, st.start, st.total, st.duration = "measure", start, warm+measured, l.Duration
+	if l.Duration > 0 {
 		st.total = 0
 	}
 	st.report()
@@ -331,12 +284,16 @@ func (s *Sweep) openLoop(ctx context.Context, st *levelState, rec Recorder, warm
 	defer timer.Stop()
 	<-timer.C
 	for seq := 0; ctx.Err() == nil; seq++ {
-		intended := start.Add(next())
+		off, ok := l.Arrivals.At(seq)
+		if !ok {
+			break
+		}
+		intended := start.Add(off)
 		if seq == warm {
 			warmupEnd = intended
 		}
-		if s.cfg.durationPerLevel > 0 {
-			if seq >= warm && intended.Sub(warmupEnd) >= s.cfg.durationPerLevel {
+		if l.Duration > 0 {
+			if seq >= warm && intended.Sub(warmupEnd) >= l.Duration {
 				break
 			}
 		} else if seq >= warm+measured {
@@ -357,14 +314,14 @@ func (s *Sweep) openLoop(ctx context.Context, st *levelState, rec Recorder, warm
 		if ctx.Err() != nil {
 			break
 		}
-		spec := s.spec(l.index, l.concurrency, seq, seq < warm)
-		spec.intended, spec.slotFree = intended, time.Now()
+		a := st.attempt(seq, seq < warm)
+		a.intended, a.slotFree = intended, time.Now()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			row, tokens := s.do(ctx, spec)
-			st.finished(rec, row, tokens)
+			row, tokens := g.do(ctx, a)
+			st.finished(row, tokens)
 		}()
 	}
 	if warm == 0 {

@@ -1,4 +1,4 @@
-package sweep
+package loadgen
 
 import (
 	"bytes"
@@ -13,22 +13,62 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
-// requestSpec is one request of a level, fully decided before it is sent.
-type requestSpec struct {
-	id           string
-	level        int
-	concurrency  int
-	seq          int
-	warmup       bool
-	prompt       string          // completions, or the user message for chat
-	messages     json.RawMessage // chat messages from a dataset, verbatim
-	promptTarget int             // 0 when unknown (dataset without tokenizer)
-	outputTarget int
-	intended     time.Time // open loop: the scheduled send time; zero in closed loop
+// Request is one request a Source decides: what to send. Where it falls
+// (level, sequence number, warm-up) is the generator's.
+type Request struct {
+	// ID names the request in the rows; "" gives "<level>-<seq>".
+	ID string
+	// Prompt is the completions prompt, or the user message for chat.
+	Prompt string
+	// Messages, for chat, is a JSON message list sent verbatim instead of
+	// one user message holding Prompt.
+	Messages json.RawMessage
+	// PromptTokens is the prompt's intended length, recorded (0: unknown).
+	PromptTokens int
+	// MaxTokens is the output length asked (max_tokens, and min_tokens
+	// with Config.FixedOutput).
+	MaxTokens int
+	// Extra holds more top-level fields of the body, as a JSON object
+	// ({"top_p": 0.9}); it must not repeat the fields the generator writes
+	// (model, prompt or messages, max_tokens, min_tokens, ignore_eos,
+	// temperature, stream, stream_options).
+	Extra json.RawMessage
+}
+
+// Source decides the requests of a plan. Next is called when request seq of
+// level l is about to be sent, concurrently from the level's streams (in
+// sequence order in an open loop); it may block, for one to wait on an
+// earlier answer (a conversation's next turn).
+type Source interface {
+	Next(l Level, seq int, warmup bool) Request
+}
+
+// SourceFunc is a Source from a function.
+type SourceFunc func(l Level, seq int, warmup bool) Request
+
+// Next calls f.
+func (f SourceFunc) Next(l Level, seq int, warmup bool) Request { return f(l, seq, warmup) }
+
+// Sink receives a run's rows. Request and ClientSample are called
+// concurrently; LevelDone once per level after its last request.
+type Sink interface {
+	Request(rundir.RequestRow, []rundir.TokenRow)
+	ClientSample(rundir.ClientSampleRow)
+	LevelDone(rundir.LevelRow) error
+}
+
+// attempt is one request being sent, with where it falls and what the
+// server asked for.
+type attempt struct {
+	Request
+	level       int
+	concurrency int
+	seq         int
+	warmup      bool
+	intended    time.Time // open loop: the scheduled send time; zero in closed loop
 	// slotFree is when the open loop's concurrency cap let the request go:
 	// after intended when every slot was busy (the server's backlog, not
 	// the client's).
@@ -38,43 +78,57 @@ type requestSpec struct {
 	retryAfter time.Duration
 }
 
-// Optional request fields a server may reject with HTTP 400; the sweep
+// Optional request fields a server may reject with HTTP 400; the generator
 // drops them and retries (fixed output: the seed's rule and caveat).
 var (
 	fixedOutputFields  = []string{"min_tokens", "ignore_eos"}
 	includeUsageFields = []string{"stream_options", "include_usage"}
 )
 
-// body renders the JSON request for spec with the optional fields the
-// server has accepted so far.
-func (s *Sweep) body(spec *requestSpec) []byte {
+// body renders the JSON request with the optional fields the server has
+// accepted so far.
+func (g *Generator) body(a *attempt) []byte {
 	var b bytes.Buffer
-	b.Grow(len(spec.prompt) + 256)
+	b.Grow(len(a.Prompt) + len(a.Messages) + len(a.Extra) + 256)
 	b.WriteString(`{"model":`)
-	writeJSONString(&b, s.model)
-	if s.cfg.endpoint == EndpointChat {
+	writeJSONString(&b, g.cfg.Model)
+	if g.cfg.Chat {
 		b.WriteString(`,"messages":`)
-		if spec.messages != nil {
-			b.Write(spec.messages)
+		if a.Messages != nil {
+			b.Write(a.Messages)
 		} else {
 			b.WriteString(`[{"role":"user","content":`)
-			writeJSONString(&b, spec.prompt)
+			writeJSONString(&b, a.Prompt)
 			b.WriteString(`}]`)
 		}
 	} else {
 		b.WriteString(`,"prompt":`)
-		writeJSONString(&b, spec.prompt)
+		writeJSONString(&b, a.Prompt)
 	}
-	fmt.Fprintf(&b, `,"max_tokens":%d`, spec.outputTarget)
-	if s.fixedOutput.Load() {
-		fmt.Fprintf(&b, `,"min_tokens":%d,"ignore_eos":true`, spec.outputTarget)
+	fmt.Fprintf(&b, `,"max_tokens":%d`, a.MaxTokens)
+	if g.fixedOutput.Load() {
+		fmt.Fprintf(&b, `,"min_tokens":%d,"ignore_eos":true`, a.MaxTokens)
 	}
-	fmt.Fprintf(&b, `,"temperature":%s,"stream":true`, jsonFloat(s.cfg.temperature))
-	if s.includeUsage.Load() {
+	fmt.Fprintf(&b, `,"temperature":%s,"stream":true`, jsonFloat(g.cfg.Temperature))
+	if g.includeUsage.Load() {
 		b.WriteString(`,"stream_options":{"include_usage":true}`)
+	}
+	if members := extraMembers(a.Extra); len(members) > 0 {
+		b.WriteByte(',')
+		b.Write(members)
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// extraMembers returns the members of a JSON object without its braces, or
+// nil when raw is not a non-empty object.
+func extraMembers(raw json.RawMessage) []byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '{' || !json.Valid(raw) {
+		return nil
+	}
+	return bytes.TrimSpace(raw[1 : len(raw)-1])
 }
 
 func writeJSONString(b *bytes.Buffer, s string) {
@@ -87,64 +141,81 @@ func jsonFloat(f float64) string {
 	return string(data)
 }
 
+// Do sends one request outside any level (level index -1), as a caller
+// preparing a load does to check the endpoint, and reads its stream to the
+// end.
+func (g *Generator) Do(ctx context.Context, r Request) (rundir.RequestRow, []rundir.TokenRow) {
+	if r.ID == "" {
+		r.ID = "probe"
+	}
+	return g.do(ctx, &attempt{Request: r, level: -1})
+}
+
 // do sends one request and reads its stream to the end. It always returns
 // a row; a 400 that names an optional field drops the field for the rest
-// of the sweep and retries once per field group.
-func (s *Sweep) do(ctx context.Context, spec *requestSpec) (rundir.RequestRow, []rundir.TokenRow) {
+// of the run and retries once per field group.
+func (g *Generator) do(ctx context.Context, a *attempt) (rundir.RequestRow, []rundir.TokenRow) {
 	row := rundir.RequestRow{
-		RequestID:          spec.id,
-		LevelIndex:         int32(spec.level),
-		Concurrency:        int64(spec.concurrency),
-		Seq:                int64(spec.seq),
-		Warmup:             spec.warmup,
-		Endpoint:           string(s.cfg.endpoint),
-		PromptTokensTarget: int64(spec.promptTarget),
-		OutputTokensTarget: int64(spec.outputTarget),
+		RequestID:          a.ID,
+		LevelIndex:         int32(a.level),
+		Concurrency:        int64(a.concurrency),
+		Seq:                int64(a.seq),
+		Warmup:             a.warmup,
+		Endpoint:           g.endpoint(),
+		PromptTokensTarget: int64(a.PromptTokens),
+		OutputTokensTarget: int64(a.MaxTokens),
 	}
-	for attempt := 0; ; attempt++ {
-		tokens, retry := s.stream(ctx, spec, &row)
-		if !retry || attempt >= 2 {
-			// Servers and proxies may echo credentials in error bodies.
-			row.Error, row.FinishReason = s.redact(row.Error), s.redact(row.FinishReason)
+	for n := 0; ; n++ {
+		tokens, retry := g.stream(ctx, a, &row)
+		if !retry || n >= 2 {
 			return row, tokens
 		}
 	}
 }
 
+// endpoint is the requests table's name for the API.
+func (g *Generator) endpoint() string {
+	if g.cfg.Chat {
+		return "chat"
+	}
+	return "completions"
+}
+
 // stream performs one attempt. retry is set when the server rejected an
 // optional field that has now been dropped.
-func (s *Sweep) stream(ctx context.Context, spec *requestSpec, row *rundir.RequestRow) (tokens []rundir.TokenRow, retry bool) {
+func (g *Generator) stream(ctx context.Context, a *attempt, row *rundir.RequestRow) (tokens []rundir.TokenRow, retry bool) {
 	*row = rundir.RequestRow{
 		RequestID: row.RequestID, LevelIndex: row.LevelIndex, Concurrency: row.Concurrency, Seq: row.Seq,
 		Warmup: row.Warmup, Endpoint: row.Endpoint, PromptTokensTarget: row.PromptTokensTarget,
 		OutputTokensTarget: row.OutputTokensTarget,
 	}
-	rctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	rctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
-	body := s.body(spec)
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, s.genURL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, g.cfg.URL, bytes.NewReader(g.body(a)))
 	if err != nil {
-		s.fail(row, rundir.StatusConnect, err.Error(), time.Now())
+		g.fail(row, rundir.StatusConnect, err.Error(), time.Now())
 		return nil, false
+	}
+	for k, v := range g.cfg.Header {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	s.authorize(req)
 
 	sent := time.Now()
-	row.SendNS = s.clock.ns(sent)
+	row.SendNS = g.clock.NS(sent)
 	row.IntendedSendNS = row.SendNS
-	if !spec.intended.IsZero() {
-		row.IntendedSendNS = s.clock.ns(spec.intended)
+	if !a.intended.IsZero() {
+		row.IntendedSendNS = g.clock.NS(a.intended)
 		// The client's own lag counts from when it could send: a wait for a
 		// free slot under the cap is queueing, and it stays visible as
 		// send_ns - intended_send_ns.
-		s.noteSendLag(sent.Sub(later(spec.intended, spec.slotFree)))
+		g.noteSendLag(sent.Sub(later(a.intended, a.slotFree)))
 	}
-	s.openStreams.Add(1)
-	defer s.openStreams.Add(-1)
+	g.openStreams.Add(1)
+	defer g.openStreams.Add(-1)
 
-	resp, err := s.client.Do(req)
+	resp, err := g.client.Do(req)
 	if err != nil {
 		status := rundir.StatusConnect
 		switch {
@@ -153,7 +224,7 @@ func (s *Sweep) stream(ctx context.Context, spec *requestSpec, row *rundir.Reque
 		case errors.Is(rctx.Err(), context.DeadlineExceeded):
 			status = rundir.StatusTimeout
 		}
-		s.fail(row, status, s.redact(err.Error()), time.Now())
+		g.fail(row, status, err.Error(), time.Now())
 		return nil, false
 	}
 	defer resp.Body.Close()
@@ -161,13 +232,13 @@ func (s *Sweep) stream(ctx context.Context, spec *requestSpec, row *rundir.Reque
 	if resp.StatusCode != http.StatusOK {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
 		end := time.Now()
-		if resp.StatusCode == http.StatusBadRequest && s.dropRejectedField(data) {
+		if resp.StatusCode == http.StatusBadRequest && g.dropRejectedField(data) {
 			return nil, true
 		}
 		if d, ok := retryAfter(resp.Header, end); ok {
-			spec.retryAfter = d
+			a.retryAfter = d
 		}
-		s.fail(row, rundir.StatusHTTPError, statusMessage(resp, data), end)
+		g.fail(row, rundir.StatusHTTPError, StatusMessage(resp, data), end)
 		return nil, false
 	}
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
@@ -176,19 +247,24 @@ func (s *Sweep) stream(ctx context.Context, spec *requestSpec, row *rundir.Reque
 		var c chunk
 		var p jparser
 		if p.parseChunk(bytes.TrimSpace(data), &c) == nil && c.isError {
-			s.fail(row, rundir.StatusServerError, "server error: "+string(c.errMsg), time.Now())
+			g.fail(row, rundir.StatusServerError, "server error: "+string(c.errMsg), time.Now())
 		} else {
-			s.fail(row, rundir.StatusStreamError, "the server answered with one JSON document, not an event stream (does it support \"stream\": true?)", time.Now())
+			g.fail(row, rundir.StatusStreamError, "the server answered with one JSON document, not an event stream (does it support \"stream\": true?)", time.Now())
 		}
 		return nil, false
 	}
-	return s.readStream(ctx, rctx, resp.Body, spec, row), false
+	return g.readStream(ctx, rctx, resp.Body, a, row), false
 }
+
+// maxTokenPrealloc bounds the token rows allocated before a stream is read:
+// the asked output length comes from input (a flag, a dataset line) and may
+// be absurd; the slice grows as chunks really arrive.
+const maxTokenPrealloc = 4096
 
 // readStream reads the event stream, one goroutine per stream, and fills
 // the row; it returns the text chunks.
-func (s *Sweep) readStream(ctx, rctx context.Context, body io.Reader, spec *requestSpec, row *rundir.RequestRow) []rundir.TokenRow {
-	tokens := make([]rundir.TokenRow, 0, max(spec.outputTarget+2, 16))
+func (g *Generator) readStream(ctx, rctx context.Context, body io.Reader, a *attempt, row *rundir.RequestRow) []rundir.TokenRow {
+	tokens := make([]rundir.TokenRow, 0, min(max(a.MaxTokens+2, 16), maxTokenPrealloc))
 	sc := newLineScanner(body, 4096, DefaultMaxLineBytes)
 	var (
 		p         jparser
@@ -201,7 +277,7 @@ func (s *Sweep) readStream(ctx, rctx context.Context, body io.Reader, spec *requ
 		usageSeen bool
 		usageP    int64 = -1
 		usageC    int64 = -1
-		observer        = s.cfg.chunkObserver
+		observer        = g.cfg.ChunkObserver
 		malformed string
 	)
 	for {
@@ -236,7 +312,7 @@ func (s *Sweep) readStream(ctx, rctx context.Context, body io.Reader, spec *requ
 			break
 		}
 		if c.textBytes > 0 {
-			ns := s.clock.ns(at)
+			ns := g.clock.NS(at)
 			if len(tokens) == 0 {
 				row.FirstTokenNS = &ns
 			}
@@ -262,7 +338,7 @@ func (s *Sweep) readStream(ctx, rctx context.Context, body io.Reader, spec *requ
 	if last.IsZero() {
 		last = time.Now()
 	}
-	row.EndNS = s.clock.ns(last)
+	row.EndNS = g.clock.NS(last)
 	row.ClientChunks = int64(len(tokens))
 	row.FinishReason = string(finish)
 	if usageSeen {
@@ -279,7 +355,7 @@ func (s *Sweep) readStream(ctx, rctx context.Context, body io.Reader, spec *requ
 	case malformed != "":
 		row.Status, row.Error = rundir.StatusStreamError, malformed
 	case streamErr != nil:
-		row.EndNS = s.clock.nowNS()
+		row.EndNS = g.clock.NowNS()
 		switch {
 		case ctx.Err() != nil:
 			row.Status = rundir.StatusCanceled
@@ -288,7 +364,7 @@ func (s *Sweep) readStream(ctx, rctx context.Context, body io.Reader, spec *requ
 		default:
 			row.Status = rundir.StatusStreamError
 		}
-		row.Error = s.redact(streamErr.Error())
+		row.Error = streamErr.Error()
 		if errors.Is(streamErr, io.ErrUnexpectedEOF) {
 			row.Error = "connection closed mid-stream (" + row.Error + ")"
 		}
@@ -302,9 +378,9 @@ func (s *Sweep) readStream(ctx, rctx context.Context, body io.Reader, spec *requ
 	return tokens
 }
 
-func (s *Sweep) fail(row *rundir.RequestRow, status, msg string, end time.Time) {
+func (g *Generator) fail(row *rundir.RequestRow, status, msg string, end time.Time) {
 	row.Status, row.Error = status, msg
-	row.EndNS = s.clock.ns(end)
+	row.EndNS = g.clock.NS(end)
 	if row.SendNS == 0 {
 		row.SendNS, row.IntendedSendNS = row.EndNS, row.EndNS
 	}
@@ -313,7 +389,7 @@ func (s *Sweep) fail(row *rundir.RequestRow, status, msg string, end time.Time) 
 // dropRejectedField turns off an optional field group named in a 400
 // answer, so the request can be retried without it. It reports whether it
 // dropped anything.
-func (s *Sweep) dropRejectedField(body []byte) bool {
+func (g *Generator) dropRejectedField(body []byte) bool {
 	msg := strings.ToLower(string(body))
 	mentions := func(fields []string) bool {
 		for _, f := range fields {
@@ -324,14 +400,14 @@ func (s *Sweep) dropRejectedField(body []byte) bool {
 		return false
 	}
 	switch {
-	case s.fixedOutput.Load() && mentions(fixedOutputFields):
-		if s.fixedOutput.CompareAndSwap(true, false) {
-			s.addFallback(fmt.Sprintf("the server rejected min_tokens/ignore_eos (HTTP 400: %s); requests were sent without them, so output lengths vary (the seed's caveat)", excerpt(body)))
+	case g.fixedOutput.Load() && mentions(fixedOutputFields):
+		if g.fixedOutput.CompareAndSwap(true, false) {
+			g.addFallback(fmt.Sprintf("the server rejected min_tokens/ignore_eos (HTTP 400: %s); requests were sent without them, so output lengths vary (the seed's caveat)", Excerpt(body)))
 		}
 		return true
-	case s.includeUsage.Load() && mentions(includeUsageFields):
-		if s.includeUsage.CompareAndSwap(true, false) {
-			s.addFallback(fmt.Sprintf("the server rejected stream_options.include_usage (HTTP 400: %s); token counts are the client's chunk counts", excerpt(body)))
+	case g.includeUsage.Load() && mentions(includeUsageFields):
+		if g.includeUsage.CompareAndSwap(true, false) {
+			g.addFallback(fmt.Sprintf("the server rejected stream_options.include_usage (HTTP 400: %s); token counts are the client's chunk counts", Excerpt(body)))
 		}
 		return true
 	}
@@ -343,36 +419,6 @@ func truncate(b []byte, n int) string {
 		return string(b[:n]) + "…"
 	}
 	return string(b)
-}
-
-// redact removes the API key and the secrets of --server-cmd from a
-// message, in case a server or a proxy echoed them.
-func (s *Sweep) redact(msg string) string {
-	for _, secret := range s.secretValues {
-		msg = strings.ReplaceAll(msg, secret, server.Redacted)
-	}
-	return msg
-}
-
-// secrets are the strings removed from everything written: the API key
-// and every value that the server command's redaction hides. A key shorter
-// than server.MinSecretBytes is a placeholder (EMPTY, x): it is never
-// written by headroom, but searching every log line and error for it would
-// mangle them. New keeps them in s.secretValues.
-func (s *Sweep) secrets() []string {
-	var out []string
-	if len(s.cfg.apiKey) >= server.MinSecretBytes {
-		out = append(out, s.cfg.apiKey)
-	}
-	if s.cfg.serverCmd != "" {
-		out = append(out, server.SecretValues(server.SplitCommand(s.cfg.serverCmd), s.cfg.apiKey)...)
-	}
-	// headroom's own free-text flags: a token pasted into a label, a tag or
-	// a description is not written either.
-	for _, v := range append([]string{s.cfg.label, s.cfg.engineDesc}, s.cfg.tags...) {
-		out = append(out, server.SecretValues(server.SplitCommand(v))...)
-	}
-	return out
 }
 
 // maxRetryAfter caps how long a closed-loop slot honours a Retry-After.
@@ -399,27 +445,30 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// statusMessage describes a non-200 answer for the requests table: the
+// StatusMessage describes a non-200 answer for the requests table: the
 // status, where a redirect pointed (never followed), the Retry-After, and
 // the start of the body.
-func statusMessage(resp *http.Response, body []byte) string {
+func StatusMessage(resp *http.Response, body []byte) string {
 	msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
 	if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
-		msg += " redirect to " + excerpt([]byte(loc)) + " (not followed: give the final address as --base-url)"
+		msg += " redirect to " + Excerpt([]byte(loc)) + " (not followed: give the final address as --base-url)"
 	}
 	if v := resp.Header.Get("Retry-After"); v != "" {
-		msg += " (Retry-After: " + excerpt([]byte(v)) + ")"
+		msg += " (Retry-After: " + Excerpt([]byte(v)) + ")"
 	}
 	if len(body) > 0 {
-		msg += ": " + excerpt(body)
+		msg += ": " + Excerpt(body)
 	}
 	return msg
 }
 
-func (s *Sweep) authorize(req *http.Request) {
-	if s.cfg.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+s.cfg.apiKey)
+// Excerpt keeps the first 300 bytes of an answer on one line.
+func Excerpt(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
 	}
+	return s
 }
 
 // later returns the later of two times.
@@ -428,4 +477,13 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+func (g *Generator) noteSendLag(d time.Duration) {
+	for {
+		cur := g.sendLagMaxNS.Load()
+		if int64(d) <= cur || g.sendLagMaxNS.CompareAndSwap(cur, int64(d)) {
+			return
+		}
+	}
 }

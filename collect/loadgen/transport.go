@@ -1,4 +1,4 @@
-package sweep
+package loadgen
 
 import (
 	"crypto/tls"
@@ -7,14 +7,15 @@ import (
 	"time"
 )
 
-// newHTTPClient returns a client tuned for many long streams to one host:
+// NewHTTPClient returns a client tuned for many long streams to one host:
 // a connection per stream (no cap below the concurrency), HTTP/1.1 only (an
 // HTTP/2 server would multiplex every stream over one connection and one
 // reader goroutine), no transparent gzip (which would buffer chunks), no
 // proxy (a proxy would be measured too), larger buffers for bursts, and no
 // redirects: the load goes to the address the user gave and nowhere else
 // (a redirect is recorded as an HTTP error naming where it pointed).
-func newHTTPClient(maxConns int) *http.Client {
+// maxConns is the most streams that will be open at once.
+func NewHTTPClient(maxConns int) *http.Client {
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: (&net.Dialer{
@@ -31,8 +32,9 @@ func newHTTPClient(maxConns int) *http.Client {
 		ReadBufferSize:      16 << 10,
 		WriteBufferSize:     16 << 10,
 	}
-	return &http.Client{Transport: tr, CheckRedirect: refuseRedirects}
+	return &http.Client{Transport: tr, CheckRedirect: RefuseRedirects}
 }
 
-// refuseRedirects makes the client return a redirect as the response.
-func refuseRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+// RefuseRedirects, as an http.Client's CheckRedirect, makes the client
+// return a redirect as the response instead of following it.
+func RefuseRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
