@@ -26,7 +26,7 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	rooflines := make([]*Roofline, len(runs))
 	for i, run := range runs {
 		if len(run.GEMM) > 0 {
-			rl, err := roofline(run, run.GEMM[0].Device)
+			rl, err := probeRoofline(run, run.GEMM[0].Device)
 			if err != nil {
 				return nil, err
 			}
