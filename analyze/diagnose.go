@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"github.com/headroom-llm/headroom/clientbound"
 	"github.com/headroom-llm/headroom/stats"
 	"strings"
 )
@@ -558,15 +559,9 @@ func reliableP99(l *Latency) bool {
 	return false
 }
 
-// sendLagLimit is the send lag above which the client fell behind. In a
-// closed loop a lag only idles one stream between requests, so it counts
-// relative to the mean time per request per stream: the limit is the larger
-// of ClientSendLagS and 1% of that (collect/sweep's warning uses the same
-// rule). In an open loop the schedule is absolute.
+// sendLagLimit is the send lag above which the client fell behind, by the
+// rule the sweep's warning uses too (clientbound.LagLimitS).
 func sendLagLimit(l LevelStats, set Settings) float64 {
-	limit := set.Diagnosis.ClientSendLagS
-	if l.RateRPS == 0 && l.Requests > 0 && l.WindowS > 0 {
-		limit = max(limit, l.WindowS*float64(l.Concurrency)/float64(l.Requests)/100)
-	}
-	return limit
+	return clientbound.LagLimitS(clientbound.Thresholds{SendLagS: set.Diagnosis.ClientSendLagS},
+		clientbound.Level{OpenLoop: l.RateRPS > 0, Concurrency: l.Concurrency, Requests: int64(l.Requests), ToNS: int64(l.WindowS * 1e9)})
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-llm/headroom/clientbound"
 )
 
 // Settings are the analysis settings: every threshold a verdict depends
@@ -109,8 +111,8 @@ func Default() Settings {
 			KVAdmissionFull:  0.8,
 			GPUUtilBusyPct:   90,
 			QueueTTFTRatio:   2,
-			ClientCPUBusy:    0.9,
-			ClientSendLagS:   0.010,
+			ClientCPUBusy:    clientbound.DefaultCPUFraction,
+			ClientSendLagS:   clientbound.DefaultSendLagS,
 			MaxEvidenceLines: 5,
 		},
 		MaxTimelinePoints: 2000,
