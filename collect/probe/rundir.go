@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/headroom-llm/headroom/cuda/nvml"
+	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -117,7 +118,7 @@ func (r *Result) ManifestProbe() *rundir.Probe {
 	p := &rundir.Probe{DType: DType, K: r.K, N: r.N}
 	validated := len(r.Devices) > 0
 	for _, d := range r.allDevices() {
-		p.Devices = appendOnce(p.Devices, d.GPU.Ordinal)
+		p.Devices = uniq.Append(p.Devices, d.GPU.Ordinal)
 		p.Throttled = p.Throttled || d.Throttled
 		p.Busy = p.Busy || d.Busy
 		p.ClocksBelowBase = p.ClocksBelowBase || d.ClocksBelowBase
@@ -139,15 +140,6 @@ func (r *Result) ManifestProbe() *rundir.Probe {
 		p.RidgeFLOPPerByte, p.KneeBatch = rl.RidgeFLOPPerByte, int(rl.KneeBatch)
 	}
 	return p
-}
-
-func appendOnce(xs []int, x int) []int {
-	for _, y := range xs {
-		if y == x {
-			return xs
-		}
-	}
-	return append(xs, x)
 }
 
 // WriteTo writes the probe tables into run and fills the manifest's
