@@ -15,6 +15,8 @@ import (
 	"sort"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/headroom-llm/headroom/cuda/internal/status"
 )
 
 // EnvLibNVML overrides where libnvidia-ml is loaded from (a file path).
@@ -26,7 +28,8 @@ var ErrNotSupported = errors.New("nvml: not supported")
 // Return is an NVML status code (nvmlReturn_t).
 type Return int32
 
-var returnNames = map[Return]string{
+// returnCodes names nvmlReturn_t values as nvml.h does.
+var returnCodes = status.Codes[Return]{Library: "nvml", Unnamed: "NVML_ERROR_", Names: map[Return]string{
 	0:   "NVML_SUCCESS",
 	1:   "NVML_ERROR_UNINITIALIZED",
 	2:   "NVML_ERROR_INVALID_ARGUMENT",
@@ -39,14 +42,9 @@ var returnNames = map[Return]string{
 	13:  "NVML_ERROR_FUNCTION_NOT_FOUND",
 	15:  "NVML_ERROR_GPU_IS_LOST",
 	999: "NVML_ERROR_UNKNOWN",
-}
+}}
 
-func (r Return) String() string {
-	if n, ok := returnNames[r]; ok {
-		return n
-	}
-	return fmt.Sprintf("NVML_ERROR_%d", int32(r))
-}
+func (r Return) String() string { return returnCodes.Name(r) }
 
 // Error is a failed NVML call.
 type Error struct {
@@ -54,9 +52,7 @@ type Error struct {
 	Code Return
 }
 
-func (e *Error) Error() string {
-	return fmt.Sprintf("nvml: %s: %s (%d)", e.Call, e.Code, int32(e.Code))
-}
+func (e *Error) Error() string { return returnCodes.Message(e.Call, e.Code) }
 
 // Is makes errors.Is(err, ErrNotSupported) match NVML_ERROR_NOT_SUPPORTED.
 func (e *Error) Is(target error) bool { return target == ErrNotSupported && e.Code == 3 }

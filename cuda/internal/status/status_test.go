@@ -1,0 +1,24 @@
+package status
+
+import "testing"
+
+type code int32
+
+func TestCodes(t *testing.T) {
+	c := &Codes[code]{Library: "lib", Unnamed: "LIB_ERROR_", Names: map[code]string{1: "LIB_ERROR_ONE", 2: "LIB_ERROR_TWO"}, Hints: map[code]string{2: "do this"}}
+	for _, tt := range []struct {
+		c          code
+		name, want string
+	}{
+		{1, "LIB_ERROR_ONE", "lib: f: LIB_ERROR_ONE (1)"},
+		{2, "LIB_ERROR_TWO", "lib: f: LIB_ERROR_TWO (2): do this"},
+		{77, "LIB_ERROR_77", "lib: f: LIB_ERROR_77 (77)"},
+	} {
+		if got := c.Name(tt.c); got != tt.name {
+			t.Errorf("Name(%d) = %q", tt.c, got)
+		}
+		if got := c.Message("f", tt.c); got != tt.want {
+			t.Errorf("Message(%d) = %q, want %q", tt.c, got, tt.want)
+		}
+	}
+}
