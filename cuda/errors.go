@@ -52,19 +52,9 @@ var driverCodes = status.Codes[Result]{Library: "cuda", Unnamed: "CUDA_ERROR_", 
 func (r Result) String() string { return driverCodes.Name(r) }
 
 // DriverError is a failed CUDA driver API call.
-type DriverError struct {
-	Call string
-	Code Result
-}
+type DriverError = status.Error[Result]
 
-func (e *DriverError) Error() string { return driverCodes.Message(e.Call, e.Code) }
-
-func check(call string, code int32) error {
-	if code == 0 {
-		return nil
-	}
-	return &DriverError{Call: call, Code: Result(code)}
-}
+func check(call string, code int32) error { return driverCodes.Check(call, code) }
 
 // Status is a cuBLAS status code (cublasStatus_t).
 type Status int32
@@ -86,16 +76,6 @@ var blasCodes = status.Codes[Status]{Library: "cuda", Unnamed: "CUBLAS_STATUS_",
 func (s Status) String() string { return blasCodes.Name(s) }
 
 // BLASError is a failed cuBLAS call.
-type BLASError struct {
-	Call   string
-	Status Status
-}
+type BLASError = status.Error[Status]
 
-func (e *BLASError) Error() string { return blasCodes.Message(e.Call, e.Status) }
-
-func checkBLAS(call string, status int32) error {
-	if status == 0 {
-		return nil
-	}
-	return &BLASError{Call: call, Status: Status(status)}
-}
+func checkBLAS(call string, code int32) error { return blasCodes.Check(call, code) }

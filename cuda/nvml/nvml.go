@@ -42,27 +42,18 @@ var returnCodes = status.Codes[Return]{Library: "nvml", Unnamed: "NVML_ERROR_", 
 	13:  "NVML_ERROR_FUNCTION_NOT_FOUND",
 	15:  "NVML_ERROR_GPU_IS_LOST",
 	999: "NVML_ERROR_UNKNOWN",
-}}
+}, Sentinels: map[Return]error{notSupported: ErrNotSupported}}
+
+// notSupported is NVML_ERROR_NOT_SUPPORTED.
+const notSupported Return = 3
 
 func (r Return) String() string { return returnCodes.Name(r) }
 
-// Error is a failed NVML call.
-type Error struct {
-	Call string
-	Code Return
-}
+// Error is a failed NVML call; errors.Is(err, ErrNotSupported) matches
+// NVML_ERROR_NOT_SUPPORTED.
+type Error = status.Error[Return]
 
-func (e *Error) Error() string { return returnCodes.Message(e.Call, e.Code) }
-
-// Is makes errors.Is(err, ErrNotSupported) match NVML_ERROR_NOT_SUPPORTED.
-func (e *Error) Is(target error) bool { return target == ErrNotSupported && e.Code == 3 }
-
-func check(call string, code int32) error {
-	if code == 0 {
-		return nil
-	}
-	return &Error{Call: call, Code: Return(code)}
-}
+func check(call string, code int32) error { return returnCodes.Check(call, code) }
 
 // Clock types (nvmlClockType_t).
 const (
@@ -290,7 +281,7 @@ type Process struct {
 func (d *Device) ComputeProcesses() ([]Process, error) {
 	f := d.l.api.nvmlDeviceGetComputeRunningProcesses
 	if f == nil {
-		return nil, &Error{Call: "nvmlDeviceGetComputeRunningProcesses", Code: 3}
+		return nil, returnCodes.Err("nvmlDeviceGetComputeRunningProcesses", notSupported)
 	}
 	infos := make([]processInfo, 16)
 	for {

@@ -16,6 +16,8 @@ type Codes[C ~int32] struct {
 	// Hints say what to do about the codes a user meets on a badly set-up
 	// machine.
 	Hints map[C]string
+	// Sentinels are the errors errors.Is matches for some codes.
+	Sentinels map[C]error
 }
 
 // Name returns the code's name in the library's header, or Unnamed and
@@ -36,3 +38,31 @@ func (t *Codes[C]) Message(call string, c C) string {
 	}
 	return msg
 }
+
+// Error is a failed call: the call, with its arguments where they help,
+// and the code it returned.
+type Error[C ~int32] struct {
+	Call  string
+	Code  C
+	codes *Codes[C]
+}
+
+func (e *Error[C]) Error() string { return e.codes.Message(e.Call, e.Code) }
+
+// Is lets errors.Is match the sentinel the table maps the code to.
+func (e *Error[C]) Is(target error) bool {
+	s, ok := e.codes.Sentinels[e.Code]
+	return ok && s == target
+}
+
+// Check returns nil for code 0 (success in every library here) and the
+// call's *Error otherwise.
+func (t *Codes[C]) Check(call string, code int32) error {
+	if code == 0 {
+		return nil
+	}
+	return t.Err(call, C(code))
+}
+
+// Err returns the *Error of a call that returned c.
+func (t *Codes[C]) Err(call string, c C) *Error[C] { return &Error[C]{Call: call, Code: c, codes: t} }
