@@ -25,15 +25,6 @@ func readDump(t *testing.T, name string, timeNS int64) []Sample {
 	return ss
 }
 
-func find(ss []Sample, name, labels string) (Sample, bool) {
-	for _, s := range ss {
-		if s.Name == name && s.Labels == labels {
-			return s, true
-		}
-	}
-	return Sample{}, false
-}
-
 // TestDetectEngineRealDumps reads real scrapes as the sweep records them
 // (package promtext) and finds each engine's metric table.
 func TestDetectEngineRealDumps(t *testing.T) {
