@@ -17,6 +17,7 @@ import (
 	"github.com/headroom-llm/headroom/collect/probe"
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/internal/termsafe"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -232,8 +233,8 @@ func (b *progressBar) where() string {
 }
 
 func newProgressBar(w io.Writer) *progressBar {
-	b := &progressBar{w: w}
-	if f, ok := w.(*os.File); ok {
+	b := &progressBar{w: termsafe.Raw(w)} // its own control sequences, and the terminal test
+	if f, ok := b.w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			b.tty = true
 		}
