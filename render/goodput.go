@@ -2,12 +2,7 @@ package render
 
 import (
 	"fmt"
-	"html/template"
-	"strconv"
 	"strings"
-
-	"github.com/go-echarts/go-echarts/v2/charts"
-	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/headroom-llm/headroom/analyze"
 )
@@ -29,34 +24,26 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 		s.Missing = "No SLO was given, so goodput was not judged. Report again with e.g. --slo ttft_p99=2s,tpot_p99=100ms."
 		return s, nil
 	}
-	var bounds []string
-	for _, b := range g.SLO.Bounds {
-		bounds = append(bounds, fmt.Sprintf("%s p%s ≤ %s", strings.ToUpper(b.Metric), strconv.FormatFloat(b.Percentile, 'f', -1, 64), dur(b.MaxS)))
-	}
-	s.Facts = []fact{{Label: "SLO", Value: strings.Join(bounds, ", "), Note: g.SLO.Spec}}
 	a := axisOf(r.Sweep)
+	say := "SLO: " + sloWords(g.SLO) + ". "
 	if g.OperatingLevel >= 0 {
-		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: a.name(g.OperatingConcurrency, g.OperatingRateRPS)},
-			fact{Label: "Goodput there", Value: tokPerS(g.OperatingOutputTokPerS)})
+		say += fmt.Sprintf("The highest level inside it is %s, with a goodput of %s", a.name(g.OperatingConcurrency, g.OperatingRateRPS), tokPerS(g.OperatingOutputTokPerS))
 	} else {
-		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: "none: even the first level fails the SLO"})
+		say += "Even the first level fails it"
 	}
 	if g.FirstFailingLevel >= 0 {
 		rate := 0.0
 		if l := levelByIndex(r.Sweep, g.FirstFailingLevel); l != nil {
 			rate = l.RateRPS
 		}
-		s.Facts = append(s.Facts, fact{Label: "First level outside the SLO", Value: a.name(g.FirstFailingConcurrency, rate)})
+		say += "; the first level outside it is " + a.name(g.FirstFailingConcurrency, rate)
 	}
-	opt, err := goodputChart(r.Sweep)
-	if err != nil {
-		return s, err
-	}
-	s.Charts = []chart{{ID: id + "-chart", Caption: "Output throughput and goodput (throughput of levels inside the SLO) per level.", Class: "wide", Option: opt}}
-
+	s.Sentences = append(s.Sentences, say+".")
 	t := table{
-		Head:  []string{a.head(), "Inside the SLO", "Bounds exceeded", "Output tok/s", "Goodput tok/s", "Requests meeting every bound", "Their tok/s"},
-		Right: []bool{true, false, false, true, true, true, true},
+		Caption: "Per level against the SLO: goodput is the throughput of a level inside it.",
+		Head:    []string{a.head(), "Inside the SLO", "Bounds exceeded", "Output tok/s", "Goodput tok/s", "Requests meeting every bound", "Their tok/s"},
+		Right:   []bool{true, false, false, true, true, true, true},
+		Fold:    []bool{false, false, true, true, false, false, true},
 	}
 	tput := map[int]float64{} // by level index
 	for _, l := range r.Sweep.Levels {
@@ -82,47 +69,4 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 	s.Tables = append(s.Tables, t)
 	s.Notes = append(s.Notes, sentences(g.Notes)...)
 	return s, nil
-}
-
-// goodputChart draws throughput and goodput as bars per level, and the
-// share of requests meeting the SLO as a line on a second axis.
-func goodputChart(sw *analyze.SweepAnalysis) (template.JS, error) {
-	g := sw.Goodput
-	c := charts.NewBar()
-	var cats []string
-	var tput, good []opts.BarData
-	var meet []opts.LineData
-	perRequest := false
-	a := axisOf(sw)
-	byLevel := map[int]analyze.LevelGoodput{}
-	for _, l := range g.Levels {
-		byLevel[l.LevelIndex] = l
-	}
-	for _, l := range sw.Levels {
-		cats = append(cats, a.cell(l.Concurrency, l.RateRPS))
-		tput = append(tput, opts.BarData{Value: round(l.OutputTokPerS)})
-		lg := byLevel[l.LevelIndex]
-		good = append(good, opts.BarData{Value: round(lg.GoodputOutputTokPerS)})
-		if lg.PerRequestKnown {
-			perRequest = true
-		}
-		meet = append(meet, opts.LineData{Value: round(100 * lg.RequestsMeetingFraction)})
-	}
-	x, _ := valueAxis(a.head(), "category", 26)
-	_, y := valueAxis("Output tokens/s", "value", 52)
-	c.SetGlobalOptions(append(baseOpts("72", "64"), charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}))...)
-	c.SetXAxis(cats)
-	c.AddSeries("Output tok/s", tput, itemColor("#9db3d8"))
-	c.AddSeries("Goodput tok/s", good, itemColor(colorSecond))
-	if perRequest {
-		_, y2 := valueAxis("Requests meeting the SLO (%)", "value", 40)
-		y2.Min, y2.Max = 0, 100
-		c.ExtendYAxis(y2)
-		line := charts.NewLine()
-		line.AddSeries("Requests meeting the SLO (%)", meet, lineStyle(colorP99, "dashed", 2), itemColor(colorP99),
-			charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, Symbol: "circle"}))
-		c.Overlap(line)
-	}
-	return optionJSON(c, nil)
 }
