@@ -124,71 +124,51 @@ func peakChange(b, r *analyze.SweepAnalysis) string {
 
 // operatingChange says how the operating point under the SLO moved.
 func operatingChange(b, r *analyze.SweepAnalysis) string {
-	bg, rg := b.Goodput, r.Goodput
-	if bg == nil || rg == nil {
-		k := func(sw *analyze.SweepAnalysis) string {
-			if sw.Knees.RecommendedLevel < 0 {
-				return "none"
-			}
-			return axisOf(sw).value(sw.Knees.RecommendedConcurrency, sw.Knees.RecommendedRateRPS)
+	bo, ro := b.Operating, r.Operating
+	at := func(op analyze.OperatingPoint) string {
+		if !op.At.Valid() {
+			return "no level inside it"
 		}
-		if k(b) == k(r) {
-			return "Concurrency cap to set: " + k(r) + " in both (no SLO was given)."
-		}
-		return fmt.Sprintf("Concurrency cap to set: %s, against %s (no SLO was given).", k(r), k(b))
+		return tokPerS(op.OutputTokPerS) + " at " + pointName(op.At)
 	}
-	at := func(sw *analyze.SweepAnalysis, g *analyze.Goodput) string {
-		if g.OperatingLevel < 0 {
-			return "no level inside the SLO"
-		}
-		return tokPerS(g.OperatingOutputTokPerS) + " at " + axisOf(sw).name(g.OperatingConcurrency, g.OperatingRateRPS)
+	head := "Inside " + sloWords(ro)
+	if bo.At.Valid() && ro.At.Valid() && bo.At.Value() == ro.At.Value() {
+		return fmt.Sprintf("%s: the same operating point, %s, against %s.", head, at(ro), at(bo))
 	}
-	if bg.OperatingLevel == rg.OperatingLevel && bg.OperatingConcurrency == rg.OperatingConcurrency {
-		return fmt.Sprintf("Inside the SLO (%s): the same level in both, %s against %s.", sloWords(rg.SLO), at(r, rg), at(b, bg))
-	}
-	return fmt.Sprintf("Inside the SLO (%s): %s, against %s.", sloWords(rg.SLO), at(r, rg), at(b, bg))
+	return fmt.Sprintf("%s: %s, against %s.", head, at(ro), at(bo))
 }
 
-// hitWalls lists the walls a sweep hit, each with its load: "KV-cache
-// wall from c=64".
-func hitWalls(sw *analyze.SweepAnalysis) map[string]string {
-	out := map[string]string{}
-	for _, f := range sw.Diagnosis.Findings {
-		if f.Status == analyze.StatusHit {
-			out[f.Check] = f.Load
+// hitWalls lists the walls a sweep hit with where each shows first.
+func hitWalls(sw *analyze.SweepAnalysis) map[string]analyze.LoadPoint {
+	out := map[string]analyze.LoadPoint{}
+	for _, w := range append([]analyze.Wall{sw.Diagnosis.Primary}, sw.Diagnosis.Secondary...) {
+		if w.Kind != analyze.WallNone && w.Kind != analyze.WallInconclusive {
+			out[w.Kind] = w.At
 		}
 	}
 	return out
 }
 
-// wallChange says which wall each run hit, and which walls one run hit
-// and the other did not.
+// wallChange says which wall each run hit first, and which walls one run
+// hit and the other did not.
 func wallChange(base int, b, r *analyze.SweepAnalysis) string {
-	bw, rw := b.Diagnosis.Wall, r.Diagnosis.Wall
-	s := "The wall: " + wallName(rw)
-	if bw == rw {
-		s += " in both"
+	bw, rw := b.Diagnosis.Primary, r.Diagnosis.Primary
+	s := "The wall: " + wallAt(rw)
+	if bw.Kind == rw.Kind {
+		s += ", the same kind as run " + fmt.Sprint(base+1) + "'s (" + wallAt(bw) + ")"
 	} else {
-		s += ", against " + wallName(bw)
+		s += ", against " + wallAt(bw)
 	}
 	bh, rh := hitWalls(b), hitWalls(r)
 	var gone, added []string
-	for _, check := range []string{analyze.WallKVCache, analyze.WallCompute, analyze.WallQueueing, analyze.WallClientBound} {
-		_, inB := bh[check]
-		_, inR := rh[check]
+	for _, kind := range analyze.WallKinds {
+		at, inB := bh[kind]
+		rat, inR := rh[kind]
 		switch {
 		case inB && !inR:
-			w := nameOr(checkNames, check)
-			if at := bh[check]; at != "" {
-				w += fmt.Sprintf(" (run %d from %s)", base+1, at)
-			}
-			gone = append(gone, w)
+			gone = append(gone, fmt.Sprintf("the %s (run %d from %s)", wallName(kind), base+1, pointName(at)))
 		case inR && !inB:
-			w := nameOr(checkNames, check)
-			if at := rh[check]; at != "" {
-				w += " (from " + at + ")"
-			}
-			added = append(added, w)
+			added = append(added, fmt.Sprintf("the %s (from %s)", wallName(kind), pointName(rat)))
 		}
 	}
 	if len(gone) > 0 {
@@ -218,27 +198,20 @@ func costChange(b, r *analyze.SweepAnalysis) string {
 func acrossTable(rep *analyze.Report, sweeps []int) table {
 	t := table{
 		Caption: "The sweeps side by side; every figure is from the run's own details.",
-		Head:    []string{"Run", "Peak tok/s", "Inside the SLO", "Cap to set", "Wall", "$/Mtok (prompt + output)"},
-		Right:   []bool{false, true, false, true, false, true},
+		Head:    []string{"Run", "Peak tok/s", "Operating point", "Its tok/s", "Wall", "$/Mtok (prompt + output)"},
+		Right:   []bool{false, true, true, true, false, true},
 	}
 	for _, i := range sweeps {
 		r := &rep.Runs[i]
 		sw := r.Sweep
-		k, a := sw.Knees, axisOf(sw)
+		k := sw.Knees
 		peak := "–"
 		if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
 			peak = sig(k.PeakOutputTokPerS)
 		}
-		inside := "no SLO given"
-		if g := sw.Goodput; g != nil {
-			inside = "none"
-			if g.OperatingLevel >= 0 {
-				inside = sig(g.OperatingOutputTokPerS) + " tok/s at " + a.name(g.OperatingConcurrency, g.OperatingRateRPS)
-			}
-		}
-		capTo := "–"
-		if k.RecommendedLevel >= 0 {
-			capTo = a.value(k.RecommendedConcurrency, k.RecommendedRateRPS)
+		inside, point := "none", "–"
+		if op := sw.Operating; op.At.Valid() {
+			inside, point = sig(op.OutputTokPerS), pointName(op.At)
 		}
 		cost := "–"
 		if c := sw.Cost; c != nil && len(c.Points) > 0 {
@@ -246,7 +219,7 @@ func acrossTable(rep *analyze.Report, sweeps []int) table {
 				cost = usd(p.USDPerMTokBlended)
 			}
 		}
-		t.Rows = append(t.Rows, []string{fmt.Sprintf("%d: %s", i+1, runLabel(r)), peak, inside, capTo, wallName(sw.Diagnosis.Wall), cost})
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("%d: %s", i+1, runLabel(r)), peak, point, inside, wallAt(sw.Diagnosis.Primary), cost})
 	}
 	return t
 }

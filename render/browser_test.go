@@ -247,7 +247,17 @@ func checkInBrowser(t *testing.T, rep *analyze.Report, inspect ...func(ctx conte
 // top is the README's screenshot.
 func TestBrowserRendersDemoReport(t *testing.T) {
 	rep := defaultDemoReport(t)
-	res := checkInBrowser(t, rep, inspectLayout(t))
+	dir := t.TempDir()
+	if _, err := Files(dir, rep, "html"); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "report.html")
+	printed := map[string]int{}
+	res := openInBrowser(t, file, inspectLayout(t), inspectPrint(t, printed))
+	for _, p := range browserProblems(res, file) {
+		t.Error(p)
+	}
+	checkDemoPrint(t, file, printed)
 	if *screenshotOut != "" {
 		writeDocScreenshot(t, res.Screenshot, res.Boxes, *screenshotOut)
 	}

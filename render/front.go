@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/headroom-llm/headroom/analyze"
 )
@@ -116,86 +115,76 @@ func answerSentences(rep *analyze.Report, r *analyze.RunAnalysis) []string {
 			"There is no load sweep in this report, so where a serving engine stops on this card is not measured: run headroom sweep against the server and report both runs together.",
 		}
 	}
-	var out []string
-	k, a := sw.Knees, axisOf(sw)
+	k, op := sw.Knees, sw.Operating
 	stops := "No level finished within the error limit, so the sweep found no sustained throughput."
 	if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
-		stops = fmt.Sprintf("The box sustains at most %s of output at %s", tokPerS(k.PeakOutputTokPerS), a.name(k.PeakConcurrency, k.PeakRateRPS))
-		if g := sw.Goodput; g != nil && g.OperatingLevel >= 0 {
-			stops += fmt.Sprintf("; inside the SLO (%s) it serves %s, at %s", sloWords(g.SLO), tokPerS(g.OperatingOutputTokPerS), a.name(g.OperatingConcurrency, g.OperatingRateRPS))
-		} else if g != nil {
-			stops += fmt.Sprintf("; no level meets the SLO (%s)", sloWords(g.SLO))
+		peak := analyze.LoadPoint{LevelIndex: k.PeakLevel, Axis: k.Axis, Concurrency: k.PeakConcurrency, RateRPS: k.PeakRateRPS}
+		stops = fmt.Sprintf("The box sustains at most %s of output, at %s", tokPerS(k.PeakOutputTokPerS), pointName(peak))
+		switch {
+		case op.At.Valid():
+			stops += fmt.Sprintf("; inside %s it serves %s, at %s", sloWords(op), tokPerS(op.OutputTokPerS), pointName(op.At))
+		case op.FirstFailing.Valid():
+			stops += "; no level meets " + sloWords(op)
 		}
 		stops += "."
 	}
-	out = append(out, stops)
-	out = append(out, wallSentence(sw.Diagnosis))
-	if k.RecommendedLevel >= 0 {
-		set := fmt.Sprintf("Set the concurrency cap to %s: %s", a.value(k.RecommendedConcurrency, k.RecommendedRateRPS), k.RecommendedReason)
-		if fix := topFix(sw.Diagnosis); fix != "" {
-			set += "; to go further, " + strings.TrimSuffix(fix, ".")
-		}
-		out = append(out, sentence(set))
-	} else {
-		out = append(out, sentence("No concurrency cap can be recommended: "+orText(k.RecommendedReason, "no TPOT baseline")))
+	out := []string{stops, wallSentence(sw.Diagnosis)}
+	var set string
+	switch {
+	case op.Capped:
+		set = "Run it at " + pointName(op.At) + " or more: every tested level meets the SLO"
+	case op.At.Valid():
+		set = "Run it at up to " + pointName(op.At) + " (" + pointValue(op.At) + ")"
+	default:
+		set = "No load meets the SLO: change the configuration before serving it"
 	}
-	out = append(out, costSentence(rep, r))
+	if fix := topFix(sw.Diagnosis); fix != "" {
+		set += "; to go further, " + fix
+	}
+	out = append(out, sentence(set), costSentence(rep, r))
 	return out
 }
 
-// wallSentence names the wall and where it was hit.
-func wallSentence(d analyze.Diagnosis) string {
-	name := wallName(d.Wall)
-	short := strings.TrimSpace(d.Short)
-	if short == "" {
-		return sentence("The wall: " + name)
+// sloWords names the SLO the operating point was judged against, saying
+// when it is the default.
+func sloWords(op analyze.OperatingPoint) string {
+	if op.SLOSource == analyze.SLODefault {
+		return "the default SLO (" + sloText(op.SLO) + ")"
 	}
-	// The short form usually starts with the wall's own name ("Compute
-	// knee at c=16 ..."): say it once.
-	if strings.HasPrefix(strings.ToLower(short), strings.ToLower(name)) {
-		return sentence("It stops at the " + lowerFirst(short))
-	}
-	return sentence("It stops at the " + name + ": " + short)
+	return "the SLO (" + sloText(op.SLO) + ")"
 }
 
-// topFix is the first fix of the wall that was hit.
-func topFix(d analyze.Diagnosis) string {
-	for _, f := range d.Findings {
-		if f.Check == d.Wall && f.Status == analyze.StatusHit && len(f.Fixes) > 0 {
-			return f.Fixes[0]
+// wallSentence names the wall with its strongest evidence, and the walls
+// after it.
+func wallSentence(d analyze.Diagnosis) string {
+	w := d.Primary
+	var s string
+	switch w.Kind {
+	case analyze.WallNone, analyze.WallInconclusive:
+		if v := verdictSentences(w); len(v) > 0 {
+			s = v[0]
+		} else {
+			s = sentence(wallAt(w))
 		}
+	default:
+		s = "It stops at " + pointName(w.At) + ": " + wallTitle(w)
+		if len(w.Evidence) > 0 {
+			s += " (" + evidenceText(w.Evidence[0]) + ")"
+		}
+		s = sentence(s)
+	}
+	for _, x := range d.Secondary {
+		s = strings.TrimSuffix(s, ".") + "; then the " + wallAt(x) + "."
+	}
+	return s
+}
+
+// topFix is the first fix of the wall that was hit, in words.
+func topFix(d analyze.Diagnosis) string {
+	if len(d.Primary.Fixes) > 0 {
+		return fixText(d.Primary.Fixes[0])
 	}
 	return ""
-}
-
-// lowerFirst lowers a leading capital of a word ("Compute knee"), not of
-// a name in capitals ("KV-cache wall").
-func lowerFirst(s string) string {
-	if len(s) < 2 || !unicode.IsLower(rune(s[1])) {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
-}
-
-// sloWords says an SLO's bounds: "TTFT p99 ≤ 2 s, TPOT p99 ≤ 100 ms".
-func sloWords(s analyze.SLO) string {
-	var bounds []string
-	for _, b := range s.Bounds {
-		bounds = append(bounds, fmt.Sprintf("%s p%s ≤ %s", strings.ToUpper(b.Metric), trimFloat(b.Percentile), durWords(b.MaxS)))
-	}
-	return strings.Join(bounds, ", ")
-}
-
-// durWords says a duration in a sentence: seconds from one second up.
-func durWords(secs float64) string {
-	if secs >= 1 {
-		v := sig(secs)
-		if strings.Contains(v, ".") {
-			v = strings.TrimSuffix(strings.TrimRight(v, "0"), ".")
-		}
-		return v + " s"
-	}
-	return dur(secs)
 }
 
 // headlineFacts are page one's cards, one quantity and one unit each,
@@ -204,7 +193,7 @@ func headlineFacts(rep *analyze.Report, r *analyze.RunAnalysis) []fact {
 	var out []fact
 	missing := func(label, why string) fact { return fact{Label: label, Value: why, Missing: true} }
 	if sw := r.Sweep; sw != nil {
-		k, a := sw.Knees, axisOf(sw)
+		k, a, op, d := sw.Knees, axisOf(sw), sw.Operating, sw.Diagnosis
 		if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
 			note := "output, at " + a.name(k.PeakConcurrency, k.PeakRateRPS)
 			if l := levelByIndex(sw, k.PeakLevel); l != nil && l.Errors > 0 {
@@ -214,23 +203,24 @@ func headlineFacts(rep *analyze.Report, r *analyze.RunAnalysis) []fact {
 		} else {
 			out = append(out, missing("Peak sustained throughput", "no level finished within the error limit"))
 		}
-		if g := sw.Goodput; g != nil {
-			if g.OperatingLevel >= 0 {
-				out = append(out, fact{Label: "Inside the SLO", Value: tokPerS(g.OperatingOutputTokPerS), Note: "at " + a.name(g.OperatingConcurrency, g.OperatingRateRPS)})
-			} else {
-				out = append(out, missing("Inside the SLO", "no level meets the SLO"))
+		if op.At.Valid() {
+			note := tokPerS(op.OutputTokPerS) + " inside the SLO"
+			if op.SLOSource == analyze.SLODefault {
+				note += " (the default)"
 			}
-		}
-		if k.RecommendedLevel >= 0 {
-			out = append(out, fact{Label: "Concurrency cap to set", Value: a.value(k.RecommendedConcurrency, k.RecommendedRateRPS)})
+			if !op.Reliable {
+				note += "; its p99s rest on fewer than 100 requests"
+			}
+			out = append(out, fact{Label: "Operating point", Value: pointValue(op.At), Note: note})
 		} else {
-			out = append(out, missing("Concurrency cap to set", "none found"))
+			out = append(out, missing("Operating point", "no level meets the SLO"))
 		}
-		wall := fact{Label: "Wall", Value: wallName(sw.Diagnosis.Wall)}
-		for _, f := range sw.Diagnosis.Findings {
-			if f.Check == sw.Diagnosis.Wall && f.Status == analyze.StatusHit && f.Load != "" {
-				wall.Note = "from " + f.Load
-			}
+		wall := fact{Label: "Wall", Value: wallTitle(d.Primary), Note: "confidence " + nameOr(confidenceNames, d.Confidence.Level)}
+		if d.Primary.At.Valid() {
+			wall.Note = "from " + pointName(d.Primary.At) + "; " + wall.Note
+		}
+		for _, x := range d.Secondary {
+			wall.Note += "; then " + wallAt(x)
 		}
 		out = append(out, wall, costFact(rep, r))
 	}
@@ -274,38 +264,28 @@ func frontWall(r *analyze.RunAnalysis, run int) *section {
 		return nil
 	}
 	d := sw.Diagnosis
-	s := section{ID: "front-wall", Title: "The wall: " + wallName(d.Wall)}
-	for _, f := range d.Findings {
-		if f.Check != d.Wall || f.Status != analyze.StatusHit {
-			continue
-		}
-		v := verdict{Check: nameOr(checkNames, f.Check), Result: nameOr(statusNames, f.Status), Status: f.Status, Summary: sentence(f.Summary)}
-		if e, ok := strongestEvidence(f.Evidence); ok {
-			v.Evidence = []evidence{evidenceView(e)}
-		}
-		if len(f.Fixes) > 0 {
-			v.Fixes = f.Fixes[:1]
-		}
-		s.Verdicts = append(s.Verdicts, v)
+	w := d.Primary
+	s := section{ID: "front-wall", Title: "The wall: " + wallTitle(w)}
+	v := verdict{Check: nameOr(checkNames, w.Kind), Result: nameOr(confidenceNames, d.Confidence.Level) + " confidence", Status: analyze.StatusHit}
+	switch w.Kind {
+	case analyze.WallNone:
+		v.Status = analyze.StatusClear
+		v.Check, v.Result = "No wall reached", "up to "+pointName(w.At)
+	case analyze.WallInconclusive:
+		v.Status = analyze.StatusUnknown
+		v.Check = "Inconclusive"
 	}
-	if len(s.Verdicts) == 0 && d.Summary != "" {
-		s.Sentences = append(s.Sentences, sentence(d.Summary))
+	v.Summary = strings.Join(verdictSentences(w), " ")
+	if len(w.Evidence) > 0 {
+		v.Evidence = []evidence{evidenceView(w.Evidence[0])}
+	}
+	if len(w.Fixes) > 0 {
+		v.Fixes = []string{fixText(w.Fixes[0])}
+	}
+	s.Verdicts = append(s.Verdicts, v)
+	for _, x := range d.Secondary {
+		s.Notes = append(s.Notes, sentence("Then the "+wallAt(x)))
 	}
 	s.Notes = append(s.Notes, fmt.Sprintf("Every check and all its evidence are in the diagnosis of run %d.", run+1))
 	return &s
-}
-
-// strongestEvidence picks the evidence to show on page one: a line of the
-// server's own log when there is one (the reader can find it), else the
-// first.
-func strongestEvidence(ev []analyze.Evidence) (analyze.Evidence, bool) {
-	for _, e := range ev {
-		if e.Line > 0 {
-			return e, true
-		}
-	}
-	if len(ev) > 0 {
-		return ev[0], true
-	}
-	return analyze.Evidence{}, false
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/headroom-llm/headroom/analyze"
@@ -21,24 +22,20 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 	}
 	g := r.Sweep.Goodput
 	if g == nil {
-		s.Missing = "No SLO was given, so goodput was not judged. Report again with e.g. --slo ttft_p99=2s,tpot_p99=100ms."
+		s.Missing = "Goodput was not judged."
 		return s, nil
 	}
 	a := axisOf(r.Sweep)
-	say := "SLO: " + sloWords(g.SLO) + ". "
+	// The operating point in words: the load to run at, the SLO it is
+	// judged against and the first level outside it, with what it misses.
+	say := sentence(operatingText(r.Sweep.Operating))
+	if g.SLOSource == analyze.SLODefault {
+		say += " The SLO is the default (MLPerf's server scenario): give --slo for your own."
+	}
 	if g.OperatingLevel >= 0 {
-		say += fmt.Sprintf("The highest level inside it is %s, with a goodput of %s", a.name(g.OperatingConcurrency, g.OperatingRateRPS), tokPerS(g.OperatingOutputTokPerS))
-	} else {
-		say += "Even the first level fails it"
+		say += fmt.Sprintf(" Goodput there: %s.", tokPerS(g.OperatingOutputTokPerS))
 	}
-	if g.FirstFailingLevel >= 0 {
-		rate := 0.0
-		if l := levelByIndex(r.Sweep, g.FirstFailingLevel); l != nil {
-			rate = l.RateRPS
-		}
-		say += "; the first level outside it is " + a.name(g.FirstFailingConcurrency, rate)
-	}
-	s.Sentences = append(s.Sentences, say+".")
+	s.Sentences = append(s.Sentences, say)
 	t := table{
 		Caption: "Per level against the SLO: goodput is the throughput of a level inside it.",
 		Head:    []string{a.head(), "Inside the SLO", "Bounds exceeded", "Output tok/s", "Goodput tok/s", "Requests meeting every bound", "Their tok/s"},
@@ -62,11 +59,33 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 			meet, meetTput = percent(l.RequestsMeetingFraction), sig(l.MeetingOutputTokPerS)
 		}
 		t.Rows = append(t.Rows, []string{
-			a.cell(l.Concurrency, l.RateRPS), pass, strings.Join(l.Failed, "; "), orDash(tput[l.LevelIndex], sig),
+			a.cell(l.Concurrency, l.RateRPS), pass, exceeded(l), orDash(tput[l.LevelIndex], sig),
 			sig(l.GoodputOutputTokPerS), meet, meetTput,
 		})
 	}
 	s.Tables = append(s.Tables, t)
-	s.Notes = append(s.Notes, sentences(g.Notes)...)
+	for _, li := range g.PassAgainLevels {
+		if l := levelByIndex(r.Sweep, li); l != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s meets the SLO again after a lower level failed; the operating point stays below the first failure.", l.Load))
+		}
+	}
 	return s, nil
+}
+
+// exceeded lists a level's bounds outside the SLO.
+func exceeded(l analyze.LevelGoodput) string {
+	var out []string
+	for _, b := range l.Bounds {
+		name := b.Metric + " p" + strconv.FormatFloat(b.Percentile, 'f', -1, 64)
+		switch {
+		case !b.Known:
+			out = append(out, name+" not available")
+		case b.ValueS > b.MaxS:
+			out = append(out, fmt.Sprintf("%s %s > %s", name, limit(b.ValueS), limit(b.MaxS)))
+		}
+	}
+	if l.Unsustained {
+		out = append(out, "not sustained (errors or incomplete)")
+	}
+	return strings.Join(out, "; ")
 }

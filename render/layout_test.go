@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -100,16 +101,19 @@ const layoutJS = `(function () {
       if (pr.width * pr.height > 0.5 * area) { continue; }
       var stroke = ps.stroke !== "none" && ps.stroke !== "" && parseFloat(ps.strokeWidth) > 0 && parseFloat(ps.strokeOpacity) > 0.3 && ps.stroke !== "rgb(228, 228, 228)";
       var fill = ps.fill !== "none" && ps.fill !== "" && parseFloat(ps.fillOpacity) > 0.3;
-      if (stroke || fill) { shapes.push({ el: pe, stroke: stroke, fill: fill, r: pr }); }
+      if (stroke || fill) { shapes.push({ el: pe, stroke: stroke, fill: fill, r: pr, m: null }); }
     }
     for (var l = 0; l < labels.length; l++) {
       var lr = labels[l].r, hit = null;
       for (var s = 0; s < shapes.length && !hit; s++) {
         var sh = shapes[s];
         if (!meets(lr, sh.r)) { continue; }
-        var m = sh.el.getScreenCTM();
-        if (!m) { continue; }
-        m = m.inverse();
+        if (!sh.m) {
+          var ctm = sh.el.getScreenCTM();
+          if (!ctm) { continue; }
+          sh.m = ctm.inverse();
+        }
+        var m = sh.m;
         // The middle band of the label, where its glyphs are: a text's
         // box is its line's full height, glyphs rarely fill it.
         for (var gx = 0; gx <= 6 && !hit; gx++) {
@@ -171,5 +175,64 @@ func inspectLayout(t *testing.T) func(ctx context.Context) {
 		for _, p := range problems {
 			t.Error(p)
 		}
+	}
+}
+
+// pdfPages counts the pages of a PDF Chromium wrote: one /Type /Page
+// object each (Skia writes them uncompressed).
+func pdfPages(pdf []byte) int {
+	return len(pageObject.FindAll(pdf, -1))
+}
+
+var pageObject = regexp.MustCompile(`/Type\s*/Page[^s]`)
+
+// printedPages prints the loaded page in ctx after running js on it, and
+// counts the sheets.
+func printedPages(t *testing.T, ctx context.Context, js string) int {
+	t.Helper()
+	if js != "" {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil {
+			t.Fatalf("prepare the page for print: %v", err)
+		}
+	}
+	pdf, err := PrintPDF(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pdfPages(pdf)
+}
+
+// Scripts that cut the loaded report down to page one, or to the rest.
+const (
+	frontOnlyJS = `(function () { var f = document.querySelector("section.front"); while (f.nextElementSibling && f.nextElementSibling.tagName !== "SCRIPT") { f.nextElementSibling.remove(); } return true; })()`
+	restOnlyJS  = `(function () { document.querySelector("header.report-head").remove(); document.querySelector("section.front").remove(); return true; })()`
+)
+
+// inspectPrint returns an openInBrowser inspection that prints the page
+// whole, then without page one, and records the sheets.
+func inspectPrint(t *testing.T, counts map[string]int) func(ctx context.Context) {
+	return func(ctx context.Context) {
+		t.Helper()
+		counts["whole"] = printedPages(t, ctx, "")
+		counts["rest"] = printedPages(t, ctx, restOnlyJS)
+	}
+}
+
+// checkDemoPrint checks that the demo prints to at most 12 A4 pages (it
+// printed to 46), that page one fits two and stands alone on its sheets:
+// page one printed alone and the rest printed alone add up to the whole.
+func checkDemoPrint(t *testing.T, file string, counts map[string]int) {
+	t.Helper()
+	openInBrowser(t, file, func(ctx context.Context) { counts["page one"] = printedPages(t, ctx, frontOnlyJS) })
+	t.Logf("printed pages: %v", counts)
+	if n := counts["whole"]; n > 12 || n == 0 {
+		t.Errorf("the demo prints to %d A4 pages, want at most 12", n)
+	}
+	if n := counts["page one"]; n > 2 || n == 0 {
+		t.Errorf("page one prints to %d pages, want at most 2", n)
+	}
+	if counts["page one"]+counts["rest"] != counts["whole"] {
+		t.Errorf("page one (%d pages) and the rest (%d) do not add up to the whole (%d): page one shares a sheet with the details",
+			counts["page one"], counts["rest"], counts["whole"])
 	}
 }

@@ -16,6 +16,18 @@ func runFactsSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) sec
 	return section{ID: id, Title: "In short", Facts: headlineFacts(rep, r)}
 }
 
+// pointValue is a load on its own, with its unit: "8 concurrent requests"
+// or "4 req/s".
+func pointValue(p analyze.LoadPoint) string {
+	if p.Axis == analyze.AxisRate {
+		return sig(p.RateRPS) + " req/s"
+	}
+	if p.Concurrency == 1 {
+		return "1 concurrent request"
+	}
+	return integer(p.Concurrency) + " concurrent requests"
+}
+
 // costFact is a run's cost card: the blended cost per million tokens at
 // its honest operating point (the SLO's when given, else the peak), with
 // the API price it is quoted against, in the same unit.

@@ -29,7 +29,7 @@ func sweepSection(id string, r *analyze.RunAnalysis, panels bool, method string)
 		s.Missing = "The sweep recorded no levels: it stopped before the first level finished. See the run's warnings."
 		return s, nil
 	}
-	s.Sentences = append(s.Sentences, sw.Shape...)
+	s.Sentences = append(s.Sentences, shapeSentences(sw)...)
 	if panels {
 		s.Read = panelsRead
 		charts, err := sweepPanels(id, sw)
@@ -39,7 +39,7 @@ func sweepSection(id string, r *analyze.RunAnalysis, panels bool, method string)
 		s.Charts, s.ChartRow = charts, true
 	}
 	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, method))
-	s.Notes = append(s.Notes, sentences(sw.Knees.Notes)...)
+	s.Notes = append(s.Notes, kneeNotes(sw)...)
 	if sw.TokenCount != "" {
 		s.Notes = append(s.Notes, "Output tokens: "+sw.TokenCount+".")
 	}
@@ -70,6 +70,34 @@ func sweepPanels(id string, sw *analyze.SweepAnalysis) ([]chart, error) {
 		out = append(out, chart{ID: id + "-" + p.name, Caption: caption, Class: "panel", Option: opt})
 	}
 	return out, nil
+}
+
+// kneeNotes qualify the knees: what TPOT is compared with, and what the
+// sweep did not reach.
+func kneeNotes(sw *analyze.SweepAnalysis) []string {
+	k := sw.Knees
+	var out []string
+	base := levelByIndex(sw, k.BaselineLevel)
+	switch {
+	case base != nil && k.BaselineIsLowestRate:
+		out = append(out, "Open loop: TPOT is compared with the lowest arrival rate, "+base.Load+".")
+	case base != nil && k.BaselineNotC1:
+		out = append(out, "The sweep has no concurrency-1 level with a TPOT; TPOT is compared with its lowest level, "+base.Load+".")
+	}
+	if base != nil && k.TPOTKneeLevel < 0 {
+		out = append(out, fmt.Sprintf("p50 TPOT never cleared %s× its %s value: the sweep did not reach the knee; raise the levels.", sig(k.TPOTKneeFactor), base.Load))
+	}
+	if !k.Intervals && base != nil {
+		out = append(out, "Without per-request data the TPOT knee is placed on the point estimates, not on intervals.")
+	}
+	if l := levelByIndex(sw, k.UnsustainedPeakLevel); l != nil {
+		why := "the level did not complete"
+		if l.Complete {
+			why = percent(l.ErrorFraction) + " of its requests failed"
+		}
+		out = append(out, fmt.Sprintf("%s reached %s but is not sustained (%s); the peak is taken over sustained levels only.", l.Load, tokPerS(l.OutputTokPerS), why))
+	}
+	return out
 }
 
 // concurrencyAxisPatch puts the load on a log₂ axis, so the usual
@@ -152,7 +180,8 @@ func throughputPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 	k := sw.Knees
 	sopts := []charts.SeriesOpts{lineStyle(colorMeasured, "solid", 2), itemColor(colorMeasured), smoothOff}
 	var marks []vmark
-	marks = append(marks, a.vmark(k.RecommendedLevel, k.RecommendedConcurrency, k.RecommendedRateRPS, "cap")...)
+	op := sw.Operating.At
+	marks = append(marks, a.vmark(op.LevelIndex, op.Concurrency, op.RateRPS, "operating point")...)
 	marks = append(marks, a.vmark(k.PlateauLevel, k.PlateauConcurrency, k.PlateauRateRPS, "plateau")...)
 	if k.PeakOutputTokPerS > 0 {
 		marks = append(marks, a.vmark(k.PeakLevel, k.PeakConcurrency, k.PeakRateRPS, "peak "+sig(k.PeakOutputTokPerS))...)
@@ -165,7 +194,7 @@ func throughputPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 			Label: &opts.Label{Show: opts.Bool(false)},
 		}))
 	}
-	caption := "Output throughput (tokens/s) against the load; the peak, the plateau and the recommended cap marked."
+	caption := "Output throughput (tokens/s) against the load; the peak, the plateau and the operating point marked."
 	var unsustained int
 	for _, l := range sw.Levels {
 		if l.Sustained || l.OutputTokPerS <= 0 {

@@ -108,9 +108,10 @@ const (
 	TimeNoZone                      // date and time from the line; zone from Options.Location
 	TimeNoYear                      // month, day and time from the line; year from Options, zone from Options.Location
 	TimeRelative                    // llama.cpp offset since its log started (Event.Elapsed); Time set only if Options.Reference is
+	TimeClock                       // time of day only (older SGLang "[16:43:29 TP0]"); the date is Options.Reference's, else 0000-01-01
 )
 
-var timeQualityNames = [...]string{"none", "complete", "no-zone", "no-year", "relative"}
+var timeQualityNames = [...]string{"none", "complete", "no-zone", "no-year", "relative", "clock"}
 
 func (q TimeQuality) String() string {
 	if int(q) < len(timeQualityNames) {
@@ -131,6 +132,14 @@ type Event struct {
 	Engine      Engine
 	Kind        Kind
 	Level       Level
+	// Rank is the parallel rank that printed the line ("TP3", "rank=1"),
+	// when the line says; the same message from several ranks at once is
+	// one event (see Counts.Duplicates).
+	Rank string
+	// Generation is the vLLM generation ("V0" or "V1") the line's shape
+	// shows (its source file, process prefix or fields), "" when it does
+	// not tell.
+	Generation string
 
 	Stats        Stats        // KindStats
 	Preemption   Preemption   // KindPreemption
@@ -323,6 +332,9 @@ const (
 	ProblemKVInsufficient  = "kv_insufficient"  // the KV cache cannot hold even one request of the configured length
 	ProblemContextExceeded = "context_exceeded" // a request longer than the context was refused
 	ProblemKVFull          = "kv_full"          // llama.cpp found no free KV cache cells for a batch
+	ProblemStartFailed     = "start_failed"     // the engine failed to start (core initialization failed)
+	ProblemFatalSignal     = "fatal_signal"     // the process died of a signal or an assertion (SIGSEGV, abort, killed)
+	ProblemCrash           = "crash"            // an exception reached the top of the server process
 	ProblemSwapSpace       = "swap_space"       // vLLM V0 swap space warning
 	ProblemHTTP            = "http_error"       // an HTTP error status returned to a client
 	ProblemOther           = "error"            // any other error-level line
@@ -332,6 +344,10 @@ const (
 type Problem struct {
 	Class   string // one of the Problem* classes
 	Message string // the message part of the line
+	// Fatal is true for errors the engine does not survive: it died,
+	// failed to start, was killed by a signal, or hung (an engine-level
+	// timeout). A request's error, a refused prompt or a warning is not.
+	Fatal bool
 }
 
 // Slot actions (llama.cpp).

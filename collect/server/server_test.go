@@ -312,7 +312,9 @@ func TestLongLineRedactedWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capture.Redact(secret)
+	sec := &Secrets{}
+	sec.Add(secret)
+	capture.Redact(sec)
 	script := filepath.Join(t.TempDir(), "long.sh")
 	// a secret across the 16 KiB read buffer, one across the 64 KiB stored
 	// length, then a short line

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"github.com/headroom-llm/headroom/collect/telemetry"
 )
 
@@ -35,12 +36,12 @@ const (
 	// (the level's concurrency), so the server has seen the level's batch
 	// size before measuring starts.
 	DefaultWarmup          = -1
-	DefaultTimeout         = 10 * time.Minute // per request
-	DefaultMaxErrorRate    = 0.5
+	DefaultTimeout         = loadgen.DefaultTimeout // per request
+	DefaultMaxErrorRate    = loadgen.DefaultMaxErrorRate
 	DefaultSeed            = 1
 	DefaultTemperature     = 0.0
 	DefaultOpenLoopMaxConc = 1024
-	DefaultSampleInterval  = 250 * time.Millisecond
+	DefaultSampleInterval  = loadgen.DefaultSampleInterval
 	DefaultMetricsInterval = time.Second
 	DefaultServerTimeout   = 10 * time.Minute // wait for a --server-cmd to answer
 	// DefaultSendLagWarn is the send lag above which the manifest warns
@@ -325,7 +326,7 @@ func WithLogf(f func(format string, args ...any)) Option {
 // receive time (run time base, Unix ns) and its raw JSON-escaped text. It
 // runs on the stream's goroutine, so it must be fast. For benchmarks and
 // debugging.
-type ChunkObserver func(requestID string, index int, recvNS int64, rawText []byte)
+type ChunkObserver = loadgen.ChunkObserver
 
 // WithChunkObserver installs a ChunkObserver.
 func WithChunkObserver(f ChunkObserver) Option {

@@ -100,7 +100,7 @@ func (s *Sweep) Resume(ctx context.Context, dir string) (*rundir.Run, error) {
 	if m.Workload == nil || !m.HasKind(rundir.KindSweep) {
 		return nil, fmt.Errorf("sweep --resume: %s: not a sweep recorded by headroom sweep (no workload in the manifest)", filepath.Join(dir, rundir.ManifestFile))
 	}
-	levels := len(s.levels())
+	levels := len(s.plan())
 	plan, err := planResume(dir, levels)
 	if err != nil {
 		return nil, fmt.Errorf("sweep --resume: %w", err)

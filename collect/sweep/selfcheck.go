@@ -1,43 +1,11 @@
 package sweep
 
 import (
-	"context"
 	"fmt"
-	"runtime"
 	"time"
 
-	"github.com/headroom-llm/headroom/internal/cputime"
 	"github.com/headroom-llm/headroom/rundir"
 )
-
-// sampleClient records the client's own CPU time, open streams and send
-// lag every sample interval until ctx ends, so a report can tell when the
-// client, not the server, was the bottleneck.
-func (s *Sweep) sampleClient(ctx context.Context, rec Recorder) {
-	tick := time.NewTicker(s.cfg.sampleInterval)
-	defer tick.Stop()
-	take := func() {
-		user, sys := cputime.Process()
-		row := rundir.ClientSampleRow{
-			TimeNS: s.clock.nowNS(), CPUUserS: user.Seconds(), CPUSystemS: sys.Seconds(), CPUs: int32(runtime.GOMAXPROCS(0)),
-			OpenStreams: s.openStreams.Load(), SendLagMaxS: float64(s.sendLagMaxNS.Swap(0)) / 1e9,
-		}
-		s.mu.Lock()
-		s.samples = append(s.samples, row)
-		s.mu.Unlock()
-		rec.ClientSample(row)
-	}
-	take()
-	for {
-		select {
-		case <-ctx.Done():
-			take()
-			return
-		case <-tick.C:
-			take()
-		}
-	}
-}
 
 // ClientBottleneck checks a level's client samples: was the client's CPU
 // near GOMAXPROCS × 100 %, or did sends lag their schedule? It returns a

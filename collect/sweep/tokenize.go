@@ -8,7 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
+
+	"github.com/headroom-llm/headroom/collect/loadgen"
 )
 
 // tokenizer counts the tokens of a text with the server's own tokenizer.
@@ -88,8 +89,10 @@ func (s *Sweep) getJSON(ctx context.Context, path string, out any) error {
 }
 
 func (s *Sweep) doJSON(req *http.Request, out any) error {
-	s.authorize(req)
-	resp, err := s.client.Do(req)
+	for k, v := range s.header() {
+		req.Header[k] = v
+	}
+	resp, err := s.HTTPClient().Do(req)
 	if err != nil {
 		return err
 	}
@@ -99,19 +102,10 @@ func (s *Sweep) doJSON(req *http.Request, out any) error {
 		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return errors.New(s.redact(statusMessage(resp, data)))
+		return errors.New(loadgen.StatusMessage(resp, data))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%s %s: not the JSON expected: %w", req.Method, req.URL.Path, err)
 	}
 	return nil
-}
-
-// excerpt keeps the first 300 bytes of an error body on one line.
-func excerpt(b []byte) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }
