@@ -52,6 +52,9 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 	case m.FormatVersion < 0:
 		return nil, fmt.Errorf("invalid format_version %d", m.FormatVersion)
 	}
+	if m.RunID == "" {
+		m.RunID = derivedRunID(&m)
+	}
 	m.Extra = append(json.RawMessage(nil), data...)
 	return &m, nil
 }

@@ -100,17 +100,31 @@ func readerProps() *parquet.ReaderProperties {
 	return p
 }
 
-// encodeParquet writes rows as one Parquet file (one row group) to w.
-func encodeParquet[T any](w io.Writer, rows []T) error {
+// encodeParquet writes rows as one Parquet file (one row group) to w. With
+// a runID, the file's first column is run_id holding it on every row (see
+// RunIDColumn), unless T has a run_id column of its own.
+func encodeParquet[T any](w io.Writer, rows []T, runID string) error {
 	c, err := codecFor[T]()
 	if err != nil {
 		return err
 	}
+	schema, first := c.schema, 0
+	if runID != "" && len(schema.FieldIndices(RunIDColumn)) == 0 {
+		fields := append([]arrow.Field{{Name: RunIDColumn, Type: arrow.BinaryTypes.String}}, schema.Fields()...)
+		schema, first = arrow.NewSchema(fields, nil), 1
+	}
 	mem := memory.DefaultAllocator
-	b := array.NewRecordBuilder(mem, c.schema)
+	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
+	if first == 1 {
+		ib := b.Field(0).(*array.StringBuilder)
+		ib.Reserve(len(rows))
+		for range rows {
+			ib.Append(runID)
+		}
+	}
 	for i, f := range c.fields {
-		fb := b.Field(i)
+		fb := b.Field(first + i)
 		fb.Reserve(len(rows))
 		for r := range rows {
 			v := reflect.ValueOf(&rows[r]).Elem().Field(f.index)
@@ -137,7 +151,7 @@ func encodeParquet[T any](w io.Writer, rows []T) error {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	fw, err := pqarrow.NewFileWriter(c.schema, w, writerProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(schema, w, writerProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return err
 	}

@@ -142,6 +142,7 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func() error) (*rundir.Run, error) {
 	c := &s.cfg
 	dir, m := run.Dir, run.Manifest
+	s.runID = m.RunID
 	if m.Engine != nil {
 		m.Engine.BaseURL = s.BaseURL() // a resume may target a new address
 	}

@@ -37,6 +37,9 @@ type Sweep struct {
 	genURL string
 
 	model string // from the options or the server
+	// runID prefixes every request id so that ids are unique across runs
+	// (rundir.RequestID); Record sets it to the run's id.
+	runID string
 
 	fixedOutput  atomic.Bool // min_tokens + ignore_eos still sent
 	includeUsage atomic.Bool // stream_options.include_usage still sent
@@ -271,7 +274,7 @@ func (s *Sweep) preparePrompts(ctx context.Context, haveUsage bool) error {
 func (s *Sweep) spec(li, concurrency, seq int, warmup bool) *requestSpec {
 	rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), uint64(li)<<40|uint64(seq)))
 	sp := &requestSpec{
-		id: fmt.Sprintf("%d-%d", li, seq), level: li, concurrency: concurrency, seq: seq, warmup: warmup,
+		id: rundir.RequestID(s.runID, li, seq), level: li, concurrency: concurrency, seq: seq, warmup: warmup,
 		outputTarget: s.cfg.output.Sample(rng),
 	}
 	if s.dataset != nil {
