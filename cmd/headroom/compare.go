@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,7 +27,7 @@ func (e gateFailed) Unwrap() error { return e.error }
 
 type compareFlags struct {
 	out, format, groupBy, failIf, index string
-	baselines, labels                   []string
+	baselines, labels, allowDiffer      []string
 	alpha                               float64
 	gateSignificant                     bool
 	analysis                            reportFlags
@@ -44,11 +45,19 @@ numbers per run (peak throughput, TPOT knee, SLO goodput, $/Mtok, the wall hit),
 and the context keys whose values differ between runs (engine version, flags,
 model, quantization, GPU, driver, ...).
 
-Runs are grouped by --group-by (default: label). Runs in one group are repeats
-of one configuration; every other group is compared with the baseline group
-(--baseline, else the first group) and each difference says whether it is
-significant: Mann-Whitney U on per-run values or per-request latencies, or a
-bootstrap interval of a p99 ratio.
+Runs are grouped by --group-by (default: label; also dir, tag:KEY, a tag's key,
+any context key or any manifest field by its JSON path). Runs in one group are
+repeats of one configuration; every other group is compared with the baseline
+group (--baseline, else the first group) and each difference says whether it
+is significant: Mann-Whitney U on per-run values or per-request latencies, or
+a bootstrap interval of a p99 ratio.
+
+Before claiming a difference, compare checks that the groups ran the same
+workload (endpoint, loop, prompt and output lengths, prefix, dataset) on the
+same model, quantization, engine and GPUs; where one of those differs (other
+than the --group-by key, or one given to --allow-differ) the groups are shown
+side by side as "not comparable: KEY differs" and nothing is tested. Runs that
+failed or measured nothing are listed apart, with why, and form no group.
 
 Regression gate: --fail-if "throughput<-5%,ttft_p99>+10%" checks each rule for
 every candidate group against the baseline and prints one line per violated
@@ -74,6 +83,7 @@ DuckDB, pandas or Polars; see docs/compare.md.`,
 	fl.StringArrayVar(&f.labels, "label", nil, "RUN=NAME: label a run for this comparison (the manifest is not changed); repeatable")
 	fl.StringVar(&f.failIf, "fail-if", "", "regression gate, e.g. \"throughput<-5%,ttft_p99>+10%\": exit 3 when a rule holds")
 	fl.BoolVar(&f.gateSignificant, "gate-significant", false, "a gate rule fails only when its change is also significant (or cannot be tested)")
+	fl.StringSliceVar(&f.allowDiffer, "allow-differ", nil, "context keys that may differ between the groups compared besides --group-by (of: "+strings.Join(compare.MustMatch, ", ")+")")
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level of the tests")
 	fl.StringVar(&f.index, "index", "", "also write the index of the runs as one Parquet file here (e.g. runs.parquet)")
 	f.analysis.register(cmd)
@@ -95,6 +105,12 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		return err
 	}
 	opts.Settings, opts.GroupBy, opts.Alpha, opts.GateNeedsSignificance = set, f.groupBy, f.alpha, f.gateSignificant
+	for _, k := range f.allowDiffer {
+		if !slices.Contains(compare.MustMatch, k) {
+			return usageError{fmt.Errorf("--allow-differ %q: not a key that must match; those are %s", k, strings.Join(compare.MustMatch, ", "))}
+		}
+	}
+	opts.AllowDiffer = f.allowDiffer
 	if f.failIf != "" {
 		if opts.Rules, err = compare.ParseRules(f.failIf); err != nil {
 			return usageError{fmt.Errorf("--fail-if: %w", err)}
@@ -182,7 +198,11 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		}
 		paths = append(paths, f.index)
 	}
-	fmt.Fprintf(stdout, "compared %d runs in %d groups (grouped by %s)\n", len(cmp.Runs), len(cmp.Groups), cmp.GroupBy)
+	left := ""
+	if n := len(cmp.LeftOut); n > 0 {
+		left = fmt.Sprintf("; %d left out (failed or empty, see compare.md)", n)
+	}
+	fmt.Fprintf(stdout, "compared %d runs in %d groups (grouped by %s)%s\n", len(cmp.Runs), len(cmp.Groups), cmp.GroupBy, left)
 	for _, p := range paths {
 		fmt.Fprintln(stdout, "wrote", p)
 	}
