@@ -105,3 +105,29 @@ func TestRequestID(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// The dataset's column types (columns_ext.go) round-trip.
+func TestExtendedColumns(t *testing.T) {
+	type row struct {
+		When  time.Time         `parquet:"when"`
+		Never time.Time         `parquet:"never"`
+		Tags  map[string]string `parquet:"tags"`
+		Ints  []int64           `parquet:"ints"`
+		Rates []float64         `parquet:"rates"`
+		Names []string          `parquet:"names"`
+	}
+	at := time.Date(2026, 11, 30, 12, 0, 0, 123456000, time.UTC)
+	in := []row{{When: at, Tags: map[string]string{"b": "2", "a": ""}, Ints: []int64{1, 64}, Rates: []float64{0.5}, Names: []string{"x"}}, {}}
+	data, err := EncodeParquet(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := DecodeParquet[row](data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out[0].When.Equal(at) || !out[0].Never.IsZero() || out[0].Tags["b"] != "2" || len(out[0].Tags) != 2 ||
+		len(out[0].Ints) != 2 || out[0].Ints[1] != 64 || out[0].Rates[0] != 0.5 || out[0].Names[0] != "x" || len(out[1].Tags) != 0 {
+		t.Fatalf("%+v", out)
+	}
+}

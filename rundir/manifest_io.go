@@ -273,5 +273,6 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	committed(path) // a mirror to object storage uploads it (mirror.go)
 	return nil
 }

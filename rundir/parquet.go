@@ -33,6 +33,7 @@ type codecField struct {
 	name     string
 	kind     reflect.Kind
 	nullable bool
+	ext      bool // a type of columns_ext.go: time, map, list
 }
 
 var codecs sync.Map // reflect.Type -> *rowCodec
@@ -58,6 +59,11 @@ func codecFor[T any]() (*rowCodec, error) {
 			ft, nullable = ft.Elem(), true
 		}
 		var dt arrow.DataType
+		if x, ok := extendedType(ft); ok {
+			c.fields = append(c.fields, codecField{index: i, name: name, kind: ft.Kind(), nullable: nullable, ext: true})
+			afields = append(afields, arrow.Field{Name: name, Type: x, Nullable: nullable || ft == timeType})
+			continue
+		}
 		switch ft.Kind() {
 		case reflect.Int32:
 			dt = arrow.PrimitiveTypes.Int32
@@ -134,6 +140,10 @@ func encodeParquet[T any](w io.Writer, rows []T, runID string) error {
 					continue
 				}
 				v = v.Elem()
+			}
+			if f.ext {
+				appendExtended(fb, v)
+				continue
 			}
 			switch f.kind {
 			case reflect.Int32:
@@ -219,6 +229,12 @@ func decodeParquet[T any](r parquet.ReaderAtSeeker) (rows []T, err error) {
 	rows = make([]T, n)
 	schema := tbl.Schema()
 	for _, f := range c.fields {
+		if f.ext {
+			if err := fillExtended(rows, f, tbl); err != nil {
+				return nil, fmt.Errorf("column %q: %w", f.name, err)
+			}
+			continue
+		}
 		idx := schema.FieldIndices(f.name)
 		if len(idx) == 0 {
 			return nil, fmt.Errorf("missing column %q", f.name)

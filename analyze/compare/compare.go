@@ -76,6 +76,15 @@ type Comparison struct {
 	Comparisons []GroupComparison `json:"comparisons,omitempty"`
 	Gate        *Gate             `json:"gate,omitempty"`
 	Warnings    []string          `json:"warnings,omitempty"`
+
+	manifests map[string]*rundir.Manifest // by run directory, for the index
+}
+
+func (c *Comparison) manifest(dir string) *rundir.Manifest {
+	if m := c.manifests[dir]; m != nil {
+		return m
+	}
+	return &rundir.Manifest{}
 }
 
 // Run is one run's summary.
@@ -247,8 +256,10 @@ func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Compariso
 		c.Runs[i].Label = l
 	}
 	all := make([]*rundir.Manifest, len(runs))
+	c.manifests = make(map[string]*rundir.Manifest, len(runs))
 	for i, r := range runs {
 		all[i] = r.Manifest
+		c.manifests[r.Dir] = r.Manifest
 	}
 	if err := checkGroupKey(opts.GroupBy, all); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-llm/headroom/analyze/compare"
+	"github.com/headroom-llm/headroom/objstore"
 	"github.com/headroom-llm/headroom/render"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -36,7 +38,7 @@ type compareFlags struct {
 func newCompareCmd() *cobra.Command {
 	var f compareFlags
 	cmd := &cobra.Command{
-		Use:   "compare RUN|DIR...",
+		Use:   "compare RUN|DIR|s3://BUCKET/PREFIX...",
 		Short: "Compare runs: overlaid curves, headline numbers, what differs, significance, a regression gate",
 		Long: `Compare reads run directories (a directory that is not a run is searched
 recursively for runs) and writes compare.md, compare.html and comparison.json:
@@ -126,21 +128,24 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 	}
 
 	// The baseline's runs come first, then the others, each run once.
-	var dirs []string
+	var dirs []rundir.Dir
 	seen := map[string]bool{}
 	addRuns := func(arg string) ([]string, error) {
-		found, err := findRuns(arg)
+		found, err := findRunDirs(ctx, arg)
 		if err != nil {
 			return nil, err
 		}
 		var added []string
 		for _, d := range found {
-			key, _ := filepath.Abs(d)
+			key := d.Name
+			if d.IsLocal() {
+				key, _ = filepath.Abs(d.Name)
+			}
 			if !seen[key] {
 				seen[key] = true
 				dirs = append(dirs, d)
 			}
-			added = append(added, d)
+			added = append(added, d.Name)
 		}
 		return added, nil
 	}
@@ -157,7 +162,7 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		}
 	}
 
-	runs, err := compare.LoadAll(ctx, dirs)
+	runs, err := compare.LoadDirs(ctx, dirs)
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
@@ -174,29 +179,39 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return err
-	}
-	var paths []string
-	if f.format != "none" {
-		if paths, err = render.CompareFiles(f.out, cmp, f.format); err != nil {
-			return err
+	paths, err := writeTo(ctx, f.out, func(dir string) ([]string, error) {
+		var paths []string
+		if f.format != "none" {
+			if paths, err = render.CompareFiles(dir, cmp, f.format); err != nil {
+				return nil, err
+			}
 		}
-	}
-	data, err := json.MarshalIndent(cmp, "", "  ")
+		data, err := json.MarshalIndent(cmp, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("encode comparison.json: %w", err)
+		}
+		jp := filepath.Join(dir, "comparison.json")
+		if err := os.WriteFile(jp, append(data, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+		return append(paths, jp), nil
+	})
 	if err != nil {
-		return fmt.Errorf("encode comparison.json: %w", err)
-	}
-	jp := filepath.Join(f.out, "comparison.json")
-	if err := os.WriteFile(jp, append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	paths = append(paths, jp)
 	if f.index != "" {
-		if err := cmp.WriteIndex(f.index); err != nil {
+		where, name := filepath.Split(f.index)
+		if objstore.IsURL(f.index) {
+			where, name = path.Split(f.index)
+		}
+		ip, err := writeTo(ctx, cmpOr(where, "."), func(dir string) ([]string, error) {
+			p := filepath.Join(dir, name)
+			return []string{p}, cmp.WriteIndex(p)
+		})
+		if err != nil {
 			return fmt.Errorf("--index: %w", err)
 		}
-		paths = append(paths, f.index)
+		paths = append(paths, ip...)
 	}
 	left := ""
 	if n := len(cmp.LeftOut); n > 0 {

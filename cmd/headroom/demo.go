@@ -42,7 +42,7 @@ them, so you can see what headroom produces without a GPU or a server.`,
 			if err != nil {
 				return err
 			}
-			paths, err := writeReport(runDirs, out, "both", set)
+			paths, err := writeReport(cmd.Context(), runDirs, out, "both", set)
 			if err != nil {
 				return err
 			}

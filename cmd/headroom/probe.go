@@ -138,7 +138,13 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	if dir == "" {
 		dir = "headroom-probe-" + res.Started.UTC().Format("20060102-150405")
 	}
-	run, err := rundir.Create(dir, &rundir.Manifest{HeadroomVersion: buildinfo.Version(), StartTime: res.Started.UTC(), Host: hostInfo()})
+	// An s3:// run is written here and mirrored as it is written.
+	o, err := newRunOutput(context.WithoutCancel(ctx), dir)
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	dir = o.name()
+	run, err := rundir.Create(o.dir, &rundir.Manifest{HeadroomVersion: buildinfo.Version(), StartTime: res.Started.UTC(), Host: hostInfo()})
 	if err != nil {
 		return errors.Join(runErr, err)
 	}
@@ -154,6 +160,9 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 		stopped = &rundir.Stopped{Reason: reason, Error: runErr.Error(), Phase: bar.where()}
 	}
 	if err := run.Finish(stopped); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if err := o.finish(); err != nil {
 		return errors.Join(runErr, err)
 	}
 	printProbeSummary(stdout, res)
