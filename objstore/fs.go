@@ -64,7 +64,8 @@ func (f *FS) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
 	if _, ok := f.dirs[name]; ok {
-		return &dirFile{info: fileInfo{name: path.Base(name), dir: true}}, nil
+		entries, _ := f.ReadDir(name)
+		return &dirFile{info: fileInfo{name: path.Base(name), dir: true}, entries: entries}, nil
 	}
 	if _, ok := f.files[name]; !ok {
 		return nil, &fs.PathError{Op: "open", Path: f.loc.Key(name), Err: fs.ErrNotExist}
@@ -136,7 +137,26 @@ type memFile struct {
 func (m *memFile) Stat() (fs.FileInfo, error) { return m.info, nil }
 func (m *memFile) Close() error               { return nil }
 
-type dirFile struct{ info fileInfo }
+type dirFile struct {
+	info    fileInfo
+	entries []fs.DirEntry
+}
+
+// ReadDir implements fs.ReadDirFile.
+func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
+	if n <= 0 {
+		out := d.entries
+		d.entries = nil
+		return out, nil
+	}
+	if len(d.entries) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(d.entries))
+	out := d.entries[:n]
+	d.entries = d.entries[n:]
+	return out, nil
+}
 
 func (d *dirFile) Stat() (fs.FileInfo, error) { return d.info, nil }
 func (d *dirFile) Read([]byte) (int, error)   { return 0, io.EOF }

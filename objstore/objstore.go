@@ -93,30 +93,34 @@ type Client struct {
 }
 
 var (
-	defaultOnce   sync.Once
+	defaultMu     sync.Mutex
+	defaultKey    string
 	defaultClient *Client
-	defaultErr    error
 )
 
 // Default returns the client made from the SDK's standard configuration
-// chain, made once per process.
+// chain. It is made once per process and made again only when the
+// environment names another endpoint or key (tests start servers).
 func Default(ctx context.Context) (*Client, error) {
-	defaultOnce.Do(func() {
-		var cfg aws.Config
-		cfg, defaultErr = config.LoadDefaultConfig(ctx)
-		if defaultErr != nil {
-			defaultErr = fmt.Errorf("object storage configuration: %w", defaultErr)
-			return
-		}
-		if cfg.Region == "" {
-			cfg.Region = "us-east-1" // S3-compatible servers ignore it; AWS redirects
-		}
-		custom := os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != ""
-		defaultClient = &Client{s3: s3.NewFromConfig(cfg, func(o *s3.Options) {
-			o.UsePathStyle = custom
-		})}
-	})
-	return defaultClient, defaultErr
+	key := os.Getenv("AWS_ENDPOINT_URL_S3") + "\x00" + os.Getenv("AWS_ENDPOINT_URL") + "\x00" + os.Getenv("AWS_ACCESS_KEY_ID") + "\x00" + os.Getenv("AWS_PROFILE")
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if defaultClient != nil && key == defaultKey {
+		return defaultClient, nil
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("object storage configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1" // S3-compatible servers ignore it; AWS redirects
+	}
+	custom := os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != ""
+	defaultClient = &Client{s3: s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = custom
+	})}
+	defaultKey = key
+	return defaultClient, nil
 }
 
 // List returns every object whose key starts with prefix (all pages).

@@ -21,6 +21,11 @@ func (c *Comparison) Index() []IndexRow {
 	for _, l := range c.LeftOut {
 		rows = append(rows, runRow(l.Run, c.manifest(l.Dir), l.Why))
 	}
+	if c.SLO != nil {
+		for i := range rows {
+			rows[i].SLO = c.SLO.Spec
+		}
+	}
 	return rows
 }
 

@@ -232,3 +232,38 @@ func sortedCopy(xs []string) []string {
 	}
 	return out
 }
+
+// Issue 18's second problem: runs.parquet had no workload columns and its
+// tags were one flat string. It now carries the workload (lengths and
+// their distributions, endpoint, levels, requests per level), the SLO, the
+// run's id, and tags as a map.
+func TestCompareIndexHasWorkloadAndTags(t *testing.T) {
+	archive := t.TempDir()
+	copyRun(t, recordedRuns+"seq4-a", filepath.Join(archive, "seq4-a"))
+	out := t.TempDir()
+	index := filepath.Join(out, "runs.parquet")
+	if code, _, errs := headroom(t, "compare", archive, "-o", out, "--format", "none", "--index", index, "--slo", "ttft_p99=2s"); code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errs)
+	}
+	rows, err := rundir.ReadParquetFile[struct {
+		RunID            string            `parquet:"run_id"`
+		Tags             map[string]string `parquet:"tags"`
+		Endpoint         string            `parquet:"endpoint"`
+		PromptDist       string            `parquet:"prompt_tokens_dist"`
+		PromptMean       *float64          `parquet:"prompt_tokens_mean"`
+		OutputMean       *float64          `parquet:"output_tokens_mean"`
+		Levels           []int64           `parquet:"concurrency_levels"`
+		RequestsPerLevel int64             `parquet:"requests_per_level"`
+		FixedOutput      bool              `parquet:"fixed_output"`
+		SLO              string            `parquet:"slo"`
+	}](index)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%d rows: %v", len(rows), err)
+	}
+	r := rows[0]
+	if r.RunID == "" || r.Tags["sequences"] != "4" || r.Endpoint != "completions" || r.PromptDist != "fixed" ||
+		r.PromptMean == nil || *r.PromptMean != 64 || *r.OutputMean != 32 || len(r.Levels) != 5 || r.Levels[4] != 16 ||
+		r.RequestsPerLevel != 32 || !r.FixedOutput || r.SLO != "ttft_p99=2s" {
+		t.Errorf("index row %+v", r)
+	}
+}
