@@ -3,7 +3,6 @@ package analyze
 import (
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
@@ -100,7 +99,7 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	if run.LogPath == "" {
 		return
 	}
-	f, err := os.Open(run.LogPath)
+	f, err := run.openLog()
 	if err != nil {
 		o.notes = append(o.notes, fmt.Sprintf("server log %s: %v", run.LogPath, err))
 		return

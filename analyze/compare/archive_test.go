@@ -233,7 +233,7 @@ func TestReplayedArchive(t *testing.T) {
 		}
 	}
 	rows, err := rundir.ReadParquetFile[IndexRow](index)
-	if err != nil || len(rows) != 12 || rows[11].Tags != "sequences=1,week=00" {
+	if err != nil || len(rows) != 12 || rows[11].Tags["sequences"] != "1" || rows[11].Tags["week"] != "00" {
 		t.Fatalf("index: %d rows, %v; last %+v", len(rows), err, rows[len(rows)-1])
 	}
 }

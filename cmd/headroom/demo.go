@@ -50,7 +50,7 @@ them, so you can see what headroom produces without a GPU or a server.`,
 			if err != nil {
 				return err
 			}
-			paths, err := writeReport(runDirs, out, "both", set, pdf)
+			paths, err := writeReport(cmd.Context(), runDirs, out, "both", set, pdf)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func TestReportOnBrokenRuns(t *testing.T) {
 			os.WriteFile(filepath.Join(d, rundir.ManifestFile), []byte("<html>oops</html>"), 0o644)
 		}, rundir.ManifestFile, "invalid manifest JSON"},
 		{"newer format", func(d string) {
-			os.WriteFile(filepath.Join(d, rundir.ManifestFile), bytes.Replace(manifest, []byte(`"format_version": 1`), []byte(`"format_version": 7`), 1), 0o644)
+			os.WriteFile(filepath.Join(d, rundir.ManifestFile), bytes.Replace(manifest, []byte(`"format_version": `), []byte(`"format_version": 99`), 1), 0o644)
 		}, rundir.ManifestFile, "upgrade headroom"},
 		{"truncated parquet", func(d string) {
 			os.WriteFile(filepath.Join(d, rundir.TableProbeGEMM, filepath.Base(parts[0])), part[:len(part)-20], 0o644)
@@ -171,7 +172,7 @@ func TestDemo(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	code, out, _ := headroom(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "headroom ") || !strings.Contains(out, "run format 1") {
+	if code != 0 || !strings.HasPrefix(out, "headroom ") || !strings.Contains(out, "run format "+strconv.Itoa(rundir.FormatVersion)) {
 		t.Fatalf("version: %d %q", code, out)
 	}
 }

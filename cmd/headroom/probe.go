@@ -118,14 +118,24 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	if dir == "" {
 		dir = "headroom-probe-" + time.Now().UTC().Format("20060102-150405")
 	}
-	run, res, err := p.Record(ctx, dir)
+	// An s3:// run is written here and mirrored as it is written.
+	o, err := newRunOutput(ctx, dir)
+	if err != nil {
+		return err
+	}
+	dir = o.name()
+	run, res, err := p.Record(ctx, o.dir)
 	bar.done()
+	uerr := o.finish()
 	if run == nil {
 		// Nothing was measured (no driver, no GPU, no cuBLAS): no run was written.
 		if errors.Is(err, cuda.ErrLibraryNotFound) {
 			return fmt.Errorf("probe: %w", err)
 		}
 		return err
+	}
+	if uerr != nil {
+		return errors.Join(err, uerr)
 	}
 	if perr := res.WriteSummary(stdout); perr != nil {
 		return errors.Join(err, perr)

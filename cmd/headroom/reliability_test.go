@@ -360,7 +360,7 @@ func TestBrokenRunsEveryCommand(t *testing.T) {
 		}, "invalid manifest JSON", []string{report, compare, inspect, resume}},
 		{"newer format version", func(d string) string {
 			p := filepath.Join(d, rundir.ManifestFile)
-			os.WriteFile(p, bytes.Replace(manifest, []byte(`"format_version": 1`), []byte(`"format_version": 2`), 1), 0o644)
+			os.WriteFile(p, bytes.Replace(manifest, []byte(`"format_version": `), []byte(`"format_version": 99`), 1), 0o644)
 			return p
 		}, "upgrade headroom", []string{report, compare, inspect, resume}},
 		{"not a run", func(d string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -85,7 +86,9 @@ func newReportCmd() *cobra.Command {
 	var pdf bool
 	var flags reportFlags
 	cmd := &cobra.Command{
-		Use:   "report RUN...",
+		Use: "report RUN...",
+		Example: `  headroom report runs/sweep-20261130T120000Z
+  headroom report s3://bench/runs/h200/sweep-1 -o report/`,
 		Short: "Analyze run directories and write report.html, report.md and analysis.json",
 		Long: `Report analyzes run directories and writes report.html, report.md and
 analysis.json. Give a probe run with a sweep run (or one run holding both) for
@@ -106,7 +109,7 @@ repeats and get intervals across runs.`,
 			if err != nil {
 				return err
 			}
-			paths, err := writeReport(args, out, format, set, pdf)
+			paths, err := writeReport(cmd.Context(), args, out, format, set, pdf)
 			if err != nil {
 				return err
 			}
@@ -123,9 +126,10 @@ repeats and get intervals across runs.`,
 	return cmd
 }
 
-// writeReport loads, analyzes and renders runs into dir; with pdf, it
-// prints report.html to report.pdf.
-func writeReport(runDirs []string, dir, format string, set analyze.Settings, pdf bool) ([]string, error) {
+// writeReport loads, analyzes and renders runs (local or s3:// runs) into
+// dir (a local directory or an s3:// location); with pdf, it also prints
+// report.html to report.pdf.
+func writeReport(ctx context.Context, runDirs []string, dir, format string, set analyze.Settings, pdf bool) ([]string, error) {
 	if pdf {
 		// Before the work: say at once that there is nothing to print with.
 		if _, err := render.FindBrowser(); err != nil {
@@ -134,7 +138,11 @@ func writeReport(runDirs []string, dir, format string, set analyze.Settings, pdf
 	}
 	var runs []*analyze.Run
 	for _, d := range runDirs {
-		r, err := analyze.Load(d)
+		src, err := openRunDir(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		r, err := analyze.LoadFrom(src, analyze.LoadOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -144,28 +152,27 @@ func writeReport(runDirs []string, dir, format string, set analyze.Settings, pdf
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	paths, err := render.Files(dir, rep, format)
-	if err != nil {
-		return nil, err
-	}
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode analysis.json: %w", err)
-	}
-	p := filepath.Join(dir, "analysis.json")
-	if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
-		return nil, err
-	}
-	paths = append(paths, p)
-	if pdf {
-		out := filepath.Join(dir, "report.pdf")
-		if err := render.PDF(filepath.Join(dir, "report.html"), out); err != nil {
-			return paths, err
+	return writeTo(ctx, dir, func(dir string) ([]string, error) {
+		paths, err := render.Files(dir, rep, format)
+		if err != nil {
+			return nil, err
 		}
-		paths = append(paths, out)
-	}
-	return paths, nil
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("encode analysis.json: %w", err)
+		}
+		p := filepath.Join(dir, "analysis.json")
+		if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+		if pdf {
+			out := filepath.Join(dir, "report.pdf")
+			if err := render.PDF(filepath.Join(dir, "report.html"), out); err != nil {
+				return paths, err
+			}
+			paths = append(paths, out)
+		}
+		return paths, nil
+	})
 }

@@ -202,10 +202,22 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concu
 	if out == "" {
 		out = "runs/sweep-" + time.Now().UTC().Format("20060102T150405Z")
 	}
-	run, err := s.Record(ctx, out)
+	// An s3:// run is written here and mirrored as it is written.
+	o, err := newRunOutput(ctx, out)
+	if err != nil {
+		return err
+	}
+	run, err := s.Record(ctx, o.dir)
 	pr.finish()
+	uerr := o.finish()
+	if run != nil && o.remote != "" {
+		run.Dir = o.remote
+		if uerr != nil {
+			run.Dir = o.dir
+		}
+	}
 	printSweepEnd(stdout, stderr, run)
-	return err
+	return errors.Join(err, uerr)
 }
 
 // resumeSweep continues the interrupted sweep in f.resume with the

@@ -79,6 +79,7 @@ type session struct {
 // just before the first level (a resume moves the interrupted level's rows
 // aside there).
 func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func() error) (*rundir.Run, error) {
+	s.runID = run.Manifest.RunID
 	if run.Manifest.Engine != nil {
 		run.Manifest.Engine.BaseURL = s.BaseURL() // a resume may target a new address
 	}
