@@ -106,6 +106,7 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 		{"start server", ss.startServer},
 		{"prepare", s.Prepare},
 		{"setup", ss.identifyEngine},
+		{"prepare", ss.checkContext},
 		{"setup", ss.startTelemetry},
 		{"resume", func(context.Context) error {
 			if beforeLevels == nil {
@@ -332,6 +333,17 @@ func (ss *session) identifyEngine(ctx context.Context) error {
 		s.note("engine " + e.Name + " " + e.Version + " identified from " + e.Source)
 	}
 	return nil
+}
+
+// checkContext refuses a workload that asks for more tokens than the
+// server's context holds (max_model_len, when the server says it): every
+// request would fail, and a length far beyond any context is a mistake.
+func (ss *session) checkContext(context.Context) error {
+	maxCtx := ss.run.Manifest.Engine.MaxContextTokens
+	if maxCtx <= 0 {
+		return nil
+	}
+	return ss.s.checkContext(maxCtx)
 }
 
 // startTelemetry starts GPU sampling (when the server is on this machine)
