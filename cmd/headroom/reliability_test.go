@@ -5,11 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -505,5 +507,99 @@ func TestNoTerminalEscapesFromOutside(t *testing.T) {
 		if !strings.Contains(text, `\x1b]0;pwned\x07`) {
 			t.Errorf("%s does not show the text, escaped:\n%s", what, text)
 		}
+	}
+}
+
+// More streams than the open-files limit allows: the streams that cannot
+// connect are recorded as connection errors, and the level's rows and the
+// manifest are still written (the idle connections are closed and a few
+// descriptors kept for the writes); what the output says was written is
+// what is on disk.
+func TestOpenFilesLimitLosesNoLevel(t *testing.T) {
+	bin := headroomBinary(t)
+	srv := newPacedServer(t, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	// ulimit -n sets the hard limit too: Go cannot raise it
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 128 && exec "$0" "$@"`, bin, "sweep", "--base-url", srv.URL,
+		"--concurrency", "300", "--requests-per-level", "300", "--warmup", "0", "--prompt-tokens", "8", "--output-tokens", "5",
+		"--max-error-rate", "1", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sweep: %v\n%s", err, out)
+	}
+	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels, _ := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
+	var emfile int
+	for _, r := range reqs {
+		if r.Status == rundir.StatusConnect && strings.Contains(r.Error, "too many open files") {
+			emfile++
+		}
+	}
+	t.Logf("%d requests written, %d of them refused a descriptor", len(reqs), emfile)
+	if len(reqs) != 300 || len(levels) != 1 || !levels[0].Complete || emfile == 0 {
+		t.Errorf("%d request rows (want 300), levels %+v, %d connection errors for lack of descriptors (want some)", len(reqs), levels, emfile)
+	}
+	m, err := rundir.ReadManifest(dir)
+	if err != nil || !m.Complete {
+		t.Errorf("manifest on disk: %v, complete %v", err, m != nil && m.Complete)
+	}
+	if !strings.Contains(string(out), "wrote "+dir+": complete run") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// The output says what is on disk: a run whose last writes failed is not
+// announced as written.
+func TestSweepEndSaysWhatIsOnDisk(t *testing.T) {
+	srv := newPacedServer(t, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, errs := headroom(t, "sweep", "--base-url", srv.URL, "--concurrency", "1", "--requests-per-level", "4", "--warmup", "0",
+		"--prompt-tokens", "8", "--output-tokens", "3", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	run, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	printSweepEnd(&stdout, io.Discard, run)
+	if !strings.Contains(stdout.String(), "wrote "+dir+": complete run") {
+		t.Errorf("a whole run: %q", stdout.String())
+	}
+	// the sweep ended stopped, but the manifest on disk could not be rewritten
+	run.Manifest.Complete, run.Manifest.Stopped = false, &rundir.Stopped{Reason: "error", Phase: "write"}
+	stdout.Reset()
+	printSweepEnd(&stdout, io.Discard, run)
+	if s := stdout.String(); strings.Contains(s, "wrote ") || !strings.Contains(s, "not all of it could be written") || !strings.Contains(s, "1 complete levels, 4 measured requests") {
+		t.Errorf("a run whose manifest is stale: %q", s)
+	}
+}
+
+// A low soft open-files limit under a higher hard one does not bind: the
+// soft limit is raised to the hard one at start (Go's runtime does it on
+// Linux), so 200 streams under a soft limit of 64 all connect.
+func TestSoftOpenFilesLimitRaised(t *testing.T) {
+	bin := headroomBinary(t)
+	srv := newPacedServer(t, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -S -n 64 && exec "$0" "$@"`, bin, "sweep", "--base-url", srv.URL,
+		"--concurrency", "200", "--requests-per-level", "200", "--warmup", "0", "--prompt-tokens", "8", "--output-tokens", "5",
+		"--no-gpu", "--metrics-interval", "0", "-o", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sweep: %v\n%s", err, out)
+	}
+	reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	ok := 0
+	for _, r := range reqs {
+		if r.Status == rundir.StatusOK {
+			ok++
+		}
+	}
+	if ok != 200 {
+		t.Errorf("%d of %d requests ok, want all 200", ok, len(reqs))
 	}
 }

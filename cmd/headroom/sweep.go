@@ -284,8 +284,43 @@ func printSweepEnd(stdout, stderr io.Writer, run *rundir.Run) {
 		if !run.Manifest.Complete {
 			next += " (or headroom sweep --resume " + run.Dir + ")"
 		}
+		disk, written := onDisk(run)
+		if !written {
+			fmt.Fprintf(stdout, "%s: %s run, but not all of it could be written; on disk: %s\n", run.Dir, state, disk)
+			return
+		}
+		if !run.Manifest.Complete {
+			state += "; on disk: " + disk
+		}
 		fmt.Fprintf(stdout, "wrote %s: %s run; next: %s\n", run.Dir, state, next)
 	}
+}
+
+// onDisk says what the run directory holds, read back: the levels whose
+// rows are on disk, and whether the manifest there is the run's last word.
+// A write that failed (the open-files limit, a full disk) shows here, not
+// in what the sweep meant to write.
+func onDisk(run *rundir.Run) (summary string, written bool) {
+	levels, lerr := rundir.ReadTable[rundir.LevelRow](run.Dir, rundir.TableLevels)
+	complete, requests := 0, int64(0)
+	for _, l := range levels {
+		if l.Complete {
+			complete++
+			requests += l.Requests
+		}
+	}
+	summary = fmt.Sprintf("%d complete levels, %d measured requests", complete, requests)
+	if lerr != nil {
+		summary = "the levels table does not read back (" + lerr.Error() + ")"
+	}
+	m, err := rundir.ReadManifest(run.Dir)
+	switch {
+	case err != nil:
+		return summary + "; the manifest does not read back (" + err.Error() + ")", false
+	case m.Complete != run.Manifest.Complete || (m.Stopped == nil) != (run.Manifest.Stopped == nil):
+		return summary + "; the manifest there is from before the end (it could not be rewritten)", false
+	}
+	return summary, lerr == nil
 }
 
 // progressPrinter shows one line per level on stderr: redrawn in place on

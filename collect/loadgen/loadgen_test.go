@@ -35,7 +35,7 @@ func newServer(t *testing.T) *server {
 		s.bodies = append(s.bodies, body)
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		n := int(body["max_tokens"].(float64))
+		n := min(int(body["max_tokens"].(float64)), 64) // a server stops at its context
 		for i := range n {
 			fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"t%d\",\"finish_reason\":null}]}\n\n", i)
 			w.(http.Flusher).Flush()
@@ -144,5 +144,19 @@ func TestRunLevelOneAtATime(t *testing.T) {
 	}
 	if len(sink.requests) != 12 || len(sink.levels) != 0 {
 		t.Errorf("%d requests, %d level rows (RunLevel leaves the level row to the caller)", len(sink.requests), len(sink.levels))
+	}
+}
+
+// The output length asked comes from input: 2e9 tokens must not size an
+// allocation (it once crashed the process out of memory).
+func TestHugeMaxTokensAllocatesNothing(t *testing.T) {
+	srv := newServer(t)
+	g, err := New(DefaultConfig(srv.URL + "/v1/completions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, tokens := g.Do(context.Background(), Request{Prompt: "x", MaxTokens: 2_000_000_000})
+	if row.Status != rundir.StatusOK || len(tokens) != 64 || cap(tokens) > 1<<16 {
+		t.Errorf("%s %q: %d tokens, capacity %d", row.Status, row.Error, len(tokens), cap(tokens))
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -11,9 +12,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/cputime"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -482,5 +485,88 @@ func TestSecrets(t *testing.T) {
 	var none *Secrets
 	if none.String("x") != "x" || string((&Secrets{}).Bytes([]byte("y"))) != "y" {
 		t.Error("an empty set changes text")
+	}
+}
+
+// One very long line appended to a followed log costs time linear in its
+// length and memory bounded by the stored line: it is delivered cut (to a
+// little past the 64 KiB the capture stores), and the lines after it
+// whole.
+func TestFollowLongLineLinearAndBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(path, nil, 0o644)
+	var mu sync.Mutex
+	var lines []int
+	var last string
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Follow(ctx, path, 10*time.Millisecond, func(b []byte, _ time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, len(b))
+			last = string(b)
+		})
+	}()
+	time.Sleep(50 * time.Millisecond)
+	const long = 30 << 20
+	cpu0 := cputime.Total()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for range long >> 20 {
+		f.Write(chunk)
+	}
+	f.Write([]byte("\nafter the long line\n"))
+	f.Close()
+	waitUntil(t, 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return last == "after the long line"
+	})
+	used := cputime.Total() - cpu0
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a %d MiB line cost %v of CPU", long>>20, used)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 2 || lines[0] > maxLineBytes+16<<10 || lines[0] < maxLineBytes {
+		t.Errorf("lines of %v bytes: want the long one cut past %d bytes, then the short one", lines, maxLineBytes)
+	}
+	if used > 2*time.Second {
+		t.Errorf("following a %d MiB line took %v of CPU", long>>20, used)
+	}
+}
+
+func waitUntil(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	for start := time.Now(); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > d {
+			t.Fatalf("not within %v", d)
+		}
+	}
+}
+
+// A device (/dev/zero: no newline, never ends) or a named pipe as the log
+// is refused at once, and following stops when ctx ends.
+func TestFollowRefusesDevicesAndPipes(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/zero", fifo} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		done := make(chan error, 1)
+		go func() { done <- Follow(ctx, path, 10*time.Millisecond, func([]byte, time.Time) {}) }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v, want it refused", path, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: still following 8 s after its context ended", path)
+		}
+		cancel()
 	}
 }

@@ -46,6 +46,7 @@ type fakeServer struct {
 	echoAuth    bool   // with status: the error body echoes the Authorization header
 	hangModels  bool   // /v1/models never answers
 	hangTokens  bool   // /tokenize never answers
+	maxModelLen int    // /v1/models lists it (vLLM's max_model_len)
 
 	mu        sync.Mutex
 	bodies    []map[string]any
@@ -76,7 +77,7 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
 			return
 		}
-		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"fake"}]}`)
+		fmt.Fprintf(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"fake","max_model_len":%d}]}`, f.maxModelLen)
 		return
 	case "/tokenize":
 		if f.hangTokens {

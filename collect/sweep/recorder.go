@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/headroom-llm/headroom/collect/server"
+	"github.com/headroom-llm/headroom/internal/fdreserve"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -18,6 +19,9 @@ type runRecorder struct {
 	metrics  *rundir.TableWriter[rundir.ServerMetricRow]
 	gpu      *rundir.TableWriter[rundir.GPUTelemetryRow]
 	log      *server.LogCapture
+	// reserve holds a few descriptors through each level, handed back for
+	// the level's writes: streams near the open-files limit take the rest.
+	reserve *fdreserve.Reserve
 	// levelEnded, when set, runs first when a level ends: an error marks the
 	// level not complete, and is returned (the run stops).
 	levelEnded func(rundir.LevelRow) error
@@ -26,8 +30,12 @@ type runRecorder struct {
 	levelSaved func(rundir.LevelRow) error
 }
 
+// reservedFDs is how many descriptors the recorder keeps for its writes:
+// one part file is written at a time, and the manifest after them.
+const reservedFDs = 8
+
 func newRunRecorder(dir string) (*runRecorder, error) {
-	var r runRecorder
+	r := runRecorder{reserve: fdreserve.New(reservedFDs)}
 	var err error
 	open := func(f func() error) {
 		if err == nil {
@@ -51,6 +59,7 @@ func newRunRecorder(dir string) (*runRecorder, error) {
 		return
 	})
 	if err != nil {
+		r.reserve.Release()
 		return nil, err
 	}
 	return &r, nil
@@ -73,6 +82,8 @@ func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
 			row.Complete = false
 		}
 	}
+	r.reserve.Release()
+	defer r.reserve.Refill()
 	errs := []error{r.requests.Flush(), r.tokens.Flush()}
 	if errs[0] != nil || errs[1] != nil {
 		row.Complete = false
@@ -95,6 +106,7 @@ func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
 }
 
 func (r *runRecorder) stop() error {
+	r.reserve.Release() // for the last writes, and the manifest after them
 	errs := []error{r.requests.Stop(), r.tokens.Stop(), r.levels.Stop(), r.samples.Stop()}
 	if r.metrics != nil {
 		errs = append(errs, r.metrics.Stop())

@@ -64,9 +64,13 @@ type session struct {
 	stopBG context.CancelFunc
 	bgWG   sync.WaitGroup
 
-	proc    *server.Process
-	scraper *telemetry.Scraper
-	stop    context.CancelCauseFunc // ends the sweep with a cause
+	proc     *server.Process // until stopped
+	started  *server.Process // the server --server-cmd started, if any
+	follower *server.Follower
+	scraper  *telemetry.Scraper
+	stop     context.CancelCauseFunc // ends the sweep with a cause
+
+	followerCPU time.Duration // the follower's CPU when the last level ended
 
 	// The manifest's warnings and notes from before this attempt (a resumed
 	// run's), and the levels completed in it.
@@ -94,6 +98,7 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 	if ss.rec, err = newRunRecorder(run.Dir); err != nil {
 		return run, s.abandon(run, "setup", err)
 	}
+	ss.rec.levelEnded = ss.levelEnded
 	steps := []struct {
 		phase string
 		do    func(context.Context) error
@@ -102,6 +107,7 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 		{"start server", ss.startServer},
 		{"prepare", s.Prepare},
 		{"setup", ss.identifyEngine},
+		{"prepare", ss.checkContext},
 		{"setup", ss.startTelemetry},
 		{"resume", func(context.Context) error {
 			if beforeLevels == nil {
@@ -173,6 +179,11 @@ func (ss *session) captureLog(context.Context) error {
 	if c.serverLog == "" {
 		return nil
 	}
+	// A device (/dev/zero) never ends and a pipe blocks: only a file is
+	// followed.
+	if err := server.CheckRegular(c.serverLog); err != nil {
+		return err
+	}
 	from := int64(-1)
 	if s.startLevel == 0 {
 		// The server started before the sweep: its start-up lines
@@ -191,9 +202,10 @@ func (ss *session) captureLog(context.Context) error {
 			}
 		}
 	}
-	log := ss.rec.log
+	ss.follower = &server.Follower{Path: c.serverLog, From: from, Sink: ss.rec.log.Line}
+	follower := ss.follower
 	ss.goBG(func() {
-		if err := server.FollowFrom(ss.bg, c.serverLog, from, 0, log.Line); err != nil {
+		if err := follower.Run(ss.bg); err != nil {
 			s.warn(fmt.Sprintf("following the server log %s failed: %v", c.serverLog, err))
 		}
 	})
@@ -242,31 +254,61 @@ func (ss *session) startServer(ctx context.Context) error {
 		case <-ss.bg.Done():
 		}
 	})
-	// A level that ended while the server was gone is not complete, even
-	// when it finished before the exit stopped the sweep (its requests fail
-	// at once): a level with failures gives an exit in progress a moment to
-	// show.
-	ss.rec.levelEnded = func(row rundir.LevelRow) error {
-		wait := time.Duration(0)
-		if row.Errors > 0 {
-			wait = 200 * time.Millisecond
-		}
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-proc.Exited():
-			return proc.ExitedError()
-		default:
-		}
-		select {
-		case <-proc.Exited():
-			return proc.ExitedError()
-		case <-t.C:
-			return nil
-		}
-	}
+	ss.started = proc
 	s.cfg.logf("the server answers at %s", s.BaseURL())
 	return nil
+}
+
+// levelEnded runs when a level ends, before its rows are written: the
+// follower's CPU during the level is part of the client's self-check, and a
+// level that ended while the started server was gone is not complete (an
+// error), even when it finished before the exit stopped the sweep (its
+// requests fail at once).
+func (ss *session) levelEnded(row rundir.LevelRow) error {
+	ss.checkFollowerCPU(row)
+	proc := ss.started
+	if proc == nil {
+		return nil
+	}
+	select {
+	case <-proc.Exited():
+		return proc.ExitedError()
+	default:
+	}
+	if row.Errors == 0 {
+		return nil
+	}
+	// failures: give an exit in progress a moment to show
+	t := time.NewTimer(200 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-proc.Exited():
+		return proc.ExitedError()
+	case <-t.C:
+		return nil
+	}
+}
+
+// followerCPUWarn is the share of one core that following --server-log
+// may take during a level before the manifest says so: it runs on the
+// client's cores, and the client's timings are only as good as its CPU.
+const followerCPUWarn = 0.1
+
+// checkFollowerCPU warns when following the server log took a noticeable
+// share of a core during the level.
+func (ss *session) checkFollowerCPU(row rundir.LevelRow) {
+	if ss.follower == nil {
+		return
+	}
+	cpu := ss.follower.CPU()
+	used := cpu - ss.followerCPU
+	ss.followerCPU = cpu
+	wall := time.Duration(row.EndNS - row.StartNS)
+	if wall <= 0 || used.Seconds() < followerCPUWarn*wall.Seconds() {
+		return
+	}
+	ss.s.warn(fmt.Sprintf("following the server log took %.2f s of CPU during level %d (%.0f%% of one core), on the cores the client measures with: client-side latencies of that level may be inflated",
+		used.Seconds(), row.LevelIndex, 100*used.Seconds()/wall.Seconds()))
 }
 
 // identifyEngine records which engine answers (its /version, its log's
@@ -292,6 +334,17 @@ func (ss *session) identifyEngine(ctx context.Context) error {
 		s.note("engine " + e.Name + " " + e.Version + " identified from " + e.Source)
 	}
 	return nil
+}
+
+// checkContext refuses a workload that asks for more tokens than the
+// server's context holds (max_model_len, when the server says it): every
+// request would fail, and a length far beyond any context is a mistake.
+func (ss *session) checkContext(context.Context) error {
+	maxCtx := ss.run.Manifest.Engine.MaxContextTokens
+	if maxCtx <= 0 {
+		return nil
+	}
+	return ss.s.checkContext(maxCtx)
 }
 
 // startTelemetry starts GPU sampling (when the server is on this machine)

@@ -11,7 +11,7 @@ func TestEscape(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"plain text, tabs\tand\nnewlines; ünïcode ✓", "plain text, tabs\tand\nnewlines; ünïcode ✓"},
 		{"\x1b]0;pwned\x07title", `\x1b]0;pwned\x07title`},                   // OSC window title
-		{"\x1b[2J\x1b[Hclear", `\x1b[2J\x1b[Hclear`},                           // clear screen
+		{"\x1b[2J\x1b[Hclear", `\x1b[2J\x1b[Hclear`},                         // clear screen
 		{"\x1b]52;c;ZWNobyBwd25lZA==\x07", `\x1b]52;c;ZWNobyBwd25lZA==\x07`}, // OSC 52 clipboard
 		{"over\rwrite", `over\rwrite`},
 		{"c1 \u009b31m csi", `c1 \u009b31m csi`},
