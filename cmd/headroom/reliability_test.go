@@ -566,14 +566,14 @@ func TestSweepEndSaysWhatIsOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout bytes.Buffer
-	printSweepEnd(&stdout, io.Discard, run)
+	printSweepEnd(&stdout, io.Discard, run, onDisk(run))
 	if !strings.Contains(stdout.String(), "wrote "+dir+": complete run") {
 		t.Errorf("a whole run: %q", stdout.String())
 	}
 	// the sweep ended stopped, but the manifest on disk could not be rewritten
 	run.Manifest.Complete, run.Manifest.Stopped = false, &rundir.Stopped{Reason: "error", Phase: "write"}
 	stdout.Reset()
-	printSweepEnd(&stdout, io.Discard, run)
+	printSweepEnd(&stdout, io.Discard, run, onDisk(run))
 	if s := stdout.String(); strings.Contains(s, "wrote ") || !strings.Contains(s, "not all of it could be written") || !strings.Contains(s, "1 complete levels, 4 measured requests") {
 		t.Errorf("a run whose manifest is stale: %q", s)
 	}
