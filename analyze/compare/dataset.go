@@ -216,8 +216,8 @@ func IndexedRunIDs(st DatasetStore) (map[string]bool, error) {
 	return ids, nil
 }
 
-// flushRows is how many request rows a partition buffers before it is
-// written as a part file, bounding memory on large archives.
+// flushRows is how many rows the index buffers, over all days, before it
+// writes them as part files, bounding memory on large archives.
 const flushRows = 256 << 10
 
 // Index adds the runs in dirs that the dataset does not hold yet: runs
@@ -305,6 +305,9 @@ type datasetWriter struct {
 	mu    sync.Mutex
 	parts map[string]*partition
 	files []string
+	// buffered counts the rows held in parts (requests and runs), which
+	// flushRows bounds.
+	buffered int
 }
 
 func (w *datasetWriter) add(r runRows) error {
@@ -318,15 +321,25 @@ func (w *datasetWriter) add(r runRows) error {
 	p.levels = append(p.levels, r.levels...)
 	p.requests = append(p.requests, r.requests...)
 	p.summary = append(p.summary, r.summary...)
-	full := len(p.requests) >= flushRows
-	var out partition
-	if full {
-		out = *p
-		*p = partition{n: p.n + 1}
+	w.buffered += len(r.requests) + 1
+	if w.buffered < flushRows {
+		w.mu.Unlock()
+		return nil
 	}
+	// Past the bound, every day's buffer goes out as a part of its own.
+	out := map[string]partition{}
+	for day, p := range w.parts {
+		if len(p.runs) > 0 {
+			out[day] = *p
+			*p = partition{n: p.n + 1}
+		}
+	}
+	w.buffered = 0
 	w.mu.Unlock()
-	if full {
-		return w.write(r.day, &out)
+	for day, p := range out {
+		if err := w.write(day, &p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

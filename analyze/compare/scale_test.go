@@ -148,7 +148,9 @@ func (d dirStore) List(dir string) ([]string, error) {
 	return names, err
 }
 
-func (d dirStore) Read(name string) ([]byte, error) { return os.ReadFile(filepath.Join(string(d), name)) }
+func (d dirStore) Read(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(string(d), name))
+}
 
 func (d dirStore) Write(name string, data []byte) error {
 	p := filepath.Join(string(d), name)
