@@ -3,8 +3,12 @@ package compare
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -180,6 +184,46 @@ type DatasetStore interface {
 	Read(name string) ([]byte, error)
 	// Write stores a whole file; a reader sees it whole or not at all.
 	Write(name string, data []byte) error
+}
+
+// LocalDataset is a dataset in a local directory; Write writes beside the
+// target and renames it into place.
+type LocalDataset string
+
+func (d LocalDataset) List(dir string) ([]string, error) {
+	var names []string
+	root := string(d)
+	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return filepath.SkipAll
+			}
+			return err
+		}
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			rel, _ := filepath.Rel(root, p)
+			names = append(names, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return names, err
+}
+
+func (d LocalDataset) Read(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(string(d), filepath.FromSlash(name)))
+}
+
+func (d LocalDataset) Write(name string, data []byte) error {
+	p := filepath.Join(string(d), filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, p)
 }
 
 // IndexStats says what an index run did.

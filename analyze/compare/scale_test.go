@@ -94,7 +94,7 @@ func BenchmarkArchiveScale(b *testing.B) {
 				srcs[i] = rundir.LocalDir(d)
 			}
 			measure(b, n, func() {
-				st, err := Index(context.Background(), srcs, dirStore(b.TempDir()), analyze.Default())
+				st, err := Index(context.Background(), srcs, LocalDataset(b.TempDir()), analyze.Default())
 				if err != nil || st.Runs != n {
 					b.Fatalf("%+v %v", st, err)
 				}
@@ -128,34 +128,4 @@ func splitComma(s string) []string {
 		}
 	}
 	return out
-}
-
-// dirStore is a dataset in a local directory (the command's is in cmd).
-type dirStore string
-
-func (d dirStore) List(dir string) ([]string, error) {
-	var names []string
-	err := filepath.WalkDir(filepath.Join(string(d), dir), func(p string, e os.DirEntry, err error) error {
-		if os.IsNotExist(err) {
-			return filepath.SkipAll
-		}
-		if err == nil && !e.IsDir() {
-			rel, _ := filepath.Rel(string(d), p)
-			names = append(names, filepath.ToSlash(rel))
-		}
-		return err
-	})
-	return names, err
-}
-
-func (d dirStore) Read(name string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(string(d), name))
-}
-
-func (d dirStore) Write(name string, data []byte) error {
-	p := filepath.Join(string(d), name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(p, data, 0o644)
 }
