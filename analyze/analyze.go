@@ -282,3 +282,22 @@ func configKey(m *rundir.Manifest) string {
 	}
 	return strings.Join(parts, " | ")
 }
+
+// describeDist is a distribution in a configuration key.
+func describeDist(d rundir.Dist) string {
+	switch d.Kind {
+	case "":
+		return ""
+	case "fixed":
+		return fmt.Sprintf("%.0f (fixed)", d.Mean)
+	default:
+		s := fmt.Sprintf("%s, mean %.0f", d.Kind, d.Mean)
+		if d.StdDev > 0 {
+			s += fmt.Sprintf(", sd %.0f", d.StdDev)
+		}
+		if d.Max > 0 {
+			s += fmt.Sprintf(", range %d..%d", d.Min, d.Max)
+		}
+		return s
+	}
+}

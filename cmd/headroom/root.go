@@ -37,6 +37,7 @@ DuckDB, pandas and Polars, can read: see docs/run-format.md.`,
 		newImportCmd(),
 		newInspectLogCmd(),
 		newDemoCmd(),
+		newPricesCmd(),
 		newVersionCmd(),
 	)
 	return root
