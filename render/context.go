@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/analyze"
-	"github.com/headroom-llm/headroom/rundir"
 )
 
 // The run's context comes from the analyzer as keyed data; this file words
@@ -89,7 +88,9 @@ func contextValue(c analyze.ContextItem) string {
 	case analyze.CtxContextLength:
 		v = strings.TrimSpace(integer(int64(num(0))) + " tokens " + c.Value)
 	case analyze.CtxPromptTokens, analyze.CtxOutputTokens:
-		v = distWords(c.Dist)
+		if c.Dist != nil {
+			v = c.Dist.String()
+		}
 	case analyze.CtxOutputNotFixed:
 		v = "not fixed"
 		if c.Value != "" {
@@ -128,25 +129,6 @@ func contextValue(c analyze.ContextItem) string {
 		v += " (from " + c.Source + ")"
 	}
 	return v
-}
-
-// distWords says a length distribution: "1,024 (fixed)" or "normal, mean
-// 512, sd 64, range 128 to 1,024".
-func distWords(d *rundir.Dist) string {
-	if d == nil || d.Kind == "" {
-		return ""
-	}
-	if d.Kind == "fixed" {
-		return integer(int64(d.Mean)) + " (fixed)"
-	}
-	s := d.Kind + ", mean " + sig(d.Mean)
-	if d.StdDev > 0 {
-		s += ", sd " + sig(d.StdDev)
-	}
-	if d.Max > 0 {
-		s += fmt.Sprintf(", range %s to %s", integer(d.Min), integer(d.Max))
-	}
-	return s
 }
 
 // contextValueOf is the worded value of a run's item with the key; ""
