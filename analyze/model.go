@@ -31,8 +31,9 @@ type Report struct {
 type RunAnalysis struct {
 	Dir      string           `json:"dir"`
 	Manifest *rundir.Manifest `json:"manifest"`
-	// Context is the run's context as labelled values, in display order;
-	// Missing names context a reader would need that the run lacks.
+	// Context is the run's context as keyed values, in display order;
+	// Missing names (by key) context a reader would need that the run
+	// lacks.
 	Context  []ContextItem  `json:"context"`
 	Missing  []string       `json:"missing_context,omitempty"`
 	Roofline *Roofline      `json:"roofline,omitempty"`
@@ -42,10 +43,16 @@ type RunAnalysis struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// ContextItem is one labelled fact about the run.
+// ContextItem is one fact about the run, as data: Key names it (a Ctx*
+// value, or CtxEngineConfig + "." + the manifest's key), and the value is
+// in whichever fields fit it: a recorded string, a list, numbers, a
+// distribution. The report words it.
 type ContextItem struct {
-	Label string `json:"label"`
-	Value string `json:"value"`
+	Key     string       `json:"key"`
+	Value   string       `json:"value,omitempty"`
+	Values  []string     `json:"values,omitempty"`
+	Numbers []float64    `json:"numbers,omitempty"`
+	Dist    *rundir.Dist `json:"dist,omitempty"`
 	// Source names where the value came from when it is not the manifest,
 	// e.g. "server.log" for a fact the server printed at start-up.
 	Source string `json:"source,omitempty"`

@@ -91,7 +91,7 @@ func probeSection(id string, r *analyze.RunAnalysis, rl *analyze.Roofline, sever
 
 // decodeSection is a sweep's roofline gap: the decode ceiling the probe
 // predicts at each level against what was measured.
-func decodeSection(id string, rep *analyze.Report, r *analyze.RunAnalysis, headline bool) section {
+func decodeSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) section {
 	s := section{ID: id, Title: "Roofline gap"}
 	dec := r.Sweep.Decode
 	if dec == nil {
@@ -103,8 +103,7 @@ func decodeSection(id string, rep *analyze.Report, r *analyze.RunAnalysis, headl
 		s.Sentences = append(s.Sentences, fmt.Sprintf("Probe %s: %s peak, %s, ridge %s FLOP/byte.",
 			dec.ProbeRun, tflops(dec.PeakFLOPPerS), gbps(dec.BandwidthBytesPerS), sig(dec.RidgeFLOPPerByte)))
 	}
-	if dec.Ridge.Sentence != "" && !headline {
-		// Page one says it for its run.
+	if dec.Ridge.Sentence != "" {
 		s.Sentences = append(s.Sentences, sentence(dec.Ridge.Sentence))
 	}
 	if len(dec.Levels) > 0 {

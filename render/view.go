@@ -263,7 +263,7 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 	// Every per-level table sits in one section, where the page sets
 	// narrow tables side by side: throughput and latency, goodput, the
 	// roofline gap, what the server and GPU said.
-	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r, headline), overTime.tablesOnly())
+	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly())
 	overTime.Tables = nil
 	rv.Sections = append(rv.Sections,
 		levels,
