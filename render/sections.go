@@ -269,6 +269,7 @@ var tableNames = map[string]string{
 	rundir.TableClientSamples:  "sweep: the load generator's self-check",
 	rundir.TableServerLogLines: "sweep: receive time of each server.log line",
 	rundir.TableLevelStats:     "imported per-level statistics",
+	rundir.TableServerCPU:      "sweep: the server process's CPU, per thread",
 }
 
 func short(sha string) string {

@@ -17,6 +17,7 @@ type runRecorder struct {
 	samples  *rundir.TableWriter[rundir.ClientSampleRow]
 	metrics  *rundir.TableWriter[rundir.ServerMetricRow]
 	gpu      *rundir.TableWriter[rundir.GPUTelemetryRow]
+	cpu      *rundir.TableWriter[rundir.ServerCPURow]
 	log      *server.LogCapture
 	// levelSaved, when set, runs after a level's rows are on disk (the
 	// manifest is rewritten there).
@@ -76,6 +77,9 @@ func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
 	if r.gpu != nil {
 		errs = append(errs, r.gpu.Flush())
 	}
+	if r.cpu != nil {
+		errs = append(errs, r.cpu.Flush())
+	}
 	if r.log != nil {
 		errs = append(errs, r.log.Flush())
 	}
@@ -92,6 +96,9 @@ func (r *runRecorder) stop() error {
 	}
 	if r.gpu != nil {
 		errs = append(errs, r.gpu.Stop())
+	}
+	if r.cpu != nil {
+		errs = append(errs, r.cpu.Stop())
 	}
 	return errors.Join(errs...)
 }
