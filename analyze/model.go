@@ -361,9 +361,12 @@ type LevelGoodput struct {
 	// Known is false when a bound's percentile is not available at this
 	// level (imported statistics); Pass is then false. Unsustained: the
 	// level lost too many requests or did not finish, so it cannot pass.
-	Known       bool       `json:"known"`
-	Unsustained bool       `json:"unsustained,omitempty"`
-	Bounds      []BoundHit `json:"bounds"`
+	Known       bool `json:"known"`
+	Unsustained bool `json:"unsustained,omitempty"`
+	// Saturated: an open-loop level that completed significantly fewer
+	// requests than arrived cannot pass, its backlog growing.
+	Saturated bool       `json:"saturated,omitempty"`
+	Bounds    []BoundHit `json:"bounds"`
 	// The level goodput is its throughput when it passes, else 0.
 	GoodputOutputTokPerS float64 `json:"goodput_output_tok_per_s"`
 	// Per request: the fraction of measured requests meeting every bound

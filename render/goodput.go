@@ -106,6 +106,9 @@ func exceeded(l analyze.LevelGoodput) string {
 	if l.Unsustained {
 		out = append(out, "not sustained (errors or incomplete)")
 	}
+	if l.Saturated {
+		out = append(out, "saturated (fewer completions than arrivals: the backlog grows)")
+	}
 	return strings.Join(out, "; ")
 }
 
