@@ -568,12 +568,15 @@ func (c *checker) checkKnee(kv, client Finding) (compute, overhead Finding) {
 			compute.Status, compute.Reason = StatusClear, ReasonGPUNotBusy
 		}
 	case knee.Server.CPUKnown:
+		threads := cpuThreads(c.src.Engine, c.src.Flags, knee.Server.CPUHostCores)
+		total := c.ev(kp, EvServerCPUTotal, EvidenceTelemetry)
+		total.Value, total.Ref, total.Unit = knee.Server.CPUProcessDemand, threads, "cores"
 		cpu := lo.ServerCPU
-		if knee.Server.CPUThreadDemand >= set.ServerCPUBusy {
-			hit(&compute, ReasonSaturated, &tpot, cpu, ridge)
+		if knee.Server.CPUThreadDemand >= set.ServerCPUBusy || knee.Server.CPUProcessDemand >= set.ServerCPUBusy*threads {
+			hit(&compute, ReasonSaturated, &tpot, &total, cpu, ridge)
 			overhead.Status, overhead.Reason = StatusClear, ReasonSaturated
 		} else {
-			hit(&overhead, ReasonCPUNotBusy, cpu, &tpot, ridge)
+			hit(&overhead, ReasonCPUNotBusy, &total, cpu, &tpot, ridge)
 			compute.Status, compute.Reason = StatusClear, ReasonCPUNotBusy
 		}
 	case belowRidge:

@@ -72,9 +72,10 @@ type DiagnosisThresholds struct {
 	// SlotWaitS: open loop, a p90 wait for a free client slot at or above
 	// this is a queue in front of the engine.
 	SlotWaitS float64 `json:"slot_wait_s"`
-	// ServerCPUBusy: the server's busiest thread wanting at least this
-	// fraction of a core (CPU time plus run-queue wait) is a saturated
-	// CPU-served engine.
+	// ServerCPUBusy: a CPU-served engine is saturated when its busiest
+	// thread wants at least this fraction of a core, or the whole process
+	// this fraction of the cores it decodes on (CPU time plus run-queue
+	// wait; see cpuThreads).
 	ServerCPUBusy float64 `json:"server_cpu_busy_fraction"`
 	// ClientCPUBusy: the load generator's CPU demand at or above this
 	// fraction of its GOMAXPROCS means the client, not the server, is the

@@ -31,7 +31,7 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 	}
 	note := g.SLO.Spec
 	if g.SLOSource == analyze.SLODefault {
-		note = "the default (MLPerf's server scenario): give --slo for your own"
+		note = "the default: give --slo for your own"
 	}
 	if g.TTFTFrom == analyze.TTFTFromIntended {
 		note += "; TTFT and E2E from each request's intended send time, so a wait for a free slot counts"
