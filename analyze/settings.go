@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-llm/headroom/clientbound"
 )
 
 // Settings are the analysis settings: every threshold a verdict depends
@@ -122,8 +124,8 @@ func Default() Settings {
 			QueueTTFTGrowth:  1.5,
 			SlotWaitS:        0.1,
 			ServerCPUBusy:    0.9,
-			ClientCPUBusy:    0.9,
-			ClientSendLagS:   0.010,
+			ClientCPUBusy:    clientbound.DefaultCPUFraction,
+			ClientSendLagS:   clientbound.DefaultSendLagS,
 			MaxEvidenceLines: 5,
 		},
 		MaxTimelinePoints: 2000,

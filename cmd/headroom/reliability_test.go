@@ -17,6 +17,7 @@ import (
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/fakecuda"
+	"github.com/headroom-llm/headroom/internal/fakeserver"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -153,13 +154,17 @@ func TestSecretsNeverInRunOrReport(t *testing.T) {
 		token = "Aq7vK2mX9pL1rT3wY8nB4cD5fG6hJ0sZ"
 		ghp   = "ghp_e2eTokenInATag1234" // pasted into headroom's own --tag
 	)
-	srv := faultyServer(t, key, func(n int64) bool { return n%4 == 0 })
 	t.Setenv("OPENAI_API_KEY", key) // the key from the environment, as most users pass it
 	dir := filepath.Join(t.TempDir(), "run")
-	serverCmd := "echo serving --hf-token " + hf + " --api-key " + key + " --served-model-name " + token + "; sleep 30"
-	code, out, errs := headroom(t, "sweep", "--base-url", srv.URL, "--server-cmd", serverCmd, "--concurrency", "1,2",
+	addr, err := fakeserver.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a server that prints its arguments and echoes what it was sent
+	serverCmd := fakeserver.Command(fakeserver.Options{Addr: addr, EchoEvery: 4}, "--hf-token", hf, "--api-key", key, "--served-model-name", token)
+	code, out, errs := headroom(t, "sweep", "--base-url", "http://"+addr, "--server-cmd", serverCmd, "--concurrency", "1,2",
 		"--requests-per-level", "8", "--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "4", "--max-error-rate", "1",
-		"--no-gpu", "--metrics-interval", "0", "--tag", "token="+ghp, "-o", dir)
+		"--no-gpu", "--metrics-interval", "200ms", "--tag", "token="+ghp, "-o", dir)
 	if code != 0 {
 		t.Fatalf("sweep: exit %d\n%s", code, errs)
 	}

@@ -189,6 +189,7 @@ func TestDetect(t *testing.T) {
 		{"llama.cpp", map[string]string{"/v1/models": `{"data":[{"id":"m","owned_by":"llamacpp"}]}`, "/props": `{"build_info":"b4000-abc"}`}, nil, "llama.cpp", "b4000-abc"},
 		{"ollama", map[string]string{"/v1/models": `{"data":[{"id":"m","owned_by":"library"}]}`, "/api/version": `{"version":"0.5.1"}`}, nil, "ollama", "0.5.1"},
 		{"tgi", map[string]string{"/info": `{"model_id":"m","version":"2.4.0"}`}, nil, "tgi", "2.4.0"},
+		{"alias from /version", map[string]string{"/version": `{"engine":"LlamaCpp","version":"b1"}`}, nil, "llama.cpp", "b1"},
 		{"from log", nil, []string{"INFO 11-30 12:00:00 api_server.py:1 vLLM API server version 0.7.0"}, "vllm", "0.7.0"},
 		{"unknown", nil, nil, "", ""},
 	}
@@ -412,5 +413,27 @@ func TestReadHeadThenFollow(t *testing.T) {
 	lines, _, whole, _ = ReadHead(big, 100)
 	if len(lines) != 3 || whole {
 		t.Errorf("head of a large log: %d lines, whole %v; want the 3 complete lines of its first 100 bytes", len(lines), whole)
+	}
+}
+
+// A simple command is exec'd by the shell (so the server is headroom's
+// child and dies with it); anything else is left to the shell as written.
+func TestExecSimple(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"vllm serve m --port 8000", "exec vllm serve m --port 8000"},
+		{"  HF_TOKEN=x CUDA_VISIBLE_DEVICES=0,1 vllm serve m", "  HF_TOKEN=x CUDA_VISIBLE_DEVICES=0,1 exec vllm serve m"},
+		{`A='x;y' B="p q" server --template '{% if a; %}'`, `A='x;y' B="p q" exec server --template '{% if a; %}'`},
+		{"cd /srv && vllm serve m", "cd /srv && vllm serve m"},
+		{"vllm serve m; echo done", "vllm serve m; echo done"},
+		{"vllm serve m > log 2>&1", "vllm serve m > log 2>&1"},
+		{"server --x \"$(cat key)\"", "server --x \"$(cat key)\""},
+		{"exec server", "exec server"},
+		{"while true; do server; done", "while true; do server; done"},
+		{"A=1", "A=1"},
+		{"'unterminated", "'unterminated"},
+	} {
+		if got := execSimple(tt.in); got != tt.want {
+			t.Errorf("execSimple(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
