@@ -597,10 +597,11 @@ func (c *checker) checkKnee(kv, client Finding) (compute, overhead Finding) {
 // ---- the client ----
 
 // checkClient finds the first level where the load generator was the
-// bottleneck: its CPU demand (CPU time plus waiting for a core) at or above
-// ClientCPUBusy of its GOMAXPROCS, or its send lag over the limit in at
-// least half of the level's samples (two at least), so one late send on a
-// busy host does not decide it.
+// bottleneck by the client-bound rule (package clientbound, applied in
+// observeClient): its CPU demand (CPU time plus waiting for a core) at or
+// above ClientCPUBusy of its GOMAXPROCS, or its send lag over the limit in
+// at least half of the level's samples (two at least), so one late send on
+// a busy host does not decide it.
 func (c *checker) checkClient() Finding {
 	f := c.finding(WallClientBound)
 	if !c.src.Client {
@@ -612,8 +613,7 @@ func (c *checker) checkClient() Finding {
 		if !cl.Known {
 			continue
 		}
-		busy := cl.CPUDemand >= c.set.Diagnosis.ClientCPUBusy
-		lagging := cl.LagSamples >= 2 && 2*cl.LagSamples >= cl.Samples
+		busy, lagging := cl.CPUBound, cl.Lagging
 		if !busy && !lagging {
 			continue
 		}
@@ -629,19 +629,6 @@ func (c *checker) checkClient() Finding {
 	}
 	f.Status, f.Reason = StatusClear, ReasonClientIdle
 	return f
-}
-
-// sendLagLimit is the send lag above which the client fell behind. In a
-// closed loop a lag only idles one stream between requests, so it counts
-// relative to the mean time per request per stream: the limit is the larger
-// of ClientSendLagS and 1% of that (collect/sweep's warning uses the same
-// rule). In an open loop the schedule is absolute.
-func sendLagLimit(l LevelStats, set Settings) float64 {
-	limit := set.Diagnosis.ClientSendLagS
-	if l.RateRPS == 0 && l.Requests > 0 && l.WindowS > 0 {
-		limit = max(limit, l.WindowS*float64(l.Concurrency)/float64(l.Requests)/100)
-	}
-	return limit
 }
 
 // ---- no wall ----

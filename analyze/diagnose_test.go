@@ -426,25 +426,6 @@ func TestPreemptionsKnownOnlyWhenTheEngineLogsThem(t *testing.T) {
 	}
 }
 
-// In a closed loop a send lag idles one stream between requests: 13.5 ms
-// before requests that take ~9 s each is no bottleneck, while the same lag
-// in an open loop, or before 100 ms requests, is.
-func TestSendLagLimit(t *testing.T) {
-	set := testSettings()
-	closed := LevelStats{Concurrency: 64, Requests: 73, WindowS: 10}
-	if got := sendLagLimit(closed, set); !near(got, 10*64.0/73/100, 1e-12) {
-		t.Errorf("closed loop limit %g, want 1%% of %g s", got, 10*64.0/73)
-	}
-	fast := LevelStats{Concurrency: 4, Requests: 400, WindowS: 10}
-	if got := sendLagLimit(fast, set); got != set.Diagnosis.ClientSendLagS {
-		t.Errorf("closed loop with 0.1 s requests: limit %g, want the floor %g", got, set.Diagnosis.ClientSendLagS)
-	}
-	open := LevelStats{Concurrency: 64, RateRPS: 4, Requests: 73, WindowS: 10}
-	if got := sendLagLimit(open, set); got != set.Diagnosis.ClientSendLagS {
-		t.Errorf("open loop limit %g, want %g", got, set.Diagnosis.ClientSendLagS)
-	}
-}
-
 // capMetrics writes constructed vLLM metrics per level: running, waiting
 // and KV usage, from a function of the level's concurrency.
 func capMetrics(f *fakeSweep, at func(c int) (running, waiting, kv float64)) {

@@ -253,10 +253,13 @@ type LevelClient struct {
 	CPUDemandKnown bool    `json:"cpu_demand_known"`
 	SendLagMaxS    float64 `json:"send_lag_max_s"`
 	// Samples is the level's client samples; LagSamples those whose send
-	// lag exceeded the limit (LagLimitS).
+	// lag exceeded the limit (LagLimitS). CPUBound and Lagging are the
+	// client-bound rule's verdicts (package clientbound).
 	Samples        int     `json:"samples"`
 	LagSamples     int     `json:"lag_samples"`
 	LagLimitS      float64 `json:"lag_limit_s"`
+	CPUBound       bool    `json:"cpu_bound"`
+	Lagging        bool    `json:"lagging"`
 	OpenStreamsMax int64   `json:"open_streams_max"`
 }
 

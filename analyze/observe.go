@@ -9,6 +9,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze/serverlog"
 	"github.com/headroom-llm/headroom/analyze/servermetrics"
+	"github.com/headroom-llm/headroom/clientbound"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -466,24 +467,16 @@ func (o *observations) observeClient(run *Run, levels []LevelStats, set Settings
 		}
 		c := &l.Client
 		c.Known = true
-		c.CPUs = int(in[0].CPUs)
-		c.Samples = len(in)
-		c.LagLimitS = sendLagLimit(*l, set)
 		for _, r := range in {
-			c.SendLagMaxS = math.Max(c.SendLagMaxS, r.SendLagMaxS)
 			c.OpenStreamsMax = max(c.OpenStreamsMax, r.OpenStreams)
-			if r.SendLagMaxS > c.LagLimitS {
-				c.LagSamples++
-			}
 		}
-		first, last := in[0], in[len(in)-1]
-		if f, ok := cpuBusy(first, last); ok {
-			c.CPUBusyFraction, c.CPUDemand = f, f
-		}
-		if dt := float64(last.TimeNS-first.TimeNS) / 1e9; first.CPUWaitS != nil && last.CPUWaitS != nil && dt > 0 && last.CPUs > 0 {
-			c.CPUDemand = c.CPUBusyFraction + max(*last.CPUWaitS-*first.CPUWaitS, 0)/dt/float64(last.CPUs)
-			c.CPUDemandKnown = true
-		}
+		// The client-bound rule is clientbound's, the collector's too.
+		chk := clientbound.Judge(clientbound.Thresholds{CPUFraction: set.Diagnosis.ClientCPUBusy, SendLagS: set.Diagnosis.ClientSendLagS},
+			clientbound.Level{FromNS: from, ToNS: to, OpenLoop: l.RateRPS > 0, Concurrency: l.Concurrency, Requests: int64(l.Requests)}, in)
+		c.CPUs, c.Samples, c.LagSamples, c.LagLimitS, c.SendLagMaxS = chk.CPUs, chk.Samples, chk.LagSamples, chk.LagLimitS, chk.LagMaxS
+		c.CPUBusyFraction, c.CPUDemand, c.CPUDemandKnown = chk.CPUFraction, chk.CPUDemand, chk.DemandKnown
+		c.CPUBound, c.Lagging = chk.CPUBound, chk.Lagging
+		last := in[len(in)-1]
 		lo := o.perLevel[l.LevelIndex]
 		lo.ClientCPU = &Evidence{Kind: EvClientCPU, Source: EvidenceClient, Concurrency: l.Concurrency, RateRPS: l.RateRPS, LevelIndex: l.LevelIndex,
 			TimeNS: last.TimeNS, Name: "client CPU", Value: c.CPUDemand, Ref: set.Diagnosis.ClientCPUBusy, Unit: "fraction of GOMAXPROCS", Count: c.CPUs}

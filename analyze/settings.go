@@ -84,7 +84,7 @@ type DiagnosisThresholds struct {
 	// limit.
 	ClientCPUBusy float64 `json:"client_cpu_busy_fraction"`
 	// ClientSendLagS: a send lag above this (open loop; closed loop, see
-	// sendLagLimit) in at least half of a level's client samples means the
+	// clientbound.LagLimitS) in at least half of a level's client samples means the
 	// client could not keep the schedule.
 	ClientSendLagS float64 `json:"client_send_lag_s"`
 	// MaxEvidenceLines caps quoted log lines per finding.
