@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,16 +60,16 @@ func TestLevelStatsKnownAnswers(t *testing.T) {
 		t.Errorf("constant TTFT must give a zero-width interval, got %+v", iv)
 	}
 	// 10 requests cannot carry a p99 or, below 10, a p90.
-	if len(l.Warnings) == 0 || !strings.Contains(l.Warnings[0], "p99") || !strings.Contains(l.Warnings[0], "100") {
-		t.Errorf("want a p99 sample-size warning naming 100 requests, got %q", l.Warnings)
+	if len(l.Notes) != 1 || l.Notes[0].Kind != NoteThinPercentiles || !slices.Equal(l.Notes[0].Percentiles, []float64{99}) || l.Notes[0].Count != 10 || l.Notes[0].Need != 100 {
+		t.Errorf("want a note that p99 rests on 10 of the 100 requests it needs, got %+v", l.Notes)
 	}
 	for _, q := range l.TTFT.Percentiles {
 		if want := q.Percentile < 99; q.Reliable != want {
 			t.Errorf("p%v reliable = %v with n=10", q.Percentile, q.Reliable)
 		}
 	}
-	if !strings.Contains(sw.TokenCount, "server-reported") {
-		t.Errorf("token count note %q", sw.TokenCount)
+	if tc := sw.TokenCount; tc.Server != tc.OK || tc.OK == 0 || tc.Differ != 0 {
+		t.Errorf("token count %+v", tc)
 	}
 }
 
@@ -87,8 +88,8 @@ func TestTPOTUsesServerTokens(t *testing.T) {
 	if got := sw.Levels[0].TPOT.P50S; !near(got, 0.02, 1e-9) {
 		t.Errorf("TPOT %v, want 0.02 from 16 server tokens", got)
 	}
-	if !strings.Contains(sw.TokenCount, "differs for 4") {
-		t.Errorf("token count note %q does not say the chunk count differs", sw.TokenCount)
+	if tc := sw.TokenCount; tc.Differ != 4 || tc.Server != 4 {
+		t.Errorf("token count %+v does not say the chunk count differs for 4", tc)
 	}
 }
 

@@ -23,8 +23,8 @@ type Report struct {
 	Runs     []RunAnalysis `json:"runs"`
 	// Repeats groups sweep runs of the same configuration given together,
 	// with intervals across the runs.
-	Repeats  []RepeatGroup `json:"repeats,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
+	Repeats []RepeatGroup `json:"repeats,omitempty"`
+	Notes   []Note        `json:"notes,omitempty"`
 }
 
 // RunAnalysis is the analysis of one run directory.
@@ -38,8 +38,11 @@ type RunAnalysis struct {
 	Roofline *Roofline      `json:"roofline,omitempty"`
 	Sweep    *SweepAnalysis `json:"sweep,omitempty"`
 	// Files lists the run's data files, for the raw-data section.
-	Files    []string `json:"files,omitempty"`
+	Files []string `json:"files,omitempty"`
+	// Warnings are the manifest's, as the collector wrote them; Notes the
+	// analyzer's.
 	Warnings []string `json:"warnings,omitempty"`
+	Notes    []Note   `json:"notes,omitempty"`
 }
 
 // ContextItem is one labelled fact about the run.
@@ -87,11 +90,11 @@ type Headline struct {
 // statistics, knees, goodput, the roofline gap, the diagnosis and cost.
 type SweepAnalysis struct {
 	// Source is SourceRequests (per-request data) or SourceLevelStats
-	// (imported per-level statistics, see Missing).
+	// (imported per-level statistics, see Notes).
 	Source string `json:"source"`
 	Mode   string `json:"mode"` // closed or open loop
 	// TokenCount says how output tokens were counted.
-	TokenCount string       `json:"token_count"`
+	TokenCount TokenCounting `json:"token_count"`
 	Levels     []LevelStats `json:"levels"`
 	Knees      Knees        `json:"knees"`
 	// Goodput is the sweep judged against the user's SLO, or the default
@@ -102,9 +105,9 @@ type SweepAnalysis struct {
 	Diagnosis Diagnosis       `json:"diagnosis"`
 	Cost      *Cost           `json:"cost,omitempty"`
 	Timeline  *Timeline       `json:"timeline,omitempty"`
-	// Missing names analyses that could not be made and why.
-	Missing  []string `json:"missing,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Notes are caveats: analyses that could not be made, inputs that were
+	// incomplete.
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // Sweep data sources.
@@ -167,9 +170,9 @@ type LevelStats struct {
 	Server     LevelServer     `json:"server"`
 	Client     LevelClient     `json:"client"`
 
-	// Missing names statistics the source does not have.
-	Missing  []string `json:"missing,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Missing names statistics the source does not have (Lack* values).
+	Missing []string `json:"missing,omitempty"`
+	Notes   []Note   `json:"notes,omitempty"`
 }
 
 // Latency is the distribution of one latency over a level's requests.

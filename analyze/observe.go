@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"sort"
@@ -27,7 +26,7 @@ type observations struct {
 	// window, per source, for its mean.
 	waitLog, waitMetric map[int]*meanAcc
 	logSum              *serverlog.Summary
-	notes               []string
+	notes               []Note
 	series              []TimeSeries // for the timeline, absolute times in TS (ns/1e9)
 }
 
@@ -103,7 +102,7 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	}
 	f, err := os.Open(run.LogPath)
 	if err != nil {
-		o.notes = append(o.notes, fmt.Sprintf("server log %s: %v", run.LogPath, err))
+		o.notes = append(o.notes, Note{Kind: NoteLogUnreadable, File: run.LogPath, Error: err.Error()})
 		return
 	}
 	defer f.Close()
@@ -113,13 +112,13 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	if len(run.LogLines) > 0 {
 		clock, err := rundir.NewLogClock(run.LogLines)
 		if err != nil {
-			o.notes = append(o.notes, fmt.Sprintf("%s: %v", run.Dir, err))
+			o.notes = append(o.notes, Note{Kind: NoteLogClockBad, File: run.Dir, Error: err.Error()})
 		} else {
 			opts.Clock = clock
 			o.hasLogTimes = true
 		}
 	} else {
-		o.notes = append(o.notes, "no server_log_lines table: the log is cut per level by the engine's own timestamps, which may be offset from the client's clock")
+		o.notes = append(o.notes, Note{Kind: NoteNoLogTimes})
 	}
 	sc := serverlog.NewScanner(f, opts)
 	z := serverlog.NewSummarizer()
@@ -191,10 +190,10 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	}
 	o.logSum, o.logEngine = &sum, string(sum.Engine)
 	if err := sc.Err(); err != nil {
-		o.notes = append(o.notes, fmt.Sprintf("server log %s: read stopped: %v", run.LogPath, err))
+		o.notes = append(o.notes, Note{Kind: NoteLogReadStopped, File: run.LogPath, Error: err.Error()})
 	}
 	if sum.Engine == serverlog.EngineUnknown {
-		o.notes = append(o.notes, fmt.Sprintf("server log %s: the engine's log format was not recognised (%d lines read); the log cannot show preemptions", run.LogPath, sum.Counts.Lines))
+		o.notes = append(o.notes, Note{Kind: NoteLogUnrecognised, File: run.LogPath, Count: int(sum.Counts.Lines)})
 	}
 	// A level the log covers without a preemption line had none only when
 	// the engine logs every preemption (SGLang, the test engines), or logs a
@@ -237,11 +236,13 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	}
 	res, err := servermetrics.Extract(run.Metrics, servermetrics.Options{Engine: eng})
 	if err != nil {
-		o.notes = append(o.notes, "server metrics: "+err.Error())
+		o.notes = append(o.notes, Note{Kind: NoteMetricsError, Error: err.Error()})
 		return
 	}
 	o.hasMetrics, o.metricsEngine = true, res.Engine
-	o.notes = append(o.notes, res.Warnings...)
+	for _, w := range res.Warnings {
+		o.notes = append(o.notes, Note{Kind: NoteMetricsWarning, Text: w})
+	}
 	// Sum running/waiting over label sets (data-parallel engines) at each
 	// scrape; KV usage takes the fullest.
 	combine := func(q servermetrics.Quantity, sum bool) ([]servermetrics.Point, string) {

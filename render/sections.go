@@ -187,7 +187,7 @@ func methodologySection(id string, rep *analyze.Report, r *analyze.RunAnalysis) 
 			s.Sentences = append(s.Sentences, fmt.Sprintf("Intervals are %s bootstrap intervals (%d resamples, seed %d), so the same run gives the same report.",
 				percent(set.Confidence), set.BootstrapResamples, set.BootstrapSeed))
 		}
-		s.Notes = append(s.Notes, sentences(sw.Warnings)...)
+		s.Notes = append(s.Notes, notesWhere(sw.Notes, func(n analyze.Note) bool { return !unavailable(n) })...)
 	}
 	if r.Roofline != nil {
 		s.Sentences = append(s.Sentences,

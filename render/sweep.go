@@ -53,12 +53,8 @@ func sweepSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (secti
 	s.ChartRow = true
 	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, rep.PercentileMethod))
 	s.Notes = append(s.Notes, kneeNotes(sw)...)
-	if sw.TokenCount != "" {
-		s.Notes = append(s.Notes, "Output tokens: "+sw.TokenCount+".")
-	}
-	for _, m := range sw.Missing {
-		s.Notes = append(s.Notes, "Not available: "+m+".")
-	}
+	s.Notes = append(s.Notes, "Output tokens: "+tokenCountText(sw.TokenCount)+".")
+	s.Notes = append(s.Notes, notesWhere(sw.Notes, unavailable)...)
 	s.Notes = append(s.Notes, levelWarnings(axisOf(sw), sw.Levels)...)
 	return s, nil
 }
@@ -425,7 +421,8 @@ func levelWarnings(a loadAxis, levels []analyze.LevelStats) []string {
 	var order []string
 	at := map[string][]string{}
 	for _, l := range levels {
-		for _, w := range l.Warnings {
+		for _, n := range l.Notes {
+			w := noteText(n)
 			if _, ok := at[w]; !ok {
 				order = append(order, w)
 			}

@@ -126,7 +126,7 @@ func buildPage(rep *analyze.Report) (*page, error) {
 		Generated:      stamp(rep.GeneratedAt),
 		Version:        rep.HeadroomVersion,
 		EChartsVersion: echartsVersion,
-		Warnings:       sentences(rep.Warnings),
+		Warnings:       noteTexts(rep.Notes),
 	}
 	for _, g := range rep.Repeats {
 		p.Repeats = append(p.Repeats, repeatTable(rep, g))
@@ -148,7 +148,7 @@ func buildRun(rep *analyze.Report, i int) (runView, error) {
 		Number:   i + 1,
 		Name:     runLabel(r),
 		Dir:      r.Dir,
-		Warnings: r.Warnings,
+		Warnings: append(sentences(r.Warnings), noteTexts(r.Notes)...),
 	}
 	id := func(s string) string { return rv.Anchor + "-" + s }
 	sweep, err := sweepSection(id("sweep"), rep, r)
