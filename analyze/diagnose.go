@@ -293,12 +293,34 @@ func (c *checker) checkKV() Finding {
 
 // admissionCapped reports the KV wall of engines that queue rather than
 // preempt when the cache runs out (transformers, vLLM V1 under load):
-// fewer requests running than were sent, others waiting, and the cache
-// nearly full.
+// fewer requests running than were sent, others waiting, and the cache too
+// full for one more request (cacheFull).
 func admissionCapped(l LevelStats, set Settings) bool {
 	s := l.Server
 	return s.RunningKnown && s.WaitingKnown && s.KVUsageKnown && s.WaitingMax > 0 &&
-		s.RunningMax < float64(l.Concurrency) && s.KVUsageMaxFraction >= set.Diagnosis.KVAdmissionFull
+		s.RunningMax < float64(l.Concurrency) && cacheFull(l, set)
+}
+
+// cacheFull reports whether a level's KV cache had no room for one more
+// request: usage at or above KVAdmissionFull (engines keep some blocks
+// free), or, with the running requests holding about equal shares, one
+// more share would not fit (a few long requests fill a small cache well
+// below that fraction).
+func cacheFull(l LevelStats, set Settings) bool {
+	s := l.Server
+	if !s.KVUsageKnown {
+		return false
+	}
+	u := s.KVUsageMaxFraction
+	return u >= set.Diagnosis.KVAdmissionFull || (s.RunningMax >= 1 && u*(s.RunningMax+1)/s.RunningMax > 1)
+}
+
+// cacheHasRoom reports whether requests that waited at a level waited
+// with room in the KV cache: nothing preempted, no cell shortage logged,
+// the cache not full for one more request.
+func (c *checker) cacheHasRoom(i int) bool {
+	l := c.levels[i]
+	return l.Server.Preemptions == 0 && len(c.obs[l.LevelIndex].KVFullLog) == 0 && !cacheFull(l, c.set)
 }
 
 // ---- queueing at the engine's sequence cap ----
@@ -331,7 +353,8 @@ func (c *checker) pinnedAt(i int, capValue int) (float64, int, bool) {
 
 // checkEngineCap looks for queueing at the engine's cap on running
 // sequences: running held at a constant below the load, requests waiting
-// in the engine while the cache has room, and TTFT growing with the load.
+// in the engine through the level (a mean of at least CapWaitingMean)
+// while the cache has room, and TTFT growing with the load.
 // Little's law (wait = waiting ÷ completion rate) is its cross-check.
 func (c *checker) checkEngineCap(kv Finding) Finding {
 	f := c.finding(WallEngineCap)
@@ -348,8 +371,11 @@ func (c *checker) checkEngineCap(kv Finding) Finding {
 			continue
 		}
 		waited = true
-		if s.KVUsageKnown && s.KVUsageMaxFraction >= set.KVAdmissionFull {
+		if !c.cacheHasRoom(i) {
 			continue // waiting for want of cache: the KV check's
+		}
+		if s.WaitingMean < set.CapWaitingMean {
+			continue // a burst, not a queue held through the level
 		}
 		capRunning, levels, ok := c.pinnedAt(i, flagValue)
 		if !ok {
@@ -468,6 +494,10 @@ func (c *checker) checkFrontQueue(kv, engineCap Finding) Finding {
 			inEngine = true
 			continue
 		}
+		if f.At.Valid() {
+			f.Evidence = append(f.Evidence, ev[0]) // a later level: what shows it there
+			continue
+		}
 		if l.Server.WaitingKnown && l.Server.WaitingMax == 0 && l.RateRPS > 0 {
 			e := c.ev(i, EvServerQueue0, EvidenceMetric)
 			e.Value, e.Ref, e.Unit = 0, l.Server.RunningMax, "requests"
@@ -477,6 +507,8 @@ func (c *checker) checkFrontQueue(kv, engineCap Finding) Finding {
 			ev = append(ev, growth)
 		}
 		f.Status, f.At, f.Evidence = StatusHit, c.point(i), ev
+	}
+	if f.At.Valid() {
 		return f
 	}
 	f.Status = StatusClear
@@ -618,16 +650,21 @@ func (c *checker) checkClient() Finding {
 			continue
 		}
 		lo := c.obs[l.LevelIndex]
-		f.Status, f.At = StatusHit, c.point(i)
+		first := !f.At.Valid()
+		if first {
+			f.Status, f.At = StatusHit, c.point(i)
+		}
+		// The first level's readings, then what shows it at later levels.
 		if busy && lo.ClientCPU != nil {
 			f.Evidence = append(f.Evidence, *lo.ClientCPU)
 		}
-		if lagging && lo.ClientLag != nil {
+		if lagging && lo.ClientLag != nil && (first || !busy) {
 			f.Evidence = append(f.Evidence, *lo.ClientLag)
 		}
-		return f
 	}
-	f.Status, f.Reason = StatusClear, ReasonClientIdle
+	if !f.At.Valid() {
+		f.Status, f.Reason = StatusClear, ReasonClientIdle
+	}
 	return f
 }
 

@@ -71,6 +71,9 @@ type DiagnosisThresholds struct {
 	// its ratio to the level below clears this factor (TTFT from the
 	// intended send time in an open loop).
 	QueueTTFTGrowth float64 `json:"queue_ttft_growth"`
+	// CapWaitingMean: a queue at the engine's sequence cap has on average at
+	// least this many requests waiting through the level's measured window.
+	CapWaitingMean float64 `json:"cap_waiting_mean"`
 	// SlotWaitS: open loop, a p90 wait for a free client slot at or above
 	// this is a queue in front of the engine.
 	SlotWaitS float64 `json:"slot_wait_s"`
@@ -122,6 +125,7 @@ func Default() Settings {
 			KVAdmissionFull:  0.8,
 			GPUUtilBusyPct:   90,
 			QueueTTFTGrowth:  1.5,
+			CapWaitingMean:   0.5,
 			SlotWaitS:        0.1,
 			ServerCPUBusy:    0.9,
 			ClientCPUBusy:    clientbound.DefaultCPUFraction,

@@ -12,8 +12,8 @@
 #   kv        KV budget too small: 150 tokens shared, requests of 96:
 #             from c=2 the engine preempts                              -> kv_cache
 #   slotcap   1 sequence, ample KV: from c=2 requests wait for it       -> engine_cap
-#   ample     16 sequences, ample KV, an open loop of 2-8 req/s that
-#             keeps the engine mostly idle                              -> none
+#   ample     16 sequences, ample KV, an open loop of 1-2 req/s of short
+#             requests that keeps the engine idle most of the time      -> none
 #   cpu       the 3.5M-parameter model, 16 sequences: decode saturates
 #             the engine's CPU thread, TPOT bends                       -> compute
 #   openloop  2, 4, then 400 req/s offered to 4 client slots            -> front_queue
@@ -83,8 +83,8 @@ if [ -z "${REPORT_ONLY:-}" ]; then
           sweep slotcap "$rec" "test engine, tiny random model, 1 sequence, KV budget 256 tokens (ample for its one request of 96)" \
             --server-cmd "$(engine tiny --sequences 1 --ctx-per-seq 256)" --concurrency 1,2,4,8 "${short[@]}" ;;
         ample)
-          sweep ample "$rec" "test engine, tiny random model, 16 sequences, KV budget 4096 tokens; open loop of 2-8 req/s of 8-token requests, the engine mostly idle" \
-            --server-cmd "$(engine tiny --sequences 16 --ctx-per-seq 256)" --rate 2,4,8 --concurrency 16 \
+          sweep ample "$rec" "test engine, tiny random model, 16 sequences, KV budget 4096 tokens; open loop of 1-2 req/s of 8-token requests, the engine idle most of the time" \
+            --server-cmd "$(engine tiny --sequences 16 --ctx-per-seq 256)" --rate 1,2 --concurrency 16 \
             --prompt-tokens 64 --output-tokens 8 --requests-per-level 100 ;;
         cpu)
           sweep cpu "$rec" "test engine, small random model (3.5M parameters, F16), 16 sequences, ample KV, one llama.cpp thread: decode saturates the CPU" \
