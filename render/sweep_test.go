@@ -170,6 +170,51 @@ func TestOpenLoopSweep(t *testing.T) {
 	if panels != 3 {
 		t.Errorf("found %d sweep panels, want 3", panels)
 	}
+	// The load to run at is a rate, said as one: never a concurrency in
+	// req/s ("cap: 5.00 req/s" was the fifth failure).
+	for _, line := range strings.Split(string(md), "\n") {
+		if strings.Contains(line, "req/s") && strings.Contains(strings.ToLower(line), "concurrency cap:") {
+			t.Errorf("a concurrency given as a rate: %q", line)
+		}
+	}
+	op := rep.Runs[0].Sweep.Operating
+	if op.At.Axis != analyze.AxisRate || !strings.Contains(string(md), "**Operating point:** "+sig(op.At.RateRPS)+" req/s") {
+		t.Errorf("operating point %+v not stated as a rate", op)
+	}
+}
+
+// The headline is one sentence: the wall, its single strongest evidence and
+// the operating point, and it cannot contradict the diagnosis (the demo's
+// said "compute knee" and then "the bend is not the compute wall").
+func TestDemoHeadlineIsOneSentence(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dirs, spec, err := examples.Extract("h200", "h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := analyze.Default()
+	set.SLO, _ = analyze.ParseSLO(spec.SLO)
+	if set.Model, err = analyze.ReadModelConfig(spec.ModelConfig); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeDirs(t, dirs, set)
+	h := rep.Headline
+	s := headlineSentence(rep.Runs[0].Sweep.Diagnosis, rep.Runs[0].Sweep.Operating)
+	if strings.Count(s, ". ") != 0 || !strings.HasSuffix(s, ".") {
+		t.Errorf("headline is not one sentence: %q", s)
+	}
+	for _, want := range []string{"Engine overhead from c=16", evidenceText(*h.Strongest), "run at up to c=16"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("headline %q lacks %q", s, want)
+		}
+	}
+	if strings.Contains(strings.ToLower(s), "compute") {
+		t.Errorf("headline names the compute wall beside engine overhead: %q", s)
+	}
+	md, _ := renderBoth(t, rep)
+	if !strings.Contains(string(md), s) {
+		t.Errorf("report.md lacks the headline sentence %q", s)
+	}
 }
 
 // Levels that are not sustained are marked in the throughput table and
