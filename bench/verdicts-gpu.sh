@@ -12,6 +12,10 @@
 #   gpu-membound  -c 131072 -np 64 --kv-unified, levels 1-8:
 #                 batch <= 8, decode memory-bound, nothing waits     -> none
 #
+# --cache-ram 0: llama-server's host-RAM prompt cache (default 8 GiB) thrashes
+# from c=4 on this workload (the GPU helper's 2026-12-01 sweeps: thousands of
+# "making room for prompt cache entry" lines and a 140 s stall at c=16).
+#
 # Environment:
 #   HEADROOM      the headroom binary (CGO_ENABLED=0 build)
 #   LLAMA_SERVER  llama-server (built for the GPU; LD_LIBRARY_PATH set by the caller)
@@ -40,7 +44,7 @@ record() { # record SCENARIO N CTX SLOTS LEVELS
   rm -rf "$dir"
   mkdir -p "$out/$scen"
   "$HEADROOM" sweep \
-    --server-cmd "$LLAMA_SERVER -m $MODEL -ngl 99 --host 127.0.0.1 --port $port --metrics --no-webui -c $ctx -np $slots --kv-unified -b 2048 -ub 512" \
+    --server-cmd "$LLAMA_SERVER -m $MODEL -ngl 99 --host 127.0.0.1 --port $port --metrics --no-webui --cache-ram 0 -c $ctx -np $slots --kv-unified -b 2048 -ub 512" \
     --base-url "http://127.0.0.1:$port" --endpoint completions --concurrency "$levels" \
     --prompt-tokens 512 --output-tokens 128 --requests-per-level "$requests" \
     -o "$dir" --label "$scen $rec" --tag verdicts --tag "scenario=$scen" \
