@@ -15,6 +15,7 @@ import (
 
 	"github.com/headroom-llm/headroom/collect/probe"
 	"github.com/headroom-llm/headroom/cuda"
+	"github.com/headroom-llm/headroom/internal/termsafe"
 )
 
 // probeFlags are the command line of `headroom probe`.
@@ -148,8 +149,8 @@ type progressBar struct {
 }
 
 func newProgressBar(w io.Writer) *progressBar {
-	b := &progressBar{w: w}
-	if f, ok := w.(*os.File); ok {
+	b := &progressBar{w: termsafe.Raw(w)} // its own control sequences, and the terminal test
+	if f, ok := b.w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			b.tty = true
 		}

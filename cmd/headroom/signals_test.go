@@ -578,3 +578,87 @@ func TestKill9LeavesNoServerRunning(t *testing.T) {
 		})
 	}
 }
+
+// A signal sent to the process and then to its group (GNU timeout does
+// this) arrives twice within microseconds: it is one request to stop, not
+// a second Ctrl-C; a SIGTERM never quits at once; a second Ctrl-C later
+// does.
+func TestSameSignalTwiceIsOne(t *testing.T) {
+	sigs := make(chan os.Signal, 8)
+	var stderr syncBuffer
+	canceled, quit := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watchSignals(sigs, func() { close(canceled) }, &stderr, func() { close(quit) })
+	}()
+	sigs <- syscall.SIGINT
+	sigs <- syscall.SIGINT // the group's copy
+	<-canceled
+	time.Sleep(2 * sameSignalWindow)
+	sigs <- syscall.SIGTERM // a supervisor's, later: it escalates by itself
+	time.Sleep(sameSignalWindow)
+	select {
+	case <-quit:
+		t.Fatalf("one signal delivered twice quit at once:\n%s", stderr.String())
+	default:
+	}
+	sigs <- syscall.SIGINT // a real second Ctrl-C
+	select {
+	case <-quit:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second Ctrl-C did not quit")
+	}
+	<-done
+	if n := strings.Count(stderr.String(), "stopping and writing"); n != 1 || !strings.Contains(stderr.String(), "interrupted again") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// GNU timeout around a sweep: the run stops as after one Ctrl-C (the
+// interrupted level and stopped are written, nothing says "again"), every
+// time.
+func TestGNUTimeoutStopsOnce(t *testing.T) {
+	timeout, err := exec.LookPath("timeout")
+	if err != nil {
+		t.Fatal("GNU timeout (coreutils) is needed: ", err)
+	}
+	bin := headroomBinary(t)
+	srv := newPacedServer(t, 20*time.Millisecond)
+	for i := range 5 {
+		dir := filepath.Join(t.TempDir(), "run")
+		cmd := exec.Command(timeout, "-s", "TERM", "3", bin, "sweep", "--base-url", srv.URL, "--concurrency", "2", "--requests-per-level", "1000",
+			"--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 124 {
+			t.Fatalf("run %d: timeout exited %d, want 124 (headroom stopped by its signal):\n%s", i, code, out)
+		}
+		if strings.Contains(string(out), "again: quitting now") || strings.Count(string(out), "stopping and writing") != 1 {
+			t.Errorf("run %d: one timeout counted as two Ctrl-C:\n%s", i, out)
+		}
+		m, err := rundir.ReadManifest(dir)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if m.Stopped == nil || m.Stopped.Reason != "interrupted" || m.Stopped.Level == nil {
+			t.Errorf("run %d: stopped %+v", i, m.Stopped)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/headroom-llm/headroom/rundir"
@@ -31,7 +30,7 @@ func Detect(ctx context.Context, client *http.Client, baseURL string, header htt
 	get := func(path string) map[string]any {
 		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
-		req, err := http.NewRequestWithContext(rctx, http.MethodGet, strings.TrimSuffix(baseURL, "/")+path, nil)
+		req, err := http.NewRequestWithContext(rctx, http.MethodGet, JoinURL(baseURL, path), nil)
 		if err != nil {
 			return nil
 		}

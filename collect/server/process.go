@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -257,7 +258,7 @@ func (p *Process) WaitReady(ctx context.Context, client *http.Client, baseURL st
 	defer tick.Stop()
 	for {
 		for _, path := range []string{"/health", "/v1/models"} {
-			if ok(ctx, client, strings.TrimSuffix(baseURL, "/")+path, header) {
+			if ok(ctx, client, JoinURL(baseURL, path), header) {
 				// An answer counts only from a server that still runs: one
 				// that exited (its port was taken) leaves whatever holds the
 				// port answering.
@@ -299,6 +300,17 @@ func ok(ctx context.Context, client *http.Client, url string, header http.Header
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
+}
+
+// JoinURL appends path to a base URL's path, keeping its query (which may
+// carry the credentials the server wants on every request).
+func JoinURL(base, path string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return strings.TrimSuffix(base, "/") + path
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	return u.String()
 }
 
 // Stop sends SIGTERM to the server's process group, waits up to grace for

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -435,5 +436,51 @@ func TestExecSimple(t *testing.T) {
 		if got := execSimple(tt.in); got != tt.want {
 			t.Errorf("execSimple(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// The names that database clients, caches and APIs use for their secrets
+// are secrets too, as variables, flags or headers given as one word or two.
+func TestRedactCommonSecretNames(t *testing.T) {
+	argv := SplitCommand(`PGPASSWORD=pgsecret1 MYSQL_PWD=mysecret2 DB_PASS=dbsecret3 REDIS_AUTH=redis4 server -psw pswvalue5 ` +
+		`--header X-Api-Key: hdrvalue6 -H "X-Api-Key: hdrvalue7" --passthrough-args x --max-model-len 4096 --tokenizer tok`)
+	got := strings.Join(RedactFlags(argv), " ")
+	want := "PGPASSWORD=<redacted> MYSQL_PWD=<redacted> DB_PASS=<redacted> REDIS_AUTH=<redacted> server -psw <redacted> " +
+		"--header X-Api-Key: <redacted> -H X-Api-Key: <redacted> --passthrough-args x --max-model-len 4096 --tokenizer tok"
+	if got != want {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+	sv := SecretValues(argv)
+	for _, v := range []string{"pgsecret1", "mysecret2", "dbsecret3", "pswvalue5", "hdrvalue6", "hdrvalue7"} {
+		if !slices.Contains(sv, v) {
+			t.Errorf("SecretValues %q lacks %q", sv, v)
+		}
+	}
+}
+
+// One redaction pass: the API key anywhere (a short one only after
+// Bearer), a URL's user, password and query values in their contexts, the
+// Basic authorization a client makes of them, secret-named query values
+// anywhere; longer secrets before shorter ones.
+func TestSecrets(t *testing.T) {
+	var s Secrets
+	s.Add("sk-longkey-0001", "x")
+	s.AddURL("http://alice:pa55word@host:8000/v1?api_key=QSECRET99&model=m")
+	for _, tt := range []struct{ in, want string }{
+		{"key sk-longkey-0001 and Bearer x and x", "key <redacted> and Bearer <redacted> and x"},
+		{`Post "http://alice:***@host:8000/v1/completions?api_key=QSECRET99&model=m": refused`,
+			`Post "http://xxxxx:***@host:8000/v1/completions?api_key=xxxxx&model=xxxxx": refused`},
+		{"GET /v1/models?api_key=QSECRET99 authorization=\"Basic YWxpY2U6cGE1NXdvcmQ=\"",
+			"GET /v1/models?api_key=xxxxx authorization=\"Basic <redacted>\""},
+		{"echoed QSECRET99 and pa55word alone", "echoed <redacted> and <redacted> alone"},
+		{"alice in wonderland, model m", "alice in wonderland, model m"},
+	} {
+		if got := s.String(tt.in); got != tt.want {
+			t.Errorf("String(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+	var none *Secrets
+	if none.String("x") != "x" || string((&Secrets{}).Bytes([]byte("y"))) != "y" {
+		t.Error("an empty set changes text")
 	}
 }

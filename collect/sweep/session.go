@@ -473,6 +473,9 @@ func (ss *session) finish(res *Result, runErr error) error {
 			res.Stopped = &rundir.Stopped{Reason: "error", Phase: "write", Error: err.Error()}
 		}
 	}
+	if res.Stopped != nil {
+		res.Stopped.Error = s.secrets.String(res.Stopped.Error)
+	}
 	s.redactManifest(m)
 	if err := ss.run.Finish(res.Stopped); err != nil {
 		runErr = errors.Join(runErr, err)

@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -106,6 +107,14 @@ func parse(env string) (Options, error) {
 // `--server-cmd`.
 func Command(o Options, args ...string) string {
 	return strings.TrimSpace(fmt.Sprintf("%s='%s' %s %s", Env, o.env(), os.Args[0], strings.Join(args, " ")))
+}
+
+// Cmd is an exec.Cmd that runs the test binary as a server with these
+// options and arguments, for a test that starts the server itself.
+func Cmd(o Options, args ...string) *exec.Cmd {
+	c := exec.Command(os.Args[0], args...)
+	c.Env = append(os.Environ(), Env+"="+o.env())
+	return c
 }
 
 // MaybeServe serves, and never returns, when the process was started by
