@@ -21,7 +21,7 @@ type DecodeRoofline struct {
 	PeakFLOPPerS       float64 `json:"peak_flop_per_s"`
 	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte"`
 	// Model facts the prediction rests on; nil without --model-config.
-	Model   *ModelFacts   `json:"model,omitempty"`
+	Model  *ModelFacts   `json:"model,omitempty"`
 	Levels []DecodeLevel `json:"levels,omitempty"`
 	Ridge  RidgeCheck    `json:"ridge_check"`
 	Notes  []Note        `json:"notes,omitempty"`

@@ -95,8 +95,8 @@ type SweepAnalysis struct {
 	Mode   string `json:"mode"` // closed or open loop
 	// TokenCount says how output tokens were counted.
 	TokenCount TokenCounting `json:"token_count"`
-	Levels     []LevelStats `json:"levels"`
-	Knees      Knees        `json:"knees"`
+	Levels     []LevelStats  `json:"levels"`
+	Knees      Knees         `json:"knees"`
 	// Goodput is the sweep judged against the user's SLO, or the default
 	// one (Goodput.SLOSource); Operating is the load to run at.
 	Goodput   *Goodput        `json:"goodput,omitempty"`
