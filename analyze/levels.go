@@ -228,7 +228,6 @@ func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 	if ls.TTFT != nil && ls.TTFT.P50S > 0 {
 		ls.TTFTP99OverP50 = ls.TTFT.P99S / ls.TTFT.P50S
 	}
-	ls.Notes = append(ls.Notes, sampleSizeNotes(ls, ps)...)
 
 	b := stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
 	if iv, ok := b.Percentile(ttft, 50); ok {
@@ -269,26 +268,6 @@ func (l *Latency) Quantile(p float64) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// sampleSizeNotes names the percentiles that rest on too few requests.
-func sampleSizeNotes(ls *LevelStats, ps []float64) []Note {
-	if ls.TTFT == nil {
-		return nil
-	}
-	n := ls.TTFT.N
-	var thin []float64
-	need := 0
-	for _, p := range ps {
-		if m := stats.MinSamples(p); n < m {
-			thin = append(thin, p)
-			need = max(need, m)
-		}
-	}
-	if len(thin) == 0 {
-		return nil
-	}
-	return []Note{{Kind: NoteThinPercentiles, Percentiles: thin, Count: n, Need: need}}
 }
 
 func formatPct(p float64) string {
@@ -395,7 +374,6 @@ func levelStatsFromImport(rows []rundir.LevelStatsRow, set Settings) []LevelStat
 		if r.PercentileMethod != "" && r.PercentileMethod != stats.PercentileMethod {
 			ls.Notes = append(ls.Notes, Note{Kind: NoteSourcePercentile, Text: r.PercentileMethod})
 		}
-		ls.Notes = append(ls.Notes, sampleSizeNotes(&ls, []float64{99})...)
 		out = append(out, ls)
 	}
 	return out

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"math"
-	"slices"
 	"strings"
 	"testing"
 
@@ -59,10 +58,8 @@ func TestLevelStatsKnownAnswers(t *testing.T) {
 	if iv := l.Confidence.TTFTP50S; iv == nil || iv.Low != 0.1 || iv.High != 0.1 {
 		t.Errorf("constant TTFT must give a zero-width interval, got %+v", iv)
 	}
-	// 10 requests cannot carry a p99 or, below 10, a p90.
-	if len(l.Notes) != 1 || l.Notes[0].Kind != NoteThinPercentiles || !slices.Equal(l.Notes[0].Percentiles, []float64{99}) || l.Notes[0].Count != 10 || l.Notes[0].Need != 100 {
-		t.Errorf("want a note that p99 rests on 10 of the 100 requests it needs, got %+v", l.Notes)
-	}
+	// 10 requests cannot carry a p99 or, below 10, a p90: the data say so
+	// (the report footnotes it once per table, not once per level).
 	for _, q := range l.TTFT.Percentiles {
 		if want := q.Percentile < 99; q.Reliable != want {
 			t.Errorf("p%v reliable = %v with n=10", q.Percentile, q.Reliable)

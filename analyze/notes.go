@@ -44,7 +44,6 @@ const (
 	NoteNoRequests       = "no_requests"        // levels but no requests
 	NoteNoProbe          = "no_probe"           // no probe run: no roofline gap
 	NoteNoLevelsTable    = "no_levels_table"    // a level's window taken from its requests
-	NoteThinPercentiles  = "thin_percentiles"   // Percentiles rest on Count requests, Need needed
 	NoteSourcePercentile = "source_percentiles" // Text: the imported source's percentile method
 
 	// The roofline gap.

@@ -99,7 +99,9 @@ type CostSettings struct {
 	GPUHourUSD float64 `json:"gpu_hour_usd,omitempty"` // --gpu-hour-usd
 	GPUPreset  string  `json:"gpu_preset,omitempty"`   // --gpu-preset
 	GPUs       int     `json:"gpus,omitempty"`         // --gpus; 0 = the run's GPU count
-	KWhUSD     float64 `json:"kwh_usd,omitempty"`      // --kwh-usd
+	// HostHourUSD prices a run that used no GPU (--host-hour-usd).
+	HostHourUSD float64 `json:"host_hour_usd,omitempty"`
+	KWhUSD      float64 `json:"kwh_usd,omitempty"` // --kwh-usd
 	// Utilization is the fraction of the hours the box serves at the
 	// measured throughput (--utilization); 0 means 1.
 	Utilization float64 `json:"utilization,omitempty"`

@@ -2,8 +2,6 @@ package render
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/headroom-llm/headroom/analyze"
 )
@@ -45,13 +43,6 @@ func noteText(n analyze.Note) string {
 		return "Not available: the roofline gap; no probe run was given (run headroom probe, then pass its directory with the sweep's)."
 	case analyze.NoteNoLevelsTable:
 		return "No levels table: the measured window is taken from the first send to the last end of the measured requests."
-	case analyze.NoteThinPercentiles:
-		var ps []string
-		for _, p := range n.Percentiles {
-			ps = append(ps, "p"+strconv.FormatFloat(p, 'f', -1, 64))
-		}
-		return fmt.Sprintf("%s of TTFT, TPOT and E2E rest on %s requests, so they are the largest value seen, not a tail estimate; run at least %s measured requests per level.",
-			strings.Join(ps, ", "), integer(n.Count), integer(n.Need))
 	case analyze.NoteSourcePercentile:
 		return "Percentiles as the source computed them: " + n.Text + "."
 	case analyze.NoteTensorParallel:
@@ -127,7 +118,7 @@ func ridgeSentence(rc analyze.RidgeCheck) string {
 	}
 	approx := ""
 	if rc.Approximate {
-		approx = " (intensity ≈ batch, the approximation for 16-bit weights; give --model-config for the model's own)"
+		approx = " (intensity ≈ batch, an approximation that holds for 16-bit weights; give --model-config for the model's own)"
 	}
 	at, in, ridge := rc.AtLoad, sig(rc.IntensityFLOPPerByte), sig(rc.RidgeFLOPPerByte)
 	switch rc.Verdict {

@@ -265,3 +265,10 @@ func GroupKeys(ms []*rundir.Manifest) []string {
 	}
 	return keys
 }
+
+// DiffManifests is the diff of the runs' context that `headroom compare`
+// shows, for other reports: the keys whose values differ between the
+// manifests (one value per manifest) and those they share.
+func DiffManifests(ms []*rundir.Manifest) (differs, same []DiffRow) {
+	return diffManifests(ms)
+}

@@ -37,8 +37,7 @@ func newProbeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure the GPU's roofline: memory bandwidth, bf16 GEMM peak, ridge point and knee",
-		Long: `probe measures what the silicon can do, as the seed's roofline script does but
-without Python: the bandwidth of a large device-to-device copy (bytes read plus
+		Long: `probe measures what the silicon can do, without Python: the bandwidth of a large device-to-device copy (bytes read plus
 written), the bf16 throughput of (B,K)@(K,N) GEMMs over a sweep of batch sizes
 B, and from them the peak, the ridge point (peak / bandwidth, in FLOP per byte)
 and the knee (the smallest B reaching 90% of the peak). Every GEMM is checked

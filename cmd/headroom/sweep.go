@@ -65,8 +65,7 @@ func newSweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Sweep concurrency (or arrival rate) against an OpenAI-compatible server",
 		Long: `Sweep streams requests to an OpenAI-compatible server (vLLM, SGLang,
-llama.cpp, Ollama, TGI) at rising concurrency, as the seed's script 02 does,
-and records every request and every streamed chunk with the time it arrived,
+llama.cpp, Ollama, TGI) at rising concurrency and records every request and every streamed chunk with the time it arrived,
 the server's /metrics every second, GPU telemetry when the server is on this
 host, and the server's log (--server-log or --server-cmd) into a run
 directory. Ctrl-C stops within a second and keeps a valid partial run.
