@@ -23,8 +23,8 @@ type Report struct {
 	Runs     []RunAnalysis `json:"runs"`
 	// Repeats groups sweep runs of the same configuration given together,
 	// with intervals across the runs.
-	Repeats  []RepeatGroup `json:"repeats,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
+	Repeats []RepeatGroup `json:"repeats,omitempty"`
+	Notes   []Note        `json:"notes,omitempty"`
 }
 
 // RunAnalysis is the analysis of one run directory.
@@ -39,8 +39,11 @@ type RunAnalysis struct {
 	Roofline *Roofline      `json:"roofline,omitempty"`
 	Sweep    *SweepAnalysis `json:"sweep,omitempty"`
 	// Files lists the run's data files, for the raw-data section.
-	Files    []string `json:"files,omitempty"`
+	Files []string `json:"files,omitempty"`
+	// Warnings are the manifest's, as the collector wrote them; Notes the
+	// analyzer's.
 	Warnings []string `json:"warnings,omitempty"`
+	Notes    []Note   `json:"notes,omitempty"`
 }
 
 // ContextItem is one fact about the run, as data: Key names it (a Ctx*
@@ -94,13 +97,13 @@ type Headline struct {
 // statistics, knees, goodput, the roofline gap, the diagnosis and cost.
 type SweepAnalysis struct {
 	// Source is SourceRequests (per-request data) or SourceLevelStats
-	// (imported per-level statistics, see Missing).
+	// (imported per-level statistics, see Notes).
 	Source string `json:"source"`
 	Mode   string `json:"mode"` // closed or open loop
 	// TokenCount says how output tokens were counted.
-	TokenCount string       `json:"token_count"`
-	Levels     []LevelStats `json:"levels"`
-	Knees      Knees        `json:"knees"`
+	TokenCount TokenCounting `json:"token_count"`
+	Levels     []LevelStats  `json:"levels"`
+	Knees      Knees         `json:"knees"`
 	// Goodput is the sweep judged against the user's SLO, or the default
 	// one (Goodput.SLOSource); Operating is the load to run at.
 	Goodput   *Goodput        `json:"goodput,omitempty"`
@@ -109,9 +112,9 @@ type SweepAnalysis struct {
 	Diagnosis Diagnosis       `json:"diagnosis"`
 	Cost      *Cost           `json:"cost,omitempty"`
 	Timeline  *Timeline       `json:"timeline,omitempty"`
-	// Missing names analyses that could not be made and why.
-	Missing  []string `json:"missing,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Notes are caveats: analyses that could not be made, inputs that were
+	// incomplete.
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // Sweep data sources.
@@ -174,9 +177,9 @@ type LevelStats struct {
 	Server     LevelServer     `json:"server"`
 	Client     LevelClient     `json:"client"`
 
-	// Missing names statistics the source does not have.
-	Missing  []string `json:"missing,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Missing names statistics the source does not have (Lack* values).
+	Missing []string `json:"missing,omitempty"`
+	Notes   []Note   `json:"notes,omitempty"`
 }
 
 // Latency is the distribution of one latency over a level's requests.
@@ -260,10 +263,13 @@ type LevelClient struct {
 	CPUDemandKnown bool    `json:"cpu_demand_known"`
 	SendLagMaxS    float64 `json:"send_lag_max_s"`
 	// Samples is the level's client samples; LagSamples those whose send
-	// lag exceeded the limit (LagLimitS).
+	// lag exceeded the limit (LagLimitS). CPUBound and Lagging are the
+	// client-bound rule's verdicts (package clientbound).
 	Samples        int     `json:"samples"`
 	LagSamples     int     `json:"lag_samples"`
 	LagLimitS      float64 `json:"lag_limit_s"`
+	CPUBound       bool    `json:"cpu_bound"`
+	Lagging        bool    `json:"lagging"`
 	OpenStreamsMax int64   `json:"open_streams_max"`
 }
 
@@ -368,9 +374,12 @@ type LevelGoodput struct {
 	// Known is false when a bound's percentile is not available at this
 	// level (imported statistics); Pass is then false. Unsustained: the
 	// level lost too many requests or did not finish, so it cannot pass.
-	Known       bool       `json:"known"`
-	Unsustained bool       `json:"unsustained,omitempty"`
-	Bounds      []BoundHit `json:"bounds"`
+	Known       bool `json:"known"`
+	Unsustained bool `json:"unsustained,omitempty"`
+	// Saturated: an open-loop level that completed significantly fewer
+	// requests than arrived cannot pass, its backlog growing.
+	Saturated bool       `json:"saturated,omitempty"`
+	Bounds    []BoundHit `json:"bounds"`
 	// The level goodput is its throughput when it passes, else 0.
 	GoodputOutputTokPerS float64 `json:"goodput_output_tok_per_s"`
 	// Per request: the fraction of measured requests meeting every bound

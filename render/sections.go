@@ -289,7 +289,7 @@ func methodologySection(id string, rep *analyze.Report) section {
 		r := &rep.Runs[i]
 		var notes []string
 		if r.Sweep != nil {
-			notes = append(notes, sentences(r.Sweep.Warnings)...)
+			notes = append(notes, notesWhere(r.Sweep.Notes, func(n analyze.Note) bool { return !unavailable(n) })...)
 		}
 		if m := r.Manifest; m != nil {
 			if m.Source != nil {
@@ -424,6 +424,7 @@ var tableNames = map[string]string{
 	rundir.TableClientSamples:  "sweep: the load generator's self-check",
 	rundir.TableServerLogLines: "sweep: receive time of each server.log line",
 	rundir.TableLevelStats:     "imported per-level statistics",
+	rundir.TableServerCPU:      "sweep: the server process's CPU, per thread",
 }
 
 func short(sha string) string {

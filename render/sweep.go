@@ -40,12 +40,8 @@ func sweepSection(id string, r *analyze.RunAnalysis, panels bool, method string)
 	}
 	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, method))
 	s.Notes = append(s.Notes, kneeNotes(sw)...)
-	if sw.TokenCount != "" {
-		s.Notes = append(s.Notes, "Output tokens: "+sw.TokenCount+".")
-	}
-	for _, m := range sw.Missing {
-		s.Notes = append(s.Notes, "Not available: "+m+".")
-	}
+	s.Notes = append(s.Notes, "Output tokens: "+tokenCountText(sw.TokenCount)+".")
+	s.Notes = append(s.Notes, notesWhere(sw.Notes, unavailable)...)
 	s.Notes = append(s.Notes, levelWarnings(axisOf(sw), sw.Levels)...)
 	return s, nil
 }
@@ -479,7 +475,8 @@ func levelWarnings(a loadAxis, levels []analyze.LevelStats) []string {
 	var order []string
 	at := map[string][]string{}
 	for _, l := range levels {
-		for _, w := range l.Warnings {
+		for _, n := range l.Notes {
+			w := noteText(n)
 			if _, ok := at[w]; !ok {
 				order = append(order, w)
 			}

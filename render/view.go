@@ -149,7 +149,7 @@ func buildPage(rep *analyze.Report) (*page, error) {
 		Generated:      stamp(rep.GeneratedAt),
 		Version:        rep.HeadroomVersion,
 		EChartsVersion: echartsVersion,
-		Warnings:       sentences(rep.Warnings),
+		Warnings:       noteTexts(rep.Notes),
 	}
 	var err error
 	if p.Front, err = buildFront(rep); err != nil {
@@ -240,7 +240,7 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 		Number:   i + 1,
 		Name:     runLabel(r),
 		Dir:      r.Dir,
-		Warnings: r.Warnings,
+		Warnings: append(slices.Clone(r.Warnings), noteTexts(r.Notes)...),
 	}
 	id := func(s string) string { return rv.Anchor + "-" + s }
 	sweep, err := sweepSection(id("sweep"), r, !headline, rep.PercentileMethod)
