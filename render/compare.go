@@ -255,12 +255,19 @@ func headlineNumbersSection(c *compare.Comparison) section {
 	return s
 }
 
-// wallHitText is the run's wall as its own report's headline names it.
+// wallHitText is the run's primary wall and where it is first seen.
 func wallHitText(sw *compare.SweepSummary) string {
-	if sw.WallShort != "" {
-		return sw.WallShort
+	if sw.Wall == "" {
+		return "–"
 	}
-	return orText(wallName(sw.Wall), "–")
+	s := wallName(sw.Wall)
+	if sw.WallAt != "" {
+		s += " at " + sw.WallAt
+	}
+	for _, w := range sw.Then {
+		s += "; then " + wallName(w.Wall) + " at " + w.At
+	}
+	return s
 }
 
 // groupTable summarises the peak throughput over each group's runs.
