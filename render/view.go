@@ -151,6 +151,10 @@ func buildRun(rep *analyze.Report, i int) (runView, error) {
 		Warnings: r.Warnings,
 	}
 	id := func(s string) string { return rv.Anchor + "-" + s }
+	if r.LogOnly != nil {
+		rv.Sections = []section{logOnlySection(id("log"), r)}
+		return rv, nil
+	}
 	sweep, err := sweepSection(id("sweep"), rep, r)
 	if err != nil {
 		return rv, err
