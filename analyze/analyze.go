@@ -27,7 +27,7 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	rooflines := make([]*Roofline, len(runs))
 	for i, run := range runs {
 		if len(run.GEMM) > 0 {
-			rl, err := roofline(run, run.GEMM[0].Device)
+			rl, err := probeRoofline(run, run.GEMM[0].Device)
 			if err != nil {
 				return nil, err
 			}
@@ -297,7 +297,7 @@ func configKey(m *rundir.Manifest) string {
 		parts = append(parts, e.Name, e.Version, e.Model, e.Quantization, e.DType, strings.Join(e.Flags, " "))
 	}
 	if w := m.Workload; w != nil {
-		parts = append(parts, w.Endpoint, describeDist(w.Prompt), describeDist(w.Output), w.Mode, fmt.Sprint(w.Levels), fmt.Sprint(w.RatesRPS))
+		parts = append(parts, w.Endpoint, w.Prompt.String(), w.Output.String(), w.Mode, fmt.Sprint(w.Levels), fmt.Sprint(w.RatesRPS))
 	}
 	return strings.Join(parts, " | ")
 }

@@ -242,7 +242,6 @@ func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 	if ls.TTFT != nil && ls.TTFT.P50S > 0 {
 		ls.TTFTP99OverP50 = ls.TTFT.P99S / ls.TTFT.P50S
 	}
-	ls.Warnings = append(ls.Warnings, sampleSizeWarnings(ls, ps)...)
 
 	b := stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
 	if iv, ok := b.Percentile(ttft, 50); ok {
@@ -283,27 +282,6 @@ func (l *Latency) Quantile(p float64) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// sampleSizeWarnings names the percentiles that rest on too few requests.
-func sampleSizeWarnings(ls *LevelStats, ps []float64) []string {
-	if ls.TTFT == nil {
-		return nil
-	}
-	n := ls.TTFT.N
-	var thin []string
-	need := 0
-	for _, p := range ps {
-		if m := stats.MinSamples(p); n < m {
-			thin = append(thin, "p"+formatPct(p))
-			need = max(need, m)
-		}
-	}
-	if len(thin) == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("%s of TTFT, TPOT and E2E rest on %d requests, so they are the largest value seen, not a tail estimate; run at least %d measured requests per level",
-		strings.Join(thin, ", "), n, need)}
 }
 
 func formatPct(p float64) string {
@@ -430,7 +408,6 @@ func levelStatsFromImport(rows []rundir.LevelStatsRow, set Settings) []LevelStat
 		if r.PercentileMethod != "" && r.PercentileMethod != stats.PercentileMethod {
 			ls.Warnings = append(ls.Warnings, "percentiles as the source computed them: "+r.PercentileMethod)
 		}
-		ls.Warnings = append(ls.Warnings, sampleSizeWarnings(&ls, []float64{99})...)
 		out = append(out, ls)
 	}
 	return out

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-llm/headroom/clientbound"
 )
 
 // Settings are the analysis settings: every threshold a verdict depends
@@ -93,7 +95,9 @@ type CostSettings struct {
 	GPUHourUSD float64 `json:"gpu_hour_usd,omitempty"` // --gpu-hour-usd
 	GPUPreset  string  `json:"gpu_preset,omitempty"`   // --gpu-preset
 	GPUs       int     `json:"gpus,omitempty"`         // --gpus; 0 = the run's GPU count
-	KWhUSD     float64 `json:"kwh_usd,omitempty"`      // --kwh-usd
+	// HostHourUSD prices a run that used no GPU (--host-hour-usd).
+	HostHourUSD float64 `json:"host_hour_usd,omitempty"`
+	KWhUSD      float64 `json:"kwh_usd,omitempty"` // --kwh-usd
 	// Utilization is the fraction of the hours the box serves at the
 	// measured throughput (--utilization); 0 means 1.
 	Utilization float64 `json:"utilization,omitempty"`
@@ -121,8 +125,8 @@ func Default() Settings {
 			QueueTTFTGrowth:  1.5,
 			SlotWaitS:        0.1,
 			ServerCPUBusy:    0.9,
-			ClientCPUBusy:    0.9,
-			ClientSendLagS:   0.010,
+			ClientCPUBusy:    clientbound.DefaultCPUFraction,
+			ClientSendLagS:   clientbound.DefaultSendLagS,
 			MaxEvidenceLines: 5,
 		},
 		MaxTimelinePoints: 2000,

@@ -460,25 +460,3 @@ func boundsMissed(bs []analyze.BoundHit) string {
 	}
 	return strings.Join(out, ", ")
 }
-
-// headlineSentence is the report's one-sentence verdict: the wall, its
-// single strongest piece of evidence, and the operating point.
-func headlineSentence(d analyze.Diagnosis, op analyze.OperatingPoint) string {
-	w := d.Primary
-	var s string
-	switch w.Kind {
-	case analyze.WallNone:
-		s = wallAt(w) + " (" + strings.TrimSuffix(strings.ToLower(raiseText(w)[:1])+raiseText(w)[1:], ".") + ")"
-	case analyze.WallInconclusive:
-		s = wallAt(w) + ": " + nameOr(measureNames, w.Deciding) + " would decide"
-		if w.Likely != "" {
-			s += ", most likely the " + wallName(w.Likely)
-		}
-	default:
-		s = wallAt(w)
-		if len(w.Evidence) > 0 {
-			s += " (" + evidenceText(w.Evidence[0]) + ")"
-		}
-	}
-	return sentence(s + "; " + operating(op, false))
-}

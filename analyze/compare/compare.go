@@ -19,6 +19,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/stats"
 )
@@ -366,7 +367,7 @@ func summarize(run *analyze.Run, set analyze.Settings) (Run, error) {
 	}
 	ra := rep.Runs[0]
 	s.Roofline = ra.Roofline
-	s.Warnings = appendNew(s.Warnings, ra.Warnings...)
+	s.Warnings = uniq.AppendNonZero(s.Warnings, ra.Warnings...)
 	if sw := ra.Sweep; sw != nil {
 		s.Sweep = sweepSummary(sw)
 		s.samples = analyze.RequestSamples(run, set)
@@ -540,15 +541,6 @@ func sameDir(a, b string) bool {
 	ca, err1 := filepath.Abs(a)
 	cb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && filepath.Clean(ca) == filepath.Clean(cb)
-}
-
-func appendNew(dst []string, vals ...string) []string {
-	for _, v := range vals {
-		if v != "" && !slices.Contains(dst, v) {
-			dst = append(dst, v)
-		}
-	}
-	return dst
 }
 
 func joinSemi(xs []string) string {

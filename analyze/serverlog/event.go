@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // Engine names a serving engine whose log format the scanner knows. The
-// values match the engine names used in run manifests.
+// values match the engine names used in run manifests (rundir.Engine*),
+// except llama.cpp's, "llamacpp" here.
 type Engine string
 
 // The engines the scanner reads. EngineUnknown means "detect it" in
@@ -27,24 +30,27 @@ const (
 // Engines lists the known engines in the order auto-detection prefers them.
 var Engines = []Engine{EngineVLLM, EngineSGLang, EngineLlamaCpp, EngineNodeLlamaCpp, EngineTransformersCB}
 
-// ParseEngine reads an engine name as a user types it: "auto" or "" for
-// detection, and the usual spellings of each engine.
+// ParseEngine reads an engine name as a user types it or a manifest holds
+// it: "auto" or "" for detection, and every spelling rundir.CanonicalEngine
+// knows of an engine whose log the scanner reads.
 func ParseEngine(s string) (Engine, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "auto":
+	if t := strings.ToLower(strings.TrimSpace(s)); t == "" || t == "auto" {
 		return EngineUnknown, nil
-	case "vllm":
-		return EngineVLLM, nil
-	case "sglang":
-		return EngineSGLang, nil
-	case "llamacpp", "llama.cpp", "llama-server", "llama-cpp":
-		return EngineLlamaCpp, nil
-	case "node-llama-cpp", "nodellama", "node-llama", "testengine":
-		return EngineNodeLlamaCpp, nil
-	case "transformers-cb", "tfcb", "transformers":
-		return EngineTransformersCB, nil
+	}
+	name, _ := rundir.CanonicalEngine(s)
+	if e, ok := logEngines[name]; ok {
+		return e, nil
 	}
 	return EngineUnknown, fmt.Errorf("unknown engine %q: want auto, vllm, sglang, llamacpp, node-llama-cpp or transformers-cb", s)
+}
+
+// logEngines maps the manifest's engine names to the scanner's.
+var logEngines = map[string]Engine{
+	rundir.EngineVLLM:           EngineVLLM,
+	rundir.EngineSGLang:         EngineSGLang,
+	rundir.EngineLlamaCpp:       EngineLlamaCpp,
+	rundir.EngineNodeLlamaCpp:   EngineNodeLlamaCpp,
+	rundir.EngineTransformersCB: EngineTransformersCB,
 }
 
 // Kind says what an event is about; it selects which payload field of Event

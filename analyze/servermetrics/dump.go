@@ -13,6 +13,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/headroom-llm/headroom/promtext"
 )
 
 // Snapshot is one scrape in a saved dump of /metrics.
@@ -234,13 +236,13 @@ func parseChunk(text []byte, line int) (Snapshot, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	snap.Samples = promtext.Flatten(fams, 0)
 	stamps := map[int64]bool{}
 	for _, n := range names {
 		mf := fams[n]
 		if h := mf.GetHelp(); h != "" || len(mf.GetMetric()) == 0 {
 			snap.Help[n] = h
 		}
-		snap.Samples = appendFamily(snap.Samples, mf, 0)
 		for _, m := range mf.GetMetric() {
 			if m.TimestampMs != nil {
 				stamps[m.GetTimestampMs()] = true

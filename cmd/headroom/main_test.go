@@ -40,7 +40,7 @@ func TestImportThenReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"782 TFLOP/s at B=2048", "4,186 GB/s", "187 FLOP/byte", "B=512", "Missing context: Driver, CUDA"} {
+	for _, want := range []string{"782 TFLOP/s (at B=2048)", "4,186 GB/s", "187 FLOP/byte", "B=512", "The run lacks: Driver, CUDA"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
@@ -158,7 +158,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo h200: %s", errs)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	for _, want := range []string{"Roofline gap", "**Then:** KV-cache wall from c=64", "spheron-h200-sxm", "TTFT p99 ≤ 2 s"} {
+	for _, want := range []string{"Roofline gap", "KV-cache wall from c=64", "spheron-h200-sxm", "TTFT p99 ≤ 2 s"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("the h200 demo report lacks %q", want)
 		}

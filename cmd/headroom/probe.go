@@ -15,6 +15,7 @@ import (
 
 	"github.com/headroom-llm/headroom/collect/probe"
 	"github.com/headroom-llm/headroom/cuda"
+	"github.com/headroom-llm/headroom/internal/termsafe"
 )
 
 // probeFlags are the command line of `headroom probe`.
@@ -36,8 +37,7 @@ func newProbeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure the GPU's roofline: memory bandwidth, bf16 GEMM peak, ridge point and knee",
-		Long: `probe measures what the silicon can do, as the seed's roofline script does but
-without Python: the bandwidth of a large device-to-device copy (bytes read plus
+		Long: `probe measures what the silicon can do, without Python: the bandwidth of a large device-to-device copy (bytes read plus
 written), the bf16 throughput of (B,K)@(K,N) GEMMs over a sweep of batch sizes
 B, and from them the peak, the ridge point (peak / bandwidth, in FLOP per byte)
 and the knee (the smallest B reaching 90% of the peak). Every GEMM is checked
@@ -148,8 +148,8 @@ type progressBar struct {
 }
 
 func newProgressBar(w io.Writer) *progressBar {
-	b := &progressBar{w: w}
-	if f, ok := w.(*os.File); ok {
+	b := &progressBar{w: termsafe.Raw(w)} // its own control sequences, and the terminal test
+	if f, ok := b.w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			b.tty = true
 		}

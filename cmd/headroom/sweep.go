@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/headroom-llm/headroom/collect/sweep"
+	"github.com/headroom-llm/headroom/internal/termsafe"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -64,8 +65,7 @@ func newSweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Sweep concurrency (or arrival rate) against an OpenAI-compatible server",
 		Long: `Sweep streams requests to an OpenAI-compatible server (vLLM, SGLang,
-llama.cpp, Ollama, TGI) at rising concurrency, as the seed's script 02 does,
-and records every request and every streamed chunk with the time it arrived,
+llama.cpp, Ollama, TGI) at rising concurrency and records every request and every streamed chunk with the time it arrived,
 the server's /metrics every second, GPU telemetry when the server is on this
 host, and the server's log (--server-log or --server-cmd) into a run
 directory. Ctrl-C stops within a second and keeps a valid partial run.
@@ -77,10 +77,13 @@ directory. Ctrl-C stops within a second and keeps a valid partial run.
 See docs/sweep.md for every flag, the definitions (TTFT, ITL, TPOT) and
 the caveats.`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if !cmd.Flags().Changed("api-key") {
 				f.apiKey = os.Getenv("OPENAI_API_KEY")
 			}
+			// Whatever fails, the message printed holds no secret of the flags.
+			secrets := sweep.KnownSecrets(f.baseURL, f.apiKey, f.serverCmd, append([]string{f.label, f.description}, f.tags...)...)
+			defer func() { err = secrets.Error(err) }()
 			if f.resume != "" {
 				var bad []string
 				cmd.Flags().Visit(func(fl *pflag.Flag) {
@@ -285,8 +288,8 @@ type progressPrinter struct {
 }
 
 func newProgressPrinter(w io.Writer) *progressPrinter {
-	p := &progressPrinter{w: w}
-	if f, ok := w.(*os.File); ok {
+	p := &progressPrinter{w: termsafe.Raw(w)} // its own control sequences, and the terminal test
+	if f, ok := p.w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.terminal = true
 		}
@@ -343,7 +346,7 @@ func (p *progressPrinter) println(s string) {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.drawn = false
 	}
-	fmt.Fprintln(p.w, s)
+	fmt.Fprintln(p.w, termsafe.Escape(s)) // p.w is the raw terminal: what s quotes from outside is escaped
 }
 
 func (p *progressPrinter) finish() {

@@ -44,6 +44,8 @@ type fakeServer struct {
 	noFinish    bool   // no finish_reason and no [DONE]: the stream just ends
 	location    string // with status 3xx: the Location header
 	echoAuth    bool   // with status: the error body echoes the Authorization header
+	hangModels  bool   // /v1/models never answers
+	hangTokens  bool   // /tokenize never answers
 
 	mu        sync.Mutex
 	bodies    []map[string]any
@@ -70,9 +72,18 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/v1/models":
+		if f.hangModels {
+			<-r.Context().Done()
+			return
+		}
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"fake"}]}`)
 		return
 	case "/tokenize":
+		if f.hangTokens {
+			io.Copy(io.Discard, r.Body) // the server notices the client leave only once the body is read
+			<-r.Context().Done()
+			return
+		}
 		if f.noTokenize {
 			http.NotFound(w, r)
 			return

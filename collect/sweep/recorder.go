@@ -18,6 +18,9 @@ type runRecorder struct {
 	metrics  *rundir.TableWriter[rundir.ServerMetricRow]
 	gpu      *rundir.TableWriter[rundir.GPUTelemetryRow]
 	log      *server.LogCapture
+	// levelEnded, when set, runs first when a level ends: an error marks the
+	// level not complete, and is returned (the run stops).
+	levelEnded func(rundir.LevelRow) error
 	// levelSaved, when set, runs after a level's rows are on disk (the
 	// manifest is rewritten there).
 	levelSaved func(rundir.LevelRow) error
@@ -64,6 +67,12 @@ func (r *runRecorder) ClientSample(row rundir.ClientSampleRow) { r.samples.Add(r
 // rows go first: a level whose requests or tokens could not be written is
 // recorded as not complete, so a resume runs it again.
 func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
+	var ended error
+	if r.levelEnded != nil {
+		if ended = r.levelEnded(row); ended != nil {
+			row.Complete = false
+		}
+	}
 	errs := []error{r.requests.Flush(), r.tokens.Flush()}
 	if errs[0] != nil || errs[1] != nil {
 		row.Complete = false
@@ -82,7 +91,7 @@ func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
 	if r.levelSaved != nil {
 		errs = append(errs, r.levelSaved(row))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append([]error{ended}, errs...)...)
 }
 
 func (r *runRecorder) stop() error {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +66,7 @@ type session struct {
 
 	proc    *server.Process
 	scraper *telemetry.Scraper
+	stop    context.CancelCauseFunc // ends the sweep with a cause
 
 	// The manifest's warnings and notes from before this attempt (a resumed
 	// run's), and the levels completed in it.
@@ -79,7 +82,11 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 	if run.Manifest.Engine != nil {
 		run.Manifest.Engine.BaseURL = s.BaseURL() // a resume may target a new address
 	}
-	ss := &session{s: s, run: run, header: s.header()}
+	// The session may stop the sweep for a reason of its own (the server it
+	// started exited): ctx then ends with that cause.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	ss := &session{s: s, run: run, header: s.header(), stop: stop}
 	ss.bg, ss.stopBG = context.WithCancel(context.Background())
 	defer ss.close()
 	var err error
@@ -105,6 +112,9 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 	}
 	for _, st := range steps {
 		if err := st.do(ctx); err != nil {
+			if cause := context.Cause(ctx); ctx.Err() != nil && !errors.Is(cause, context.Canceled) {
+				err = cause // the reason the session stopped, not the step's echo of it
+			}
 			return run, s.abandon(run, st.phase, err)
 		}
 	}
@@ -141,6 +151,8 @@ func (ss *session) stopServer() {
 	}
 	if err := ss.proc.Stop(serverStopGrace); err != nil {
 		ss.s.warn(err.Error())
+	} else {
+		server.RemovePIDFile(ss.run.Dir)
 	}
 	ss.proc = nil
 }
@@ -187,19 +199,70 @@ func (ss *session) captureLog(context.Context) error {
 	return nil
 }
 
-// startServer runs --server-cmd and waits until it answers.
+// startServer runs --server-cmd and waits until it answers: on a port
+// that nothing held before, from a process that still runs and, where the
+// system shows it, is the one listening. From then on the sweep stops, as
+// an error, if that server exits.
 func (ss *session) startServer(ctx context.Context) error {
 	s, c := ss.s, &ss.s.cfg
 	if c.serverCmd == "" {
 		return nil
+	}
+	hostPort := s.hostPort()
+	if err := server.CheckPortFree(ctx, hostPort); err != nil {
+		return err
 	}
 	s.cfg.logf("starting the server: %s", strings.Join(server.RedactFlags(server.SplitCommand(c.serverCmd), c.apiKey), " "))
 	var err error
 	if ss.proc, err = server.Start(c.serverCmd, ss.rec.log.Line); err != nil {
 		return err
 	}
+	if err := ss.proc.WritePIDFile(ss.run.Dir); err != nil {
+		s.warn("could not record the server's process id (a resume after kill -9 cannot stop it): " + err.Error())
+	}
 	if err := ss.proc.WaitReady(ctx, s.HTTPClient(), s.url(""), c.serverTimeout, ss.header); err != nil {
 		return err
+	}
+	if _, port, err := net.SplitHostPort(hostPort); err == nil && hostinfo.IsLocal(ctx, s.base.Hostname()) {
+		n, _ := strconv.Atoi(port)
+		ok, err := ss.proc.ConfirmListener(n)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			s.note(fmt.Sprintf("could not confirm that the process listening on port %d is the server headroom started (its socket is not visible to this user: a container's proxy, or another network namespace)", n))
+		}
+	}
+	proc := ss.proc
+	ss.goBG(func() {
+		select {
+		case <-proc.Exited():
+			ss.stop(proc.ExitedError())
+		case <-ss.bg.Done():
+		}
+	})
+	// A level that ended while the server was gone is not complete, even
+	// when it finished before the exit stopped the sweep (its requests fail
+	// at once): a level with failures gives an exit in progress a moment to
+	// show.
+	ss.rec.levelEnded = func(row rundir.LevelRow) error {
+		wait := time.Duration(0)
+		if row.Errors > 0 {
+			wait = 200 * time.Millisecond
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-proc.Exited():
+			return proc.ExitedError()
+		default:
+		}
+		select {
+		case <-proc.Exited():
+			return proc.ExitedError()
+		case <-t.C:
+			return nil
+		}
 	}
 	s.cfg.logf("the server answers at %s", s.BaseURL())
 	return nil
@@ -355,6 +418,9 @@ func (ss *session) finish(res *Result, runErr error) error {
 		if res.Stopped == nil {
 			res.Stopped = &rundir.Stopped{Reason: "error", Phase: "write", Error: err.Error()}
 		}
+	}
+	if res.Stopped != nil {
+		res.Stopped.Error = s.secrets.String(res.Stopped.Error)
 	}
 	s.redactManifest(m)
 	if err := ss.run.Finish(res.Stopped); err != nil {

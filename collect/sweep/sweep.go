@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -117,6 +118,19 @@ func (s *Sweep) header() http.Header {
 	return h
 }
 
+// hostPort is the server's host:port, with the scheme's port when the URL
+// has none.
+func (s *Sweep) hostPort() string {
+	port := s.base.Port()
+	if port == "" {
+		port = "80"
+		if s.base.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(s.base.Hostname(), port)
+}
+
 // BaseURL is the server's address without credentials, for the manifest.
 func (s *Sweep) BaseURL() string { return server.RedactURL(s.base.String()) }
 
@@ -168,6 +182,16 @@ func (s *Sweep) Prepare(ctx context.Context) error {
 	if s.prepared {
 		return nil
 	}
+	err := s.prepare(ctx)
+	if ctx.Err() != nil {
+		// Interrupted (or stopped): whatever a step made of it, the
+		// cancellation is the reason.
+		return fmt.Errorf("sweep: preparing: %w", context.Cause(ctx))
+	}
+	return err
+}
+
+func (s *Sweep) prepare(ctx context.Context) error {
 	if s.model == "" {
 		m, err := s.firstModel(ctx)
 		if err != nil {
@@ -184,6 +208,9 @@ func (s *Sweep) Prepare(ctx context.Context) error {
 		s.dataset = recs
 	}
 	s.tokenizer = s.findTokenizer(ctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	// One short request: checks the endpoint, and meets a rejection of
 	// min_tokens/ignore_eos/include_usage before the first level.
 	usage, err := s.probeRequest(ctx, " "+strings.Join(promptWords[:8], " "), 4)
