@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/headroom-llm/headroom/analyze/serverlog"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/stats"
@@ -35,6 +37,15 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	for i, run := range runs {
 		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files}
 		eng := resolveEngine(run.Manifest, nil)
+		if run.File != "" {
+			li, err := Inspect(run.File, nil, serverlog.Options{Location: time.UTC})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", run.File, err)
+			}
+			ra.LogOnly = li
+			rep.Runs = append(rep.Runs, ra)
+			continue
+		}
 		if isSweep(run) {
 			probe, probeDir := pickProbe(i, runs, rooflines)
 			sw, swEng, err := analyzeSweep(run, probe, probeDir, set)
@@ -54,7 +65,13 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	}
 	rep.Repeats = repeatGroups(runs, rep.Runs, set)
 	if rep.Headline == nil {
-		rep.Notes = append(rep.Notes, Note{Kind: NoteNoSweepRun})
+		kind := NoteNoSweepRun
+		for _, ra := range rep.Runs {
+			if ra.LogOnly != nil {
+				kind = NoteLogOnlyRun
+			}
+		}
+		rep.Notes = append(rep.Notes, Note{Kind: kind})
 	}
 	return rep, nil
 }

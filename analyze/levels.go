@@ -352,25 +352,45 @@ func spreadEvenly(blocks []float64, total float64, from, to, origin int64, block
 func levelStatsFromImport(rows []rundir.LevelStatsRow, set Settings) []LevelStats {
 	ps := set.reportedPercentiles()
 	rows = slices.Clone(rows)
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Concurrency < rows[j].Concurrency })
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Concurrency != rows[j].Concurrency {
+			return rows[i].Concurrency < rows[j].Concurrency
+		}
+		return rows[i].RateRPS < rows[j].RateRPS
+	})
 	var out []LevelStats
 	for i, r := range rows {
 		ls := LevelStats{
-			LevelIndex: i, Concurrency: int(r.Concurrency), Complete: true,
-			Requests: int(r.RequestsOK + r.Errors), OK: int(r.RequestsOK), Errors: int(r.Errors),
-			OutputTokPerS: r.OutputTokPerS,
+			LevelIndex: i, Concurrency: int(r.Concurrency), RateRPS: r.RateRPS, Complete: true,
+			Requests: int(r.RequestsOK + r.Errors + r.Incomplete), OK: int(r.RequestsOK), Errors: int(r.Errors),
+			WindowS: r.WindowS, RequestsPerS: r.RequestsPerS,
+			OutputTokPerS: r.OutputTokPerS, TotalTokPerS: r.TotalTokPerS,
+			MeanOutputTokens: r.MeanOutputTokens, MeanPromptTokens: r.MeanPromptTokens,
 		}
 		if ls.Requests > 0 {
 			ls.ErrorFraction = float64(ls.Errors) / float64(ls.Requests)
 		}
 		n := int(r.RequestsOK)
-		ls.TTFT = importedLatency(n, ps, map[float64]float64{50: r.TTFTP50S, 99: r.TTFTP99S})
-		ls.TPOT = importedLatency(n, ps, map[float64]float64{50: r.TPOTP50S, 99: r.TPOTP99S})
-		ls.E2E = importedLatency(n, ps, map[float64]float64{50: r.E2EP50S})
+		ls.TTFT = importedLatency(n, ps, map[float64]float64{50: r.TTFTP50S, 90: r.TTFTP90S, 99: r.TTFTP99S})
+		ls.TPOT = importedLatency(n, ps, map[float64]float64{50: r.TPOTP50S, 90: r.TPOTP90S, 99: r.TPOTP99S})
+		ls.ITL = importedLatency(n, ps, map[float64]float64{50: r.ITLP50S, 90: r.ITLP90S, 99: r.ITLP99S})
+		ls.E2E = importedLatency(n, ps, map[float64]float64{50: r.E2EP50S, 90: r.E2EP90S, 99: r.E2EP99S})
 		if ls.TTFT != nil && ls.TTFT.P50S > 0 && ls.TTFT.P99S > 0 {
 			ls.TTFTP99OverP50 = ls.TTFT.P99S / ls.TTFT.P50S
 		}
-		ls.Missing = []string{LackITL, LackRequestRate, LackWindow, LackIntervals, LackErrorClasses, LackPerRequestGoods}
+		ls.Missing = []string{LackIntervals, LackErrorClasses, LackPerRequestGoods}
+		if ls.ITL == nil {
+			ls.Missing = append(ls.Missing, LackITL)
+		}
+		if r.RequestsPerS == 0 || r.TotalTokPerS == 0 {
+			ls.Missing = append(ls.Missing, LackRequestRate)
+		}
+		if r.WindowS == 0 {
+			ls.Missing = append(ls.Missing, LackWindow)
+		}
+		if r.Incomplete > 0 {
+			ls.Notes = append(ls.Notes, Note{Kind: NoteIncompleteRequests, Count: int(r.Incomplete)})
+		}
 		if r.PercentileMethod != "" && r.PercentileMethod != stats.PercentileMethod {
 			ls.Notes = append(ls.Notes, Note{Kind: NoteSourcePercentile, Text: r.PercentileMethod})
 		}

@@ -38,6 +38,9 @@ type RunAnalysis struct {
 	Missing  []string       `json:"missing_context,omitempty"`
 	Roofline *Roofline      `json:"roofline,omitempty"`
 	Sweep    *SweepAnalysis `json:"sweep,omitempty"`
+	// LogOnly is set for a bare server log or /metrics dump given in place
+	// of a run: what it holds and the wall it alone supports.
+	LogOnly *LogInspection `json:"log_only,omitempty"`
 	// Files lists the run's data files, for the raw-data section.
 	Files []string `json:"files,omitempty"`
 	// Warnings are the manifest's, as the collector wrote them; Notes the

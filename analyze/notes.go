@@ -28,23 +28,25 @@ type Note struct {
 const (
 	// The report and the run.
 	NoteNoSweepRun   = "no_sweep_run"   // no sweep given: only the hardware ceiling
+	NoteLogOnlyRun   = "log_only_run"   // no sweep given, a server log or /metrics dump: the wall it alone supports
 	NoteSweepIsEmpty = "sweep_is_empty" // the manifest says sweep but no levels or requests were recorded
 
 	// A sweep.
-	NotePromptTarget     = "prompt_target"      // Count requests without a server prompt count: the target was used
-	NoteOutputNotFixed   = "output_not_fixed"   // min_tokens/ignore_eos not honoured (Text: the collector's reason)
-	NoteLogUnreadable    = "log_unreadable"     // File, Error
-	NoteLogClockBad      = "log_clock_bad"      // server_log_lines could not be used (File, Error)
-	NoteNoLogTimes       = "no_log_times"       // no server_log_lines: cut by the engine's own stamps
-	NoteLogReadStopped   = "log_read_stopped"   // File, Error
-	NoteLogUnrecognised  = "log_unrecognised"   // File, Count lines read
-	NoteMetricsError     = "metrics_error"      // Error
-	NoteMetricsWarning   = "metrics_warning"    // Text: the metrics parser's warning
-	NoteOnlyLevelStats   = "only_level_stats"   // imported per-level statistics: no per-request data
-	NoteNoRequests       = "no_requests"        // levels but no requests
-	NoteNoProbe          = "no_probe"           // no probe run: no roofline gap
-	NoteNoLevelsTable    = "no_levels_table"    // a level's window taken from its requests
-	NoteSourcePercentile = "source_percentiles" // Text: the imported source's percentile method
+	NotePromptTarget       = "prompt_target"       // Count requests without a server prompt count: the target was used
+	NoteOutputNotFixed     = "output_not_fixed"    // min_tokens/ignore_eos not honoured (Text: the collector's reason)
+	NoteLogUnreadable      = "log_unreadable"      // File, Error
+	NoteLogClockBad        = "log_clock_bad"       // server_log_lines could not be used (File, Error)
+	NoteNoLogTimes         = "no_log_times"        // no server_log_lines: cut by the engine's own stamps
+	NoteLogReadStopped     = "log_read_stopped"    // File, Error
+	NoteLogUnrecognised    = "log_unrecognised"    // File, Count lines read
+	NoteMetricsError       = "metrics_error"       // Error
+	NoteMetricsWarning     = "metrics_warning"     // Text: the metrics parser's warning
+	NoteOnlyLevelStats     = "only_level_stats"    // imported per-level statistics: no per-request data
+	NoteNoRequests         = "no_requests"         // levels but no requests
+	NoteNoProbe            = "no_probe"            // no probe run: no roofline gap
+	NoteNoLevelsTable      = "no_levels_table"     // a level's window taken from its requests
+	NoteSourcePercentile   = "source_percentiles"  // Text: the imported source's percentile method
+	NoteIncompleteRequests = "incomplete_requests" // Count requests neither completed nor failed when the source tool stopped
 
 	// The roofline gap.
 	NoteTensorParallel = "tensor_parallel" // Count GPUs per replica (FromLog), perfect scaling assumed

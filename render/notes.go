@@ -11,6 +11,8 @@ func noteText(n analyze.Note) string {
 	switch n.Kind {
 	case analyze.NoteNoSweepRun:
 		return "No sweep run given: only the hardware ceiling is reported."
+	case analyze.NoteLogOnlyRun:
+		return "No sweep run given: the wall reported is the one the server log or /metrics dump alone supports."
 	case analyze.NoteSweepIsEmpty:
 		return "The manifest says this run holds a sweep, but it recorded no levels or requests: nothing to analyse."
 	case analyze.NotePromptTarget:
@@ -45,6 +47,8 @@ func noteText(n analyze.Note) string {
 		return "No levels table: the measured window is taken from the first send to the last end of the measured requests."
 	case analyze.NoteSourcePercentile:
 		return "Percentiles as the source computed them: " + n.Text + "."
+	case analyze.NoteIncompleteRequests:
+		return fmt.Sprintf("%s requests were still unfinished when the source tool's benchmark ended (counted neither completed nor failed).", integer(n.Count))
 	case analyze.NoteTensorParallel:
 		from := ""
 		if n.FromLog {

@@ -330,6 +330,9 @@ func throughputTable(sw *analyze.SweepAnalysis) table {
 			orDash(l.OutputTokPerS, sig), iv, orDash(l.TotalTokPerS, sig), orDash(l.MeanOutputTokens, sig),
 		}
 		if a.rate {
+			if l.Concurrency == 0 {
+				row[0] = "none" // an open loop without a cap (imported runs)
+			}
 			row = append([]string{a.cell(l.Concurrency, l.RateRPS)}, row...)
 		}
 		if !l.Sustained {

@@ -162,7 +162,7 @@ func buildPage(rep *analyze.Report) (*page, error) {
 		p.Repeats = append(p.Repeats, repeatTable(rep, g))
 	}
 	for i := range rep.Runs {
-		if rep.Runs[i].Sweep == nil {
+		if rep.Runs[i].Sweep == nil && rep.Runs[i].LogOnly == nil {
 			continue // a probe's numbers are in the appendix, once
 		}
 		rv, err := buildRun(rep, i, i == p.Front.Run)
@@ -243,6 +243,10 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 		Warnings: append(slices.Clone(r.Warnings), noteTexts(r.Notes)...),
 	}
 	id := func(s string) string { return rv.Anchor + "-" + s }
+	if r.LogOnly != nil {
+		rv.Sections = []section{logOnlySection(id("log"), r)}
+		return rv, nil
+	}
 	sweep, err := sweepSection(id("sweep"), r, !headline, rep.PercentileMethod)
 	if err != nil {
 		return rv, err

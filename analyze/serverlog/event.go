@@ -342,6 +342,7 @@ const (
 	ProblemFatalSignal     = "fatal_signal"     // the process died of a signal or an assertion (SIGSEGV, abort, killed)
 	ProblemCrash           = "crash"            // an exception reached the top of the server process
 	ProblemSwapSpace       = "swap_space"       // vLLM V0 swap space warning
+	ProblemPromptCache     = "prompt_cache"     // llama.cpp evicted a prompt-cache entry to make room (host-RAM cache thrashing)
 	ProblemHTTP            = "http_error"       // an HTTP error status returned to a client
 	ProblemOther           = "error"            // any other error-level line
 )
@@ -361,6 +362,8 @@ const (
 	SlotLaunch    = "launch"     // a task was assigned to the slot
 	SlotNewPrompt = "new_prompt" // prompt size known
 	SlotRelease   = "release"    // the task finished and the slot is free
+	SlotActive    = "active"     // another line of the slot's task: the slot is busy
+	SlotData      = "data"       // a census of the slots: Busy of them processing
 )
 
 // Slot is llama.cpp slot activity. Integer fields are -1 when the line did
@@ -373,6 +376,7 @@ type Slot struct {
 	NCtxSlot     int  // new prompt: context of the slot
 	NPast        int  // release: tokens in the slot's cache
 	Truncated    bool // release: the prompt was truncated
+	Busy         int  // data: slots processing a task
 }
 
 // Timing phases (llama.cpp).

@@ -107,6 +107,9 @@ func Extract(samples []Sample, opts Options) (*Result, error) {
 	}
 	byName := map[string][]Sample{}
 	for _, s := range samples {
+		if n := row.canonicalName(s.Name); n != "" && n != s.Name {
+			s.Name = n
+		}
 		byName[s.Name] = append(byName[s.Name], s)
 	}
 	res := &Result{Engine: engine, Quantiles: append([]float64(nil), qs...)}
