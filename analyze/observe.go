@@ -110,7 +110,7 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	eng, _ := serverlog.ParseEngine(engineName(run.Manifest))
 	opts := serverlog.Options{Engine: eng, Reference: run.Manifest.StartTime, File: run.LogPath}
 	if len(run.LogLines) > 0 {
-		clock, err := rundir.NewLogClock(run.LogLines)
+		clock, err := logClock(run.LogLines)
 		if err != nil {
 			o.notes = append(o.notes, fmt.Sprintf("%s: %v", run.Dir, err))
 		} else {
