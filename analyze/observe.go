@@ -230,11 +230,15 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	if len(run.Metrics) == 0 {
 		return
 	}
+	samples := make([]servermetrics.Sample, len(run.Metrics))
+	for i, m := range run.Metrics {
+		samples[i] = servermetrics.Sample(m)
+	}
 	eng := engineName(run.Manifest)
 	if _, ok := servermetrics.Lookup(eng); !ok {
 		eng = "" // detect from the metric names
 	}
-	res, err := servermetrics.Extract(run.Metrics, servermetrics.Options{Engine: eng})
+	res, err := servermetrics.Extract(samples, servermetrics.Options{Engine: eng})
 	if err != nil {
 		o.notes = append(o.notes, "server metrics: "+err.Error())
 		return
