@@ -229,7 +229,7 @@ func runLogContext(dir string, opts *serverlog.Options) error {
 		return err
 	}
 	if len(rows) > 0 {
-		clock, err := rundir.NewLogClock(rows)
+		clock, err := logClock(rows)
 		if err != nil {
 			return fmt.Errorf("%s: %w", dir, err)
 		}

@@ -109,7 +109,7 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	eng, _ := serverlog.ParseEngine(engineName(run.Manifest))
 	opts := serverlog.Options{Engine: eng, Reference: run.Manifest.StartTime, File: run.LogPath}
 	if len(run.LogLines) > 0 {
-		clock, err := rundir.NewLogClock(run.LogLines)
+		clock, err := logClock(run.LogLines)
 		if err != nil {
 			o.notes = append(o.notes, Note{Kind: NoteLogClockBad, File: run.Dir, Error: err.Error()})
 		} else {
@@ -229,11 +229,15 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	if len(run.Metrics) == 0 {
 		return
 	}
+	samples := make([]servermetrics.Sample, len(run.Metrics))
+	for i, m := range run.Metrics {
+		samples[i] = servermetrics.Sample(m)
+	}
 	eng := engineName(run.Manifest)
 	if _, ok := servermetrics.Lookup(eng); !ok {
 		eng = "" // detect from the metric names
 	}
-	res, err := servermetrics.Extract(run.Metrics, servermetrics.Options{Engine: eng})
+	res, err := servermetrics.Extract(samples, servermetrics.Options{Engine: eng})
 	if err != nil {
 		o.notes = append(o.notes, Note{Kind: NoteMetricsError, Error: err.Error()})
 		return

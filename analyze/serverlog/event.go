@@ -5,11 +5,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/engines"
 )
 
 // Engine names a serving engine whose log format the scanner knows. The
-// values match the engine names used in run manifests (rundir.Engine*),
+// values match the engine names used in run manifests (package engines),
 // except llama.cpp's, "llamacpp" here.
 type Engine string
 
@@ -31,13 +31,13 @@ const (
 var Engines = []Engine{EngineVLLM, EngineSGLang, EngineLlamaCpp, EngineNodeLlamaCpp, EngineTransformersCB}
 
 // ParseEngine reads an engine name as a user types it or a manifest holds
-// it: "auto" or "" for detection, and every spelling rundir.CanonicalEngine
+// it: "auto" or "" for detection, and every spelling engines.Canonical
 // knows of an engine whose log the scanner reads.
 func ParseEngine(s string) (Engine, error) {
 	if t := strings.ToLower(strings.TrimSpace(s)); t == "" || t == "auto" {
 		return EngineUnknown, nil
 	}
-	name, _ := rundir.CanonicalEngine(s)
+	name, _ := engines.Canonical(s)
 	if e, ok := logEngines[name]; ok {
 		return e, nil
 	}
@@ -46,11 +46,11 @@ func ParseEngine(s string) (Engine, error) {
 
 // logEngines maps the manifest's engine names to the scanner's.
 var logEngines = map[string]Engine{
-	rundir.EngineVLLM:           EngineVLLM,
-	rundir.EngineSGLang:         EngineSGLang,
-	rundir.EngineLlamaCpp:       EngineLlamaCpp,
-	rundir.EngineNodeLlamaCpp:   EngineNodeLlamaCpp,
-	rundir.EngineTransformersCB: EngineTransformersCB,
+	engines.VLLM:           EngineVLLM,
+	engines.SGLang:         EngineSGLang,
+	engines.LlamaCpp:       EngineLlamaCpp,
+	engines.NodeLlamaCpp:   EngineNodeLlamaCpp,
+	engines.TransformersCB: EngineTransformersCB,
 }
 
 // Kind says what an event is about; it selects which payload field of Event

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/promtext"
 )
 
 // DefaultQuantiles are the quantiles Extract computes when Options leave
@@ -232,7 +232,7 @@ func histogramQuantiles(q Quantity, family string, buckets, sums []Sample, qs []
 	groups := map[string]*group{}
 	var warns []string
 	for _, s := range buckets {
-		rest, le := withoutLabel(s.Labels, rundir.BucketLabel)
+		rest, le := withoutLabel(s.Labels, promtext.BucketLabel)
 		bound, err := strconv.ParseFloat(le, 64)
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("%s_bucket{%s}: bad le %q", family, s.Labels, le))

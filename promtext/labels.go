@@ -1,4 +1,4 @@
-package rundir
+package promtext
 
 import (
 	"fmt"
@@ -12,7 +12,8 @@ import (
 // as the text format writes them inside the braces, in one canonical
 // form: k="v" pairs sorted by name, joined by commas, values escaped
 // (\\, \", \n); "" when there are none. The collector writes it with
-// CanonicalLabels and the analyzer reads it with ParseLabels.
+// CanonicalLabels (through Parse) and the analyzer reads it with
+// ParseLabels.
 //
 // The values of le (histogram bucket bounds) and quantile (summary
 // quantiles) are numbers, written as Prometheus 3 normalizes them on

@@ -1,4 +1,4 @@
-package servermetrics_test
+package contract_test
 
 import (
 	"context"
@@ -15,17 +15,18 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze/servermetrics"
 	"github.com/headroom-llm/headroom/collect/telemetry"
+	"github.com/headroom-llm/headroom/promtext"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
-// TestAnalyzerReadsWhatTheCollectorWrites runs the sweep's real scraper
+// TestServerMetrics runs the sweep's real scraper
 // against a server exposing vLLM-style metrics (a whole bucket bound,
 // le="1", a label that needs escaping) and a real SGLang scrape, writes
 // the rows into a run directory as a sweep does, reads them back and
 // extracts the series: every row comes back identical, labels included,
 // and the analyzer finds the quantities, the label sets and the
 // per-interval quantiles known by construction.
-func TestAnalyzerReadsWhatTheCollectorWrites(t *testing.T) {
+func TestServerMetrics(t *testing.T) {
 	sglang, err := os.ReadFile(filepath.Join("..", "..", "testdata", "metrics", "sglang-docs-llama31-8b.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +89,8 @@ vllm:time_to_first_token_seconds_count{model_name="org/m \"q\""} %d
 		t.Fatalf("the table does not read back as written: %d rows written, %d read", len(written), len(read))
 	}
 	for _, r := range read {
-		m, err := rundir.ParseLabels(r.Labels)
-		if err != nil || rundir.CanonicalLabels(m) != r.Labels {
+		m, err := promtext.ParseLabels(r.Labels)
+		if err != nil || promtext.CanonicalLabels(m) != r.Labels {
 			t.Errorf("%s{%s}: labels not canonical (%v)", r.Name, r.Labels, err)
 		}
 		if strings.Contains(r.Labels, `le="1"`) {
@@ -98,7 +99,7 @@ vllm:time_to_first_token_seconds_count{model_name="org/m \"q\""} %d
 	}
 
 	const model = `model_name="org/m \"q\""`
-	res, err := servermetrics.Extract(read, servermetrics.Options{Engine: "vllm"})
+	res, err := servermetrics.Extract(samples(read), servermetrics.Options{Engine: "vllm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,10 +136,10 @@ vllm:time_to_first_token_seconds_count{model_name="org/m \"q\""} %d
 			sg = append(sg, r)
 		}
 	}
-	if e := servermetrics.DetectEngine(sg); e != "sglang" {
+	if e := servermetrics.DetectEngine(samples(sg)); e != "sglang" {
 		t.Fatalf("engine %q", e)
 	}
-	sres, err := servermetrics.Extract(sg, servermetrics.Options{})
+	sres, err := servermetrics.Extract(samples(sg), servermetrics.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,4 +152,13 @@ vllm:time_to_first_token_seconds_count{model_name="org/m \"q\""} %d
 	if !found {
 		t.Errorf("SGLang queue gauge not read back: %+v", sres.Gauges)
 	}
+}
+
+// samples converts table rows as the analyzer does (analyze/observe.go).
+func samples(rows []rundir.ServerMetricRow) []servermetrics.Sample {
+	out := make([]servermetrics.Sample, len(rows))
+	for i, r := range rows {
+		out[i] = servermetrics.Sample(r)
+	}
+	return out
 }
