@@ -142,7 +142,8 @@ func TestCostWithoutPriceOrPower(t *testing.T) {
 	p, _ := BuiltinPrices()
 	set.Cost = CostSettings{GPUPreset: "lambda-h100-sxm", Prices: p}
 	c = analyzeOne(t, f.write(), set).Cost
-	if c.Preset == nil || c.USDPerGPUHour != c.Preset.USDPerGPUHour || len(c.Points) != 1 {
+	// Two points: the peak, and the operating point of the default SLO.
+	if c.Preset == nil || c.USDPerGPUHour != c.Preset.USDPerGPUHour || len(c.Points) != 2 {
 		t.Fatalf("preset cost %+v", c)
 	}
 	if pt := c.Points[0]; pt.PowerW != 700 || !strings.Contains(pt.PowerFrom, "board power") {

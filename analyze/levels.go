@@ -13,10 +13,13 @@ import (
 
 // requestTiming is what the statistics need of one measured request.
 type requestTiming struct {
-	row          *rundir.RequestRow
-	ok           bool
-	ttftS, e2eS  float64 // NaN when unknown
-	tpotS        float64 // NaN when fewer than two tokens
+	row         *rundir.RequestRow
+	ok          bool
+	ttftS, e2eS float64 // NaN when unknown
+	tpotS       float64 // NaN when fewer than two tokens
+	// slotWaitS is the open-loop wait from the intended send time to the
+	// send (a free slot under the concurrency cap); 0 in a closed loop.
+	slotWaitS    float64
 	outputTokens int64
 	promptTokens int64
 	itlS         []float64 // gaps between consecutive text chunks
@@ -131,6 +134,9 @@ func timeRequest(r *rundir.RequestRow, toks []rundir.TokenRow, counting *tokenCo
 	t := requestTiming{row: r, ok: true, ttftS: math.NaN(), tpotS: math.NaN()}
 	counting.ok++
 	t.e2eS = float64(r.EndNS-r.SendNS) / 1e9
+	if r.IntendedSendNS > 0 && r.IntendedSendNS < r.SendNS {
+		t.slotWaitS = float64(r.SendNS-r.IntendedSendNS) / 1e9
+	}
 	n := r.ClientChunks
 	if r.ServerCompletionTokens != nil {
 		counting.server++
@@ -443,4 +449,27 @@ func (l *Latency) add(p, v float64) {
 	case 99:
 		l.P99S = v
 	}
+}
+
+// samplesOf collects each level's per-request TPOT and TTFT (from the
+// intended send time: TTFT plus the wait for a free slot) for the interval
+// decisions.
+func samplesOf(timings map[int][]requestTiming) map[int]levelSamples {
+	out := map[int]levelSamples{}
+	for li, ts := range timings {
+		var s levelSamples
+		for _, t := range ts {
+			if !t.ok {
+				continue
+			}
+			if !math.IsNaN(t.tpotS) {
+				s.tpot = append(s.tpot, t.tpotS)
+			}
+			if !math.IsNaN(t.ttftS) {
+				s.ttft = append(s.ttft, t.ttftS+t.slotWaitS)
+			}
+		}
+		out[li] = s
+	}
+	return out
 }

@@ -26,6 +26,7 @@ type Run struct {
 	Client    []rundir.ClientSampleRow
 	LogLines  []rundir.ServerLogLineRow
 	LevelStat []rundir.LevelStatsRow
+	ServerCPU []rundir.ServerCPURow
 	// LogPath is the run's server.log, "" when the run has none.
 	LogPath string
 	// Files lists the data files of the run, relative to Dir.
@@ -83,6 +84,7 @@ func LoadWith(dir string, o LoadOptions) (*Run, error) {
 		read(rundir.TableClientSamples, func() error { return readInto(dir, rundir.TableClientSamples, &run.Client) }),
 		read(rundir.TableServerLogLines, func() error { return readInto(dir, rundir.TableServerLogLines, &run.LogLines) }),
 		read(rundir.TableLevelStats, func() error { return readInto(dir, rundir.TableLevelStats, &run.LevelStat) }),
+		read(rundir.TableServerCPU, func() error { return readInto(dir, rundir.TableServerCPU, &run.ServerCPU) }),
 	}
 	for _, err := range reads {
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/headroom-llm/headroom/analyze/compare"
+	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/templates"
 )
 
@@ -230,13 +231,13 @@ func headlineNumbersSection(c *compare.Comparison) section {
 		if sw.SLOOutputTokPerS > 0 {
 			slo = tokPerS(sw.SLOOutputTokPerS) + " at " + sw.SLOLoad
 		} else if sw.SLOMissing != "" {
-			sloWhy = appendUnique(sloWhy, sw.SLOMissing)
+			sloWhy = uniq.Append(sloWhy, sw.SLOMissing)
 		}
 		cost := "–"
 		if sw.USDPerMTokOutput > 0 {
 			cost = usd(sw.USDPerMTokOutput)
 		} else if sw.CostMissing != "" {
-			costWhy = appendUnique(costWhy, sw.CostMissing)
+			costWhy = uniq.Append(costWhy, sw.CostMissing)
 		}
 		t.Rows = append(t.Rows, []string{names[i], r.Group, orDash(sw.PeakOutputTokPerS, tokPerS), orText(sw.PeakLoad, "–"),
 			orText(sw.TPOTKnee, "not reached"), orText(sw.Plateau, "not reached"), orText(sw.Recommended, "–"), slo, cost,
@@ -255,12 +256,19 @@ func headlineNumbersSection(c *compare.Comparison) section {
 	return s
 }
 
-// wallHitText is the run's wall as its own report's headline names it.
+// wallHitText is the run's primary wall and where it is first seen.
 func wallHitText(sw *compare.SweepSummary) string {
-	if sw.WallShort != "" {
-		return sw.WallShort
+	if sw.Wall == "" {
+		return "–"
 	}
-	return orText(wallName(sw.Wall), "–")
+	s := wallName(sw.Wall)
+	if sw.WallAt != "" {
+		s += " at " + sw.WallAt
+	}
+	for _, w := range sw.Then {
+		s += "; then " + wallName(w.Wall) + " at " + w.At
+	}
+	return s
 }
 
 // groupTable summarises the peak throughput over each group's runs.
@@ -290,15 +298,6 @@ func groupTable(c *compare.Comparison) table {
 		t.Rows = append(t.Rows, []string{name, integer(len(g.Runs)), tokPerS(sum / float64(len(vals))), tokPerS(vals[0]), tokPerS(vals[len(vals)-1])})
 	}
 	return t
-}
-
-func appendUnique(xs []string, s string) []string {
-	for _, x := range xs {
-		if x == s {
-			return xs
-		}
-	}
-	return append(xs, s)
 }
 
 func diffSection(c *compare.Comparison, names []string) section {
@@ -688,7 +687,7 @@ func differencesSection(c *compare.Comparison) section {
 			t.Rows = append(t.Rows, []string{metricLabels[d.Metric], orText(d.Load, "whole run"), deltaValue(d.Baseline, d.Unit),
 				deltaValue(d.Candidate, d.Unit), signedPercent(d.Change), over, deltaVerdict(d)})
 			if d.NoTest != "" {
-				why = appendUnique(why, sentence(d.NoTest))
+				why = uniq.Append(why, sentence(d.NoTest))
 			}
 		}
 		s.Tables = append(s.Tables, t)

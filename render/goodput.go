@@ -26,14 +26,17 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 	}
 	g := r.Sweep.Goodput
 	if g == nil {
-		s.Missing = "No SLO was given, so goodput was not judged. Report again with e.g. --slo ttft_p99=2s,tpot_p99=100ms."
+		s.Missing = "Goodput was not judged."
 		return s, nil
 	}
-	var bounds []string
-	for _, b := range g.SLO.Bounds {
-		bounds = append(bounds, fmt.Sprintf("%s p%s ≤ %s", strings.ToUpper(b.Metric), strconv.FormatFloat(b.Percentile, 'f', -1, 64), dur(b.MaxS)))
+	note := g.SLO.Spec
+	if g.SLOSource == analyze.SLODefault {
+		note = "the default (MLPerf's server scenario): give --slo for your own"
 	}
-	s.Facts = []fact{{Label: "SLO", Value: strings.Join(bounds, ", "), Note: g.SLO.Spec}}
+	if g.TTFTFrom == analyze.TTFTFromIntended {
+		note += "; TTFT and E2E from each request's intended send time, so a wait for a free slot counts"
+	}
+	s.Facts = []fact{{Label: "SLO", Value: sloText(g.SLO), Note: note}}
 	a := axisOf(r.Sweep)
 	if g.OperatingLevel >= 0 {
 		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: a.name(g.OperatingConcurrency, g.OperatingRateRPS)},
@@ -75,13 +78,35 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 			meet, meetTput = percent(l.RequestsMeetingFraction), sig(l.MeetingOutputTokPerS)
 		}
 		t.Rows = append(t.Rows, []string{
-			a.cell(l.Concurrency, l.RateRPS), pass, strings.Join(l.Failed, "; "), orDash(tput[l.LevelIndex], sig),
+			a.cell(l.Concurrency, l.RateRPS), pass, exceeded(l), orDash(tput[l.LevelIndex], sig),
 			sig(l.GoodputOutputTokPerS), meet, meetTput,
 		})
 	}
 	s.Tables = append(s.Tables, t)
-	s.Notes = append(s.Notes, sentences(g.Notes)...)
+	for _, li := range g.PassAgainLevels {
+		if l := levelByIndex(r.Sweep, li); l != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s meets the SLO again after a lower level failed; the operating point stays below the first failure.", l.Load))
+		}
+	}
 	return s, nil
+}
+
+// exceeded lists a level's bounds outside the SLO.
+func exceeded(l analyze.LevelGoodput) string {
+	var out []string
+	for _, b := range l.Bounds {
+		name := b.Metric + " p" + strconv.FormatFloat(b.Percentile, 'f', -1, 64)
+		switch {
+		case !b.Known:
+			out = append(out, name+" not available")
+		case b.ValueS > b.MaxS:
+			out = append(out, fmt.Sprintf("%s %s > %s", name, limit(b.ValueS), limit(b.MaxS)))
+		}
+	}
+	if l.Unsustained {
+		out = append(out, "not sustained (errors or incomplete)")
+	}
+	return strings.Join(out, "; ")
 }
 
 // goodputChart draws throughput and goodput as bars per level, and the

@@ -9,17 +9,42 @@ import (
 	"github.com/headroom-llm/headroom/rundir"
 )
 
-// headlineSection is what gets forwarded: the four numbers a reader needs
-// first, each either measured or saying why not.
+// headlineSection is what gets forwarded: the verdict in one sentence,
+// then the numbers a reader needs first, each either measured or saying
+// why not.
 func headlineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) section {
 	s := section{ID: id, Title: "Headline"}
 	missing := func(label, why string) fact { return fact{Label: label, Value: why, Missing: true} }
 	if sw := r.Sweep; sw == nil {
 		why := "not measured: no load sweep in this run"
-		s.Facts = []fact{missing("Peak sustained throughput", why), missing("Recommended concurrency cap", why),
+		s.Facts = []fact{missing("Peak sustained throughput", why), missing("Operating point", why),
 			missing("Wall hit", why), missing("Cost per million tokens", why)}
 	} else {
-		k, a := sw.Knees, axisOf(sw)
+		k, a, d, op := sw.Knees, axisOf(sw), sw.Diagnosis, sw.Operating
+		s.Sentences = []string{headlineSentence(d, op)}
+		s.Facts = append(s.Facts, fact{Label: "Wall hit", Value: wallAt(d.Primary),
+			Note: "confidence " + nameOr(confidenceNames, d.Confidence.Level) + ": " + confidenceNote(d.Confidence) + "; the diagnosis below gives the evidence"})
+		for _, w := range d.Secondary {
+			s.Facts = append(s.Facts, fact{Label: "Then", Value: wallAt(w)})
+		}
+		if op.At.Valid() {
+			note := "the largest load inside the SLO with every lower load inside it too"
+			if op.SLOSource == analyze.SLODefault {
+				note += "; the SLO is the default (" + sloText(op.SLO) + "): give --slo for your own"
+			} else {
+				note += " (" + sloText(op.SLO) + ")"
+			}
+			if !op.Reliable {
+				note += "; its p99s rest on fewer than 100 requests per level, so they are the largest values seen"
+			}
+			s.Facts = append(s.Facts, fact{Label: "Operating point", Value: pointValue(op.At), Note: note})
+		} else {
+			s.Facts = append(s.Facts, missing("Operating point", strings.TrimPrefix(operatingText(op), "no level")))
+		}
+		if op.FreeTo.Valid() {
+			s.Facts = append(s.Facts, fact{Label: "Free concurrency", Value: "up to " + pointValue(op.FreeTo),
+				Note: fmt.Sprintf("p50 TPOT stays within %s× of its %s value there: extra requests cost almost no per-token latency", sig(k.TPOTKneeFactor), pointName(baselinePoint(sw)))})
+		}
 		if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
 			note := "output tokens, at " + a.name(k.PeakConcurrency, k.PeakRateRPS)
 			for _, l := range sw.Levels {
@@ -32,12 +57,6 @@ func headlineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) sec
 		} else {
 			s.Facts = append(s.Facts, missing("Peak sustained throughput", "no level finished within the error limit"))
 		}
-		if k.RecommendedLevel >= 0 {
-			s.Facts = append(s.Facts, fact{Label: "Recommended concurrency cap", Value: a.value(k.RecommendedConcurrency, k.RecommendedRateRPS), Note: k.RecommendedReason})
-		} else {
-			s.Facts = append(s.Facts, missing("Recommended concurrency cap", "not found: "+orText(k.RecommendedReason, "no TPOT baseline")))
-		}
-		s.Facts = append(s.Facts, fact{Label: "Wall hit", Value: wallName(sw.Diagnosis.Wall), Note: sentence(sw.Diagnosis.Short) + " The diagnosis below gives the evidence."})
 		s.Facts = append(s.Facts, costFact(rep, r))
 	}
 	if rl := r.Roofline; rl != nil {
@@ -48,6 +67,26 @@ func headlineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) sec
 		})
 	}
 	return s
+}
+
+// pointValue is a load on its own, with its unit: "8 concurrent requests"
+// or "4 req/s".
+func pointValue(p analyze.LoadPoint) string {
+	if p.Axis == analyze.AxisRate {
+		return sig(p.RateRPS) + " req/s"
+	}
+	if p.Concurrency == 1 {
+		return "1 concurrent request"
+	}
+	return integer(p.Concurrency) + " concurrent requests"
+}
+
+// baselinePoint is the level TPOT is compared with.
+func baselinePoint(sw *analyze.SweepAnalysis) analyze.LoadPoint {
+	if l := levelByIndex(sw, sw.Knees.BaselineLevel); l != nil {
+		return analyze.LoadPoint{LevelIndex: l.LevelIndex, Axis: sw.Knees.Axis, Concurrency: l.Concurrency, RateRPS: l.RateRPS}
+	}
+	return analyze.LoadPoint{LevelIndex: -1, Axis: sw.Knees.Axis}
 }
 
 // costFact is the headline's cost: the analyzer's headline figure when it
@@ -89,16 +128,16 @@ func apiNote(a analyze.PriceComparison) string {
 }
 
 // summarySection holds the four sentences on the shape of the throughput
-// curve that the seed says to publish, as the analyzer wrote them.
+// curve that the seed says to publish, written from the analyzer's numbers.
 func summarySection(id string, r *analyze.RunAnalysis) section {
 	s := section{ID: id, Title: "The throughput curve in four sentences"}
 	switch {
 	case r.Sweep == nil:
 		s.Missing = noSweep("throughput curve to describe")
-	case len(r.Sweep.Shape) == 0:
+	case len(r.Sweep.Levels) == 0:
 		s.Missing = "The sweep has too few levels to describe the curve's shape."
 	default:
-		s.Sentences = r.Sweep.Shape
+		s.Sentences = shapeSentences(r.Sweep)
 	}
 	return s
 }

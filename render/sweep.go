@@ -33,8 +33,7 @@ func sweepSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (secti
 		s.Missing = "The sweep recorded no levels: it stopped before the first level finished. See the run's warnings."
 		return s, nil
 	}
-	k := sw.Knees
-	s.Sentences = append(s.Sentences, kneeSentences(k, axisOf(sw))...)
+	s.Sentences = append(s.Sentences, kneeSentences(sw, axisOf(sw))...)
 
 	panels := []struct {
 		name  string
@@ -53,7 +52,7 @@ func sweepSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (secti
 	}
 	s.ChartRow = true
 	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, rep.PercentileMethod))
-	s.Notes = append(s.Notes, sentences(k.Notes)...)
+	s.Notes = append(s.Notes, kneeNotes(sw)...)
 	if sw.TokenCount != "" {
 		s.Notes = append(s.Notes, "Output tokens: "+sw.TokenCount+".")
 	}
@@ -65,7 +64,8 @@ func sweepSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (secti
 }
 
 // kneeSentences states the knees the analyzer found, in words.
-func kneeSentences(k analyze.Knees, a loadAxis) []string {
+func kneeSentences(sw *analyze.SweepAnalysis, a loadAxis) []string {
+	k := sw.Knees
 	var out []string
 	factor := strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64)
 	if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
@@ -74,10 +74,10 @@ func kneeSentences(k analyze.Knees, a loadAxis) []string {
 	if k.BaselineLevel >= 0 && k.BaselineTPOTP50S > 0 {
 		base := fmt.Sprintf("%s p50 TPOT at concurrency %d", dur(k.BaselineTPOTP50S), k.BaselineConcurrency)
 		if k.TPOTKneeLevel >= 0 {
-			out = append(out, fmt.Sprintf("TPOT knee at %s: the first level whose p50 TPOT exceeds %s× the %s.",
-				a.name(k.TPOTKneeConcurrency, k.TPOTKneeRateRPS), factor, base))
+			out = append(out, fmt.Sprintf("TPOT knee at %s: the first level whose p50 TPOT over the %s clears %s× with its whole 95%% interval (%s, %s–%s).",
+				a.name(k.TPOTKneeConcurrency, k.TPOTKneeRateRPS), base, factor, times(k.TPOTKneeRatio), times(k.TPOTKneeRatioLow), times(k.TPOTKneeRatioHigh)))
 		} else {
-			out = append(out, fmt.Sprintf("No TPOT knee: p50 TPOT stayed within %s× the %s at every level; the sweep did not saturate decode.", factor, base))
+			out = append(out, fmt.Sprintf("No TPOT knee: at no level does p50 TPOT clear %s× the %s beyond its interval; the sweep did not saturate decode.", factor, base))
 		}
 	}
 	if k.FlatToLevel >= 0 {
@@ -88,12 +88,36 @@ func kneeSentences(k analyze.Knees, a loadAxis) []string {
 		out = append(out, fmt.Sprintf("Throughput plateau after %s: later levels gain less than %s per doubling.",
 			a.name(k.PlateauConcurrency, k.PlateauRateRPS), percent(k.PlateauGainPerDoubling)))
 	}
-	if k.RecommendedLevel >= 0 {
-		s := "Recommended cap: " + a.name(k.RecommendedConcurrency, k.RecommendedRateRPS)
-		if k.RecommendedReason != "" {
-			s += " (" + k.RecommendedReason + ")"
+	if op := sw.Operating; op.At.Valid() || op.FirstFailing.Valid() {
+		out = append(out, sentence("Operating point: "+operatingText(op)))
+	}
+	return out
+}
+
+// kneeNotes qualify the knees: what TPOT is compared with, and what the
+// sweep did not reach.
+func kneeNotes(sw *analyze.SweepAnalysis) []string {
+	k := sw.Knees
+	var out []string
+	base := levelByIndex(sw, k.BaselineLevel)
+	switch {
+	case base != nil && k.BaselineIsLowestRate:
+		out = append(out, "Open loop: TPOT is compared with the lowest arrival rate, "+base.Load+".")
+	case base != nil && k.BaselineNotC1:
+		out = append(out, "The sweep has no concurrency-1 level with a TPOT; TPOT is compared with its lowest level, "+base.Load+".")
+	}
+	if base != nil && k.TPOTKneeLevel < 0 {
+		out = append(out, fmt.Sprintf("p50 TPOT never cleared %s× its %s value: the sweep did not reach the knee; raise the levels.", sig(k.TPOTKneeFactor), base.Load))
+	}
+	if !k.Intervals && base != nil {
+		out = append(out, "Without per-request data the TPOT knee is placed on the point estimates, not on intervals.")
+	}
+	if l := levelByIndex(sw, k.UnsustainedPeakLevel); l != nil {
+		why := "the level did not complete"
+		if l.Complete {
+			why = percent(l.ErrorFraction) + " of its requests failed"
 		}
-		out = append(out, s+".")
+		out = append(out, fmt.Sprintf("%s reached %s but is not sustained (%s); the peak is taken over sustained levels only.", l.Load, tokPerS(l.OutputTokPerS), why))
 	}
 	return out
 }
@@ -148,7 +172,7 @@ func throughputPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 	}
 	sopts = append(sopts, kneeMarks(
 		opts.MarkLineNameXAxisItem{Name: plateau, XAxis: a.mark(k.PlateauLevel, k.PlateauConcurrency, k.PlateauRateRPS)},
-		opts.MarkLineNameXAxisItem{Name: "cap", XAxis: a.mark(k.RecommendedLevel, k.RecommendedConcurrency, k.RecommendedRateRPS)},
+		opts.MarkLineNameXAxisItem{Name: "operating point", XAxis: a.mark(sw.Operating.At.LevelIndex, sw.Operating.At.Concurrency, sw.Operating.At.RateRPS)},
 	)...)
 	if peak := a.mark(k.PeakLevel, k.PeakConcurrency, k.PeakRateRPS); peak != nil {
 		// The peak is ringed; its value is in the table and the headline.
@@ -158,7 +182,7 @@ func throughputPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 			Label: &opts.Label{Show: opts.Bool(false)},
 		}))
 	}
-	caption := "Output throughput (tokens/s) against the load; the peak, the plateau and the recommended cap marked."
+	caption := "Output throughput (tokens/s) against the load; the peak, the plateau and the operating point marked."
 	var unsustained int
 	for _, l := range sw.Levels {
 		if l.Sustained || l.OutputTokPerS <= 0 {

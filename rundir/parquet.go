@@ -207,6 +207,9 @@ func decodeParquet[T any](r parquet.ReaderAtSeeker) (rows []T, err error) {
 	for _, f := range c.fields {
 		idx := schema.FieldIndices(f.name)
 		if len(idx) == 0 {
+			if f.nullable {
+				continue // an optional column added after the file was written: null
+			}
 			return nil, fmt.Errorf("missing column %q", f.name)
 		}
 		col := tbl.Column(idx[0])

@@ -79,6 +79,7 @@ func (r *Run) Path(name string) string { return filepath.Join(r.Dir, name) }
 var AllTables = []string{
 	TableProbeGEMM, TableProbeBandwidth, TableLevels, TableRequests, TableTokens,
 	TableServerMetrics, TableGPUTelemetry, TableClientSamples, TableServerLogLines, TableLevelStats,
+	TableServerCPU,
 }
 
 // Check reads every table of the run with its row type, so that a corrupt
@@ -96,6 +97,7 @@ func (r *Run) Check() error {
 		checkTable[ClientSampleRow](r.Dir, TableClientSamples),
 		checkTable[ServerLogLineRow](r.Dir, TableServerLogLines),
 		checkTable[LevelStatsRow](r.Dir, TableLevelStats),
+		checkTable[ServerCPURow](r.Dir, TableServerCPU),
 	}
 	for _, c := range checks {
 		if err := c(); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/stats"
 )
@@ -137,14 +138,24 @@ type SweepSummary struct {
 	USDPerMTokOutput float64 `json:"usd_per_mtok_output"`
 	CostPoint        string  `json:"cost_point,omitempty"`
 	CostMissing      string  `json:"cost_missing,omitempty"`
-	// Wall is the diagnosis' verdict (an analyze.Wall* value) and
-	// WallShort its one-line form with the level ("compute knee at c=8;
-	// then the KV-cache wall from c=32"), as the run's own report names it.
-	Wall      string  `json:"wall,omitempty"`
-	WallShort string  `json:"wall_short,omitempty"`
-	Requests  int     `json:"requests"`
-	Errors    int     `json:"errors"`
-	Levels    []Level `json:"levels"`
+	// Wall is the diagnosis' primary wall (an analyze.Wall* value), WallAt
+	// the level it is first seen at ("c=8"), and WallShort the walls in a
+	// line with their levels ("kv_cache at c=8; then compute at c=32").
+	Wall      string `json:"wall,omitempty"`
+	WallAt    string `json:"wall_at,omitempty"`
+	WallShort string `json:"wall_short,omitempty"`
+	// Then are the secondary walls, in order of load, with their levels.
+	Then     []WallAt `json:"then,omitempty"`
+	Requests int      `json:"requests"`
+	Errors   int      `json:"errors"`
+	Levels   []Level  `json:"levels"`
+}
+
+// WallAt is a wall (an analyze.Wall* value) and the level it is first
+// seen at.
+type WallAt struct {
+	Wall string `json:"wall"`
+	At   string `json:"at"`
 }
 
 // Level is one load level of a run, for the overlaid panels and the gate.
@@ -356,7 +367,7 @@ func summarize(run *analyze.Run, set analyze.Settings) (Run, error) {
 	}
 	ra := rep.Runs[0]
 	s.Roofline = ra.Roofline
-	s.Warnings = appendNew(s.Warnings, ra.Warnings...)
+	s.Warnings = uniq.AppendNonZero(s.Warnings, ra.Warnings...)
 	if sw := ra.Sweep; sw != nil {
 		s.Sweep = sweepSummary(sw)
 		s.samples = analyze.RequestSamples(run, set)
@@ -370,8 +381,8 @@ func sweepSummary(sw *analyze.SweepAnalysis) *SweepSummary {
 		Source: sw.Source, Axis: k.Axis,
 		PeakOutputTokPerS: k.PeakOutputTokPerS, PeakConcurrency: k.PeakConcurrency,
 		TPOTKneeConcurrency: k.TPOTKneeConcurrency, PlateauConcurrency: k.PlateauConcurrency,
-		RecommendedConc: k.RecommendedConcurrency, BaselineTPOTP50S: k.BaselineTPOTP50S,
-		Wall: sw.Diagnosis.Wall, WallShort: sw.Diagnosis.Short,
+		RecommendedConc: sw.Operating.At.Concurrency, BaselineTPOTP50S: k.BaselineTPOTP50S,
+		Wall: sw.Diagnosis.Wall,
 	}
 	load := func(li int) string {
 		for _, l := range sw.Levels {
@@ -381,8 +392,21 @@ func sweepSummary(sw *analyze.SweepAnalysis) *SweepSummary {
 		}
 		return ""
 	}
-	s.PeakLoad, s.TPOTKnee, s.Plateau, s.Recommended = load(k.PeakLevel), load(k.TPOTKneeLevel), load(k.PlateauLevel), load(k.RecommendedLevel)
-	if g := sw.Goodput; g != nil {
+	s.PeakLoad, s.TPOTKnee, s.Plateau, s.Recommended = load(k.PeakLevel), load(k.TPOTKneeLevel), load(k.PlateauLevel), load(sw.Operating.At.LevelIndex)
+	d := sw.Diagnosis
+	s.WallAt = load(d.Primary.At.LevelIndex)
+	s.WallShort = d.Wall
+	if s.WallAt != "" {
+		s.WallShort += " at " + s.WallAt
+	}
+	for _, w := range d.Secondary {
+		s.WallShort += "; then " + w.Kind + " at " + load(w.At.LevelIndex)
+		s.Then = append(s.Then, WallAt{Wall: w.Kind, At: load(w.At.LevelIndex)})
+	}
+	// SLO goodput compares runs against the user's SLO only; the report's
+	// default SLO sets each run's operating point but is not a goal the
+	// runs were given.
+	if g := sw.Goodput; g != nil && g.SLOSource == analyze.SLOUser {
 		s.SLOOutputTokPerS = g.OperatingOutputTokPerS
 		s.SLOLoad = load(g.OperatingLevel)
 		if g.OperatingLevel < 0 {
@@ -517,15 +541,6 @@ func sameDir(a, b string) bool {
 	ca, err1 := filepath.Abs(a)
 	cb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && filepath.Clean(ca) == filepath.Clean(cb)
-}
-
-func appendNew(dst []string, vals ...string) []string {
-	for _, v := range vals {
-		if v != "" && !slices.Contains(dst, v) {
-			dst = append(dst, v)
-		}
-	}
-	return dst
 }
 
 func joinSemi(xs []string) string {

@@ -84,8 +84,8 @@ func contextFields(m *rundir.Manifest) []field {
 	}
 	if w := m.Workload; w != nil {
 		add("workload.endpoint", w.Endpoint)
-		add("workload.prompt_tokens", describeDist(w.Prompt))
-		add("workload.output_tokens", describeDist(w.Output))
+		add("workload.prompt_tokens", w.Prompt.String())
+		add("workload.output_tokens", w.Output.String())
 		add("workload.shared_prefix_tokens", num(float64(w.SharedPrefixTokens)))
 		add("workload.dataset", w.Dataset)
 		add("workload.mode", w.Mode)
@@ -156,20 +156,6 @@ func parseFlags(args []string) []field {
 func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
-}
-
-func describeDist(d rundir.Dist) string {
-	if d.Kind == "" && d.Mean == 0 {
-		return ""
-	}
-	s := d.Kind + " " + strconv.FormatFloat(d.Mean, 'g', 4, 64)
-	if d.StdDev > 0 {
-		s += " ± " + strconv.FormatFloat(d.StdDev, 'g', 4, 64)
-	}
-	if d.Max > 0 && d.Max >= d.Min {
-		s += fmt.Sprintf(" [%d, %d]", d.Min, d.Max)
-	}
-	return s
 }
 
 func intsString(xs []int) string {

@@ -158,7 +158,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo h200: %s", errs)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	for _, want := range []string{"Roofline gap", "KV-cache wall after the knee: from c=64", "spheron-h200-sxm", "TTFT p99 ≤ 2,000 ms"} {
+	for _, want := range []string{"Roofline gap", "**Then:** KV-cache wall from c=64", "spheron-h200-sxm", "TTFT p99 ≤ 2 s"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("the h200 demo report lacks %q", want)
 		}

@@ -193,6 +193,7 @@ func TestDetect(t *testing.T) {
 		{"llama.cpp", map[string]string{"/v1/models": `{"data":[{"id":"m","owned_by":"llamacpp"}]}`, "/props": `{"build_info":"b4000-abc"}`}, nil, "llama.cpp", "b4000-abc"},
 		{"ollama", map[string]string{"/v1/models": `{"data":[{"id":"m","owned_by":"library"}]}`, "/api/version": `{"version":"0.5.1"}`}, nil, "ollama", "0.5.1"},
 		{"tgi", map[string]string{"/info": `{"model_id":"m","version":"2.4.0"}`}, nil, "tgi", "2.4.0"},
+		{"alias from /version", map[string]string{"/version": `{"engine":"LlamaCpp","version":"b1"}`}, nil, "llama.cpp", "b1"},
 		{"from log", nil, []string{"INFO 11-30 12:00:00 api_server.py:1 vLLM API server version 0.7.0"}, "vllm", "0.7.0"},
 		{"unknown", nil, nil, "", ""},
 	}

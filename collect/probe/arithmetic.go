@@ -2,7 +2,8 @@ package probe
 
 import (
 	"math"
-	"sort"
+
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // BytesPerElement is the size of a bf16 value.
@@ -29,39 +30,6 @@ func TFLOPS(flops, ms float64) float64 { return flops / (ms / 1e3) / 1e12 }
 // GBps converts bytes moved in ms milliseconds to GB/s (10⁹ bytes per second).
 func GBps(bytes, ms float64) float64 { return bytes / (ms / 1e3) / 1e9 }
 
-// Ridge is the intensity where the roofline bends, peak / bandwidth, in
-// FLOP per byte (TFLOP/s over TB/s).
-func Ridge(peakTFLOPS, bandwidthGBps float64) float64 {
-	if bandwidthGBps <= 0 {
-		return math.NaN()
-	}
-	return peakTFLOPS * 1e12 / (bandwidthGBps * 1e9)
-}
-
-// Peak returns the highest TFLOP/s among the points and its batch size
-// (the first one, if several tie). It returns 0, 0 for no points.
-func Peak(points []GEMMPoint) (tflops float64, batch int) {
-	for _, p := range points {
-		if p.TFLOPS > tflops {
-			tflops, batch = p.TFLOPS, p.Batch
-		}
-	}
-	return tflops, batch
-}
-
-// Knee is the smallest batch size whose TFLOP/s reaches fraction of the
-// peak (the seed uses 0.9), or 0 if there are no points.
-func Knee(points []GEMMPoint, fraction float64) int {
-	peak, _ := Peak(points)
-	knee := 0
-	for _, p := range points {
-		if p.TFLOPS >= fraction*peak && (knee == 0 || p.Batch < knee) {
-			knee = p.Batch
-		}
-	}
-	return knee
-}
-
 // Summary describes repeated measurements of one quantity.
 type Summary struct {
 	Median, Min, Max float64
@@ -69,18 +37,14 @@ type Summary struct {
 	SpreadPct float64
 }
 
-// Summarize computes the median (the mean of the two middle values for an
-// even count), minimum, maximum and spread of xs.
+// Summarize computes the median (stats.Median: the mean of the two middle
+// values for an even count), minimum, maximum and spread of xs.
 func Summarize(xs []float64) Summary {
 	if len(xs) == 0 {
 		return Summary{Median: math.NaN(), Min: math.NaN(), Max: math.NaN(), SpreadPct: math.NaN()}
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	s := stats.Sorted(xs)
 	n := len(s)
-	med := s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
-	}
+	med := stats.Median(s)
 	return Summary{Median: med, Min: s[0], Max: s[n-1], SpreadPct: (s[n-1] - s[0]) / med * 100}
 }
