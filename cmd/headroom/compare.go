@@ -161,7 +161,7 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		return fmt.Errorf("encode comparison.json: %w", err)
 	}
 	jp := filepath.Join(f.out, "comparison.json")
-	if err := os.WriteFile(jp, append(data, '\n'), 0o644); err != nil {
+	if err := rundir.WriteOutput(jp, append(data, '\n')); err != nil {
 		return err
 	}
 	paths = append(paths, jp)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/render"
 )
 
@@ -141,7 +142,7 @@ func writeReport(runDirs []string, dir, format string, set analyze.Settings) ([]
 		return nil, fmt.Errorf("encode analysis.json: %w", err)
 	}
 	p := filepath.Join(dir, "analysis.json")
-	if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+	if err := rundir.WriteOutput(p, append(data, '\n')); err != nil {
 		return nil, err
 	}
 	return append(paths, p), nil
