@@ -178,7 +178,7 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 			return nil, fmt.Errorf("encode comparison.json: %w", err)
 		}
 		jp := filepath.Join(dir, "comparison.json")
-		if err := os.WriteFile(jp, append(data, '\n'), 0o644); err != nil {
+		if err := rundir.WriteOutput(jp, append(data, '\n')); err != nil {
 			return nil, err
 		}
 		return append(paths, jp), nil

@@ -603,3 +603,29 @@ func TestSoftOpenFilesLimitRaised(t *testing.T) {
 		t.Errorf("%d of %d requests ok, want all 200", ok, len(reqs))
 	}
 }
+
+// A shared run directory may hold symbolic links where the report goes:
+// report writes through none of them (a crafted run cannot overwrite a
+// file of the user's), and says why it stopped.
+func TestReportRefusesSymlinks(t *testing.T) {
+	for _, name := range []string{"report.html", "report.md", "analysis.json"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			if code, _, errs := headroom(t, "import", seedRoofline, "-o", dir, "--date", "2026-11-29"); code != 0 {
+				t.Fatal(errs)
+			}
+			victim := filepath.Join(t.TempDir(), "bashrc")
+			os.WriteFile(victim, []byte("the user's file\n"), 0o644)
+			if err := os.Symlink(victim, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			code, _, errs := headroom(t, "report", dir)
+			if data, _ := os.ReadFile(victim); string(data) != "the user's file\n" {
+				t.Errorf("report wrote through %s into %s: %q", name, victim, data)
+			}
+			if code == 0 || !strings.Contains(errs, "symbolic link") || !strings.Contains(errs, name) {
+				t.Errorf("exit %d: %s", code, errs)
+			}
+		})
+	}
+}

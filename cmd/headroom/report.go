@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -12,6 +11,7 @@ import (
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/objstore"
 	"github.com/headroom-llm/headroom/render"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // reportFlags are the analysis settings a user can set on `headroom report`.
@@ -172,7 +172,7 @@ func writeReport(ctx context.Context, runDirs []string, dir, format string, set 
 			return nil, fmt.Errorf("encode analysis.json: %w", err)
 		}
 		p := filepath.Join(dir, "analysis.json")
-		if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+		if err := rundir.WriteOutput(p, append(data, '\n')); err != nil {
 			return nil, err
 		}
 		paths = append(paths, p)

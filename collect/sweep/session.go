@@ -19,6 +19,7 @@ import (
 	"github.com/headroom-llm/headroom/collect/telemetry"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/internal/cputime"
+	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -66,13 +67,13 @@ type session struct {
 	stopBG context.CancelFunc
 	bgWG   sync.WaitGroup
 
-	proc     *server.Process // until stopped
-	started  *server.Process // the server --server-cmd started, if any
-	follower *server.Follower
-	scraper  *telemetry.Scraper
-	stop     context.CancelCauseFunc // ends the sweep with a cause
+	proc    *server.Process // until stopped
+	started *server.Process // the server --server-cmd started, if any
+	scraper *telemetry.Scraper
+	stop    context.CancelCauseFunc // ends the sweep with a cause
 
-	followerCPU time.Duration // the follower's CPU when the last level ended
+	followerCPUOf func() time.Duration // the follower's CPU so far, when one runs
+	followerCPU   time.Duration        // the follower's CPU when the last level ended
 
 	// The manifest's warnings and notes from before this attempt (a resumed
 	// run's), and the levels completed in it.
@@ -204,8 +205,8 @@ func (ss *session) captureLog(context.Context) error {
 			}
 		}
 	}
-	ss.follower = &server.Follower{Path: c.serverLog, From: from, Sink: ss.rec.log.Line}
-	follower := ss.follower
+	follower := &server.Follower{Path: c.serverLog, From: from, Sink: ss.rec.log.Line}
+	ss.followerCPUOf = follower.CPU
 	ss.goBG(func() {
 		if err := follower.Run(ss.bg); err != nil {
 			s.warn(fmt.Sprintf("following the server log %s failed: %v", c.serverLog, err))
@@ -299,10 +300,10 @@ const followerCPUWarn = 0.1
 // checkFollowerCPU warns when following the server log took a noticeable
 // share of a core during the level.
 func (ss *session) checkFollowerCPU(row rundir.LevelRow) {
-	if ss.follower == nil {
+	if ss.followerCPUOf == nil {
 		return
 	}
-	cpu := ss.follower.CPU()
+	cpu := ss.followerCPUOf()
 	used := cpu - ss.followerCPU
 	ss.followerCPU = cpu
 	wall := time.Duration(row.EndNS - row.StartNS)
@@ -489,8 +490,8 @@ func (ss *session) saveWorkload(context.Context) error {
 // as levels finish.
 func (ss *session) caveats(levels []rundir.LevelRow) {
 	m := ss.run.Manifest
-	m.Warnings = appendNew(slices.Clone(ss.baseWarnings), ss.s.Warnings(levels)...)
-	m.Notes = appendNew(slices.Clone(ss.baseNotes), ss.s.Notes()...)
+	m.Warnings = uniq.Append(slices.Clone(ss.baseWarnings), ss.s.Warnings(levels)...)
+	m.Notes = uniq.Append(slices.Clone(ss.baseNotes), ss.s.Notes()...)
 }
 
 // save writes the manifest, redacted.
@@ -535,16 +536,6 @@ func (ss *session) finish(res *Result, runErr error) error {
 		runErr = errors.Join(runErr, err)
 	}
 	return s.secrets.Error(runErr)
-}
-
-// appendNew appends the values not already in dst.
-func appendNew(dst []string, vals ...string) []string {
-	for _, v := range vals {
-		if !slices.Contains(dst, v) {
-			dst = append(dst, v)
-		}
-	}
-	return dst
 }
 
 // serverLogHeadBytes is how much of the top of a followed log is kept: a
@@ -602,8 +593,8 @@ func (s *Sweep) abandon(run *rundir.Run, phase string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		reason = "interrupted"
 	}
-	run.Manifest.Notes = appendNew(run.Manifest.Notes, s.Notes()...)
-	run.Manifest.Warnings = appendNew(run.Manifest.Warnings, s.Warnings(nil)...)
+	run.Manifest.Notes = uniq.Append(run.Manifest.Notes, s.Notes()...)
+	run.Manifest.Warnings = uniq.Append(run.Manifest.Warnings, s.Warnings(nil)...)
 	s.redactManifest(run.Manifest)
 	if ferr := run.Finish(&rundir.Stopped{Reason: reason, Phase: phase, Error: s.secrets.String(err.Error())}); ferr != nil {
 		return s.secrets.Error(errors.Join(err, ferr))
