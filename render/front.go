@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/headroom-llm/headroom/analyze"
@@ -305,7 +306,14 @@ func frontWall(r *analyze.RunAnalysis, run int) *section {
 	}
 	v.Summary = strings.Join(verdictSentences(w), " ")
 	if len(w.Evidence) > 0 {
-		v.Evidence = []evidence{evidenceView(w.Evidence[0])}
+		e := evidenceView(w.Evidence[0])
+		switch {
+		case !strings.Contains(v.Summary, evidenceText(w.Evidence[0])):
+			v.Evidence = []evidence{e}
+		case len(e.Log) > 0:
+			// The sentence says it; the quoted line is what it adds.
+			v.Evidence = []evidence{{What: "server.log, line " + strconv.FormatInt(w.Evidence[0].Line, 10), Log: e.Log}}
+		}
 	}
 	if len(w.Fixes) > 0 {
 		v.Fixes = []string{fixText(w.Fixes[0])}

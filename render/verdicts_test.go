@@ -97,3 +97,43 @@ func TestEvidenceCountsAgree(t *testing.T) {
 		}
 	}
 }
+
+// Page one's wall section says its one piece of evidence once: the lead
+// sentence states it, so no bullet repeats it (a quoted log line stays).
+func TestFrontWallSaysEvidenceOnce(t *testing.T) {
+	reports := map[string]*analyze.Report{
+		"kv":   analyzeDirs(t, []string{filepath.Join("..", "testdata", "verdicts", "kv", "1")}, analyze.Default()),
+		"demo": defaultDemoReport(t),
+	}
+	for name, rep := range reports {
+		i := headlineRun(rep)
+		s := frontWall(&rep.Runs[i], i)
+		w := rep.Runs[i].Sweep.Diagnosis.Primary
+		if s == nil || len(s.Verdicts) != 1 || len(w.Evidence) == 0 {
+			t.Fatalf("%s: wall section %+v", name, s)
+		}
+		v := s.Verdicts[0]
+		text := evidenceText(w.Evidence[0])
+		n := strings.Count(v.Summary, text)
+		for _, e := range v.Evidence {
+			n += strings.Count(e.What, text)
+		}
+		if n != 1 {
+			t.Errorf("%s: %q said %d times in %+v", name, text, n, v)
+		}
+	}
+}
+
+// A log line as the strongest evidence keeps its quote on page one, once.
+func TestFrontWallQuotesItsLogLine(t *testing.T) {
+	ev := analyze.Evidence{Kind: analyze.EvPreemptLog, Concurrency: 8, Line: 41, Text: "WARNING scheduler.py:1057 Sequence group 3 is preempted by PreemptionMode.RECOMPUTE mode"}
+	at := analyze.LoadPoint{LevelIndex: 2, Axis: analyze.AxisConcurrency, Concurrency: 8}
+	r := &analyze.RunAnalysis{Sweep: &analyze.SweepAnalysis{Diagnosis: analyze.Diagnosis{
+		Wall: analyze.WallKVCache, Primary: analyze.Wall{Kind: analyze.WallKVCache, At: at, Evidence: []analyze.Evidence{ev}},
+		Confidence: analyze.Confidence{Level: analyze.ConfidenceHigh},
+	}}}
+	v := frontWall(r, 0).Verdicts[0]
+	if len(v.Evidence) != 1 || len(v.Evidence[0].Log) != 1 || v.Evidence[0].Log[0].N != 41 || strings.Contains(v.Evidence[0].What, evidenceText(ev)) {
+		t.Errorf("%+v", v)
+	}
+}
