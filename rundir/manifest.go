@@ -147,6 +147,103 @@ type Workload struct {
 	TimeoutPerRequest float64 `json:"timeout_per_request_s,omitempty"`
 	// MaxErrorRate is the sweep's --max-error-rate (1 = never stop).
 	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
+	// Burstiness is the open loop's gamma shape of inter-arrival gaps when
+	// not 1 (Poisson), as vllm bench serve's --burstiness.
+	Burstiness float64 `json:"burstiness,omitempty"`
+	// Ramp, when set, made the sweep one open-loop level whose arrival
+	// rate moved from StartRPS to EndRPS over its requests.
+	Ramp *Ramp `json:"ramp,omitempty"`
+	// Search is the search for the highest load meeting an SLO (sweep
+	// --find-max): its probes, in the order run (the levels), and what it found.
+	Search *Search `json:"search,omitempty"`
+	// StopWhenSaturated is sweep --stop-when-saturated; Saturated says where
+	// the sweep stopped raising the load, when it did.
+	StopWhenSaturated bool        `json:"stop_when_saturated,omitempty"`
+	Saturated         *Saturation `json:"saturated,omitempty"`
+}
+
+// Ramp is an arrival rate moving over one level: "linear" or "exponential"
+// in the request's index, as vllm bench serve's --ramp-up-strategy.
+type Ramp struct {
+	Kind     string  `json:"kind"`
+	StartRPS float64 `json:"start_rps"`
+	EndRPS   float64 `json:"end_rps"`
+}
+
+// Search is a search for the highest load that meets an SLO: the load is
+// raised (doubled) until a level fails, then the boundary between the last
+// passing and the first failing load is bisected until it is narrower than
+// the precision. Every probe is a level of the run.
+type Search struct {
+	SLO  string `json:"slo"`
+	Axis string `json:"axis"` // "concurrency" (closed loop) or "rate_rps" (open loop)
+	// Start and Limit are the first load probed and the highest allowed.
+	Start float64 `json:"start"`
+	Limit float64 `json:"limit"`
+	// Precision: the search ends when the interval is at most this
+	// fraction of its lower end (concurrency: and at least 1 wide).
+	Precision float64       `json:"precision"`
+	Probes    []SearchProbe `json:"probes"`
+	// Done is false while the search runs and when it was interrupted.
+	Done bool `json:"done"`
+	// Max is the highest load that met the SLO (0: none did), Fail the
+	// lowest that failed (0: none failed up to Limit). The boundary lies in
+	// [Max, Fail).
+	Max       float64 `json:"max"`
+	MaxLevel  int     `json:"max_level"` // level index; -1: none
+	Fail      float64 `json:"fail,omitempty"`
+	FailLevel int     `json:"fail_level"` // -1: none
+	// Capped: every load up to Limit met the SLO.
+	Capped bool `json:"capped,omitempty"`
+	// Reliable: every bound at both sides rests on enough requests for its
+	// percentile to be a tail estimate.
+	Reliable bool `json:"reliable"`
+}
+
+// SearchProbe is one probed level and its verdict.
+type SearchProbe struct {
+	LevelIndex    int           `json:"level_index"`
+	Concurrency   int           `json:"concurrency"`
+	RateRPS       float64       `json:"rate_rps,omitempty"`
+	Pass          bool          `json:"pass"`
+	Sustained     bool          `json:"sustained"`
+	Requests      int           `json:"requests"`
+	Errors        int           `json:"errors"`
+	Bounds        []SearchBound `json:"bounds"`
+	OutputTokPerS float64       `json:"output_tok_per_s"`
+}
+
+// SearchBound is one SLO bound at one probe.
+type SearchBound struct {
+	Metric     string  `json:"metric"`
+	Percentile float64 `json:"percentile"`
+	MaxS       float64 `json:"max_s"`
+	ValueS     float64 `json:"value_s"`
+	N          int     `json:"n"`
+	Known      bool    `json:"known"`
+	Reliable   bool    `json:"reliable"`
+	Pass       bool    `json:"pass"`
+}
+
+// Saturation is where sweep --stop-when-saturated stopped raising the
+// load: output throughput gained less than GainLimit per doubling of the
+// load over the last two steps while median TTFT rose significantly at
+// each (its confidence intervals do not overlap).
+type Saturation struct {
+	LevelIndex  int     `json:"level_index"`
+	Concurrency int     `json:"concurrency"`
+	RateRPS     float64 `json:"rate_rps,omitempty"`
+	GainLimit   float64 `json:"gain_limit_per_doubling"`
+	// The last three levels, lowest load first: their output throughput,
+	// the gain per doubling of each step, and median TTFT with its interval.
+	Levels          []int     `json:"levels"`
+	OutputTokPerS   []float64 `json:"output_tok_per_s"`
+	GainPerDoubling []float64 `json:"gain_per_doubling"`
+	TTFTP50S        []float64 `json:"ttft_p50_s"`
+	TTFTP50LowS     []float64 `json:"ttft_p50_low_s"`
+	TTFTP50HighS    []float64 `json:"ttft_p50_high_s"`
+	// Skipped are the planned loads not run.
+	Skipped []float64 `json:"skipped"`
 }
 
 // Dist is a length distribution in tokens.

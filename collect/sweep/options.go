@@ -28,10 +28,13 @@ const (
 	DefaultEndpoint     = EndpointCompletions
 	DefaultPromptTokens = 512 // the seed's script 02
 	DefaultOutputTokens = 128 // the seed's script 02
-	// DefaultRequestsPerLevel 0 means: 4 × the level's concurrency, at
-	// least DefaultMinRequestsPerLevel.
-	DefaultRequestsPerLevel    = 0
-	DefaultMinRequestsPerLevel = 16
+	// DefaultRequestsPerLevel 0 means: 4 × the level's concurrency (open
+	// loop: 16 s of arrivals), at least DefaultMinRequestsPerLevel.
+	DefaultRequestsPerLevel = 0
+	// DefaultMinRequestsPerLevel is the p99's own need: the nearest-rank
+	// p99 of fewer than stats.MinSamples(99) = 100 values is the largest
+	// value seen, not a tail estimate.
+	DefaultMinRequestsPerLevel = 100
 	// DefaultWarmup -1 means: one warm-up request per concurrent stream
 	// (the level's concurrency), so the server has seen the level's batch
 	// size before measuring starts.
@@ -39,6 +42,7 @@ const (
 	DefaultTimeout         = loadgen.DefaultTimeout // per request
 	DefaultMaxErrorRate    = loadgen.DefaultMaxErrorRate
 	DefaultSeed            = 1
+	DefaultBurstiness      = 1.0 // Poisson
 	DefaultTemperature     = 0.0
 	DefaultOpenLoopMaxConc = 1024
 	DefaultSampleInterval  = loadgen.DefaultSampleInterval
@@ -59,31 +63,35 @@ var DefaultLevels = []int{1, 2, 4, 8, 16, 32, 64, 128}
 type Option func(*config) error
 
 type config struct {
-	baseURL          *url.URL
-	endpoint         Endpoint
-	model            string
-	apiKey           string
-	levels           []int
-	rates            []float64 // open loop when not empty
-	maxConc          int       // open loop cap
-	requestsPerLevel int
-	durationPerLevel time.Duration
-	warmup           int
-	prompt, output   Dist
-	sharedPrefix     int
-	dataset          string
-	seed             int64
-	temperature      float64
-	timeout          time.Duration
-	maxErrorRate     float64
-	fixedOutput      bool // ask for min_tokens + ignore_eos
-	sampleInterval   time.Duration
-	sendLagWarn      time.Duration
-	cpuWarnFraction  float64
-	httpClient       *http.Client
-	progress         func(Progress)
-	logf             func(format string, args ...any)
-	chunkObserver    ChunkObserver
+	baseURL           *url.URL
+	endpoint          Endpoint
+	model             string
+	apiKey            string
+	levels            []int
+	rates             []float64 // open loop when not empty
+	maxConc           int       // open loop cap
+	requestsPerLevel  int
+	durationPerLevel  time.Duration
+	warmup            int
+	prompt, output    Dist
+	sharedPrefix      int
+	dataset           string
+	burstiness        float64  // open loop: gamma shape of the gaps (1: Poisson)
+	ramp              *rampCfg // one open-loop level whose rate ramps
+	findMax           *FindMax // search for the highest load meeting an SLO
+	stopWhenSaturated bool
+	seed              int64
+	temperature       float64
+	timeout           time.Duration
+	maxErrorRate      float64
+	fixedOutput       bool // ask for min_tokens + ignore_eos
+	sampleInterval    time.Duration
+	sendLagWarn       time.Duration
+	cpuWarnFraction   float64
+	httpClient        *http.Client
+	progress          func(Progress)
+	logf              func(format string, args ...any)
+	chunkObserver     ChunkObserver
 
 	// Record only
 	label           string
@@ -107,6 +115,7 @@ func defaultConfig() config {
 		prompt:           Fixed(DefaultPromptTokens),
 		output:           Fixed(DefaultOutputTokens),
 		seed:             DefaultSeed,
+		burstiness:       DefaultBurstiness,
 		temperature:      DefaultTemperature,
 		timeout:          DefaultTimeout,
 		maxErrorRate:     DefaultMaxErrorRate,
@@ -180,9 +189,76 @@ func WithRates(maxConcurrency int, rates ...float64) Option {
 	}
 }
 
+// rampCfg is a ramp of the arrival rate over one level (WithRamp).
+type rampCfg struct {
+	kind       string
+	start, end float64
+}
+
+// WithBurstiness sets the open loop's inter-arrival distribution: gamma of
+// this shape with mean 1/rate, as vllm bench serve's --burstiness (1, the
+// default, is Poisson; below 1 burstier, above 1 more even).
+func WithBurstiness(b float64) Option {
+	return func(c *config) error {
+		if !(b > 0) {
+			return fmt.Errorf("burstiness %v: want a positive number (1: Poisson)", b)
+		}
+		c.burstiness = b
+		return nil
+	}
+}
+
+// WithRamp makes the sweep one open-loop level whose arrival rate moves
+// from start to end requests per second over its requests (kind
+// loadgen.RampLinear or RampExponential), as vllm bench serve's
+// --ramp-up-strategy; at most maxConcurrency in flight (0: the default cap).
+func WithRamp(kind string, start, end float64, maxConcurrency int) Option {
+	return func(c *config) error {
+		if _, err := loadgen.Ramp(kind, start, end, 1, 1, nil); err != nil {
+			return err
+		}
+		if maxConcurrency < 0 {
+			return fmt.Errorf("concurrency cap %d: want at least 1", maxConcurrency)
+		}
+		if maxConcurrency == 0 {
+			maxConcurrency = DefaultOpenLoopMaxConc
+		}
+		c.ramp, c.maxConc = &rampCfg{kind: kind, start: start, end: end}, maxConcurrency
+		return nil
+	}
+}
+
+// WithFindMax replaces the fixed levels by a search for the highest load
+// that meets f.SLO: the load doubles from f.Start until a level fails, then
+// the boundary is bisected to f.Precision. The axis is concurrency, or the
+// arrival rate when WithRates is given too (its rate is the start).
+func WithFindMax(f FindMax) Option {
+	return func(c *config) error {
+		switch {
+		case f.SLO == nil || len(f.SLO.Bounds) == 0:
+			return errors.New("a search needs an SLO")
+		case f.Start < 0 || f.Limit < 0:
+			return fmt.Errorf("search from %v to %v: want positive loads", f.Start, f.Limit)
+		case !(f.Precision >= 0 && f.Precision < 1):
+			return fmt.Errorf("search precision %v: want a fraction from 0 to below 1", f.Precision)
+		}
+		c.findMax = &f
+		return nil
+	}
+}
+
+// WithStopWhenSaturated ends a sweep of rising levels early once the
+// server is saturated: output throughput gained less than
+// SaturationGainPerDoubling per doubling of the load over the last two
+// steps while median TTFT rose significantly at each. The manifest says
+// where (workload.saturated) and which levels were skipped.
+func WithStopWhenSaturated(on bool) Option {
+	return func(c *config) error { c.stopWhenSaturated = on; return nil }
+}
+
 // WithRequestsPerLevel sets how many measured requests each level sends
-// (warm-up not included). 0: 4 × concurrency, at least 16 (open loop: 16 ×
-// the rate in requests per second, at least 16).
+// (warm-up not included). 0: 4 × concurrency (open loop: 16 × the rate in
+// requests per second), at least DefaultMinRequestsPerLevel.
 func WithRequestsPerLevel(n int) Option {
 	return func(c *config) error {
 		if n < 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -54,6 +55,12 @@ type Sweep struct {
 	dataset   []datasetRecord
 	tokenizer tokenizer
 
+	// The adaptive drivers (--find-max, --stop-when-saturated) and what
+	// they judge levels on.
+	search     *search
+	saturating *saturating
+	levelLog   levelLog
+
 	mu       sync.Mutex
 	samples  []rundir.ClientSampleRow
 	warnings []string
@@ -80,6 +87,9 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 	if cfg.sharedPrefix > 0 && cfg.dataset != "" {
 		return nil, errors.New("sweep: a shared prefix and a dataset do not mix: put the prefix in the dataset")
 	}
+	if err := checkAdaptive(&cfg); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
 	s := &Sweep{cfg: cfg, base: u, model: cfg.model, clock: loadgen.NewClock()}
 	s.secrets = s.collectSecrets()
 	logf := cfg.logf
@@ -99,7 +109,63 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	s.gen = g
+	if cfg.findMax != nil {
+		s.search = newSearch(s, *cfg.findMax)
+	}
+	if cfg.stopWhenSaturated {
+		s.saturating = &saturating{s: s}
+	}
 	return s, nil
+}
+
+// checkAdaptive checks how a search, a ramp and the saturation stop combine
+// with the levels, and fills the search's defaults.
+func checkAdaptive(c *config) error {
+	if r := c.ramp; r != nil {
+		switch {
+		case len(c.rates) > 0:
+			return errors.New("a ramp sets the arrival rate itself: give either --rate or a ramp")
+		case c.durationPerLevel > 0:
+			return errors.New("a ramp runs over a number of requests, not a duration")
+		case c.findMax != nil || c.stopWhenSaturated:
+			return errors.New("a ramp is one level: it cannot be searched or stopped at saturation")
+		}
+	}
+	f := c.findMax
+	if f == nil {
+		return nil
+	}
+	if c.stopWhenSaturated {
+		return errors.New("a search (--find-max) ends by itself: --stop-when-saturated applies to a sweep of given levels")
+	}
+	if len(c.rates) > 0 {
+		if len(c.rates) != 1 {
+			return errors.New("a search of the arrival rate starts from one rate")
+		}
+		if f.Start == 0 {
+			f.Start = c.rates[0]
+		}
+		if f.Limit == 0 {
+			f.Limit = 1024 * f.Start
+		}
+		if f.Precision == 0 {
+			return errors.New("a search of the arrival rate needs a precision above 0")
+		}
+	} else {
+		if f.Start == 0 {
+			f.Start = 1
+		}
+		if f.Limit == 0 {
+			f.Limit = DefaultFindMaxLimit
+		}
+		if f.Start != math.Trunc(f.Start) || f.Limit != math.Trunc(f.Limit) {
+			return fmt.Errorf("a search of concurrency runs from %v to %v: want whole numbers", f.Start, f.Limit)
+		}
+	}
+	if f.Limit < f.Start {
+		return fmt.Errorf("search limit %v below its start %v", f.Limit, f.Start)
+	}
+	return nil
 }
 
 func (s *Sweep) url(path string) string {
@@ -135,10 +201,13 @@ func (s *Sweep) HTTPClient() *http.Client { return s.gen.HTTPClient() }
 func (s *Sweep) Redact(msg string) string { return s.secrets.String(msg) }
 
 func (s *Sweep) maxConcurrency() int {
-	if len(s.cfg.rates) > 0 {
+	if len(s.cfg.rates) > 0 || s.cfg.ramp != nil {
 		return s.cfg.maxConc
 	}
 	m := 1
+	if s.cfg.findMax != nil {
+		m = int(s.cfg.findMax.Limit)
+	}
 	for _, l := range s.cfg.levels {
 		m = max(m, l)
 	}
@@ -286,28 +355,44 @@ func (s *Sweep) preparePrompts(ctx context.Context, haveUsage bool) error {
 }
 
 // plan is the sweep's levels for the load generator: closed-loop
-// concurrencies, or open-loop Poisson schedules seeded by (seed, level).
+// concurrencies, open-loop schedules seeded by (seed, level), or one ramp.
 func (s *Sweep) plan() []loadgen.Level {
 	var ls []loadgen.Level
-	if len(s.cfg.rates) > 0 {
+	switch {
+	case s.cfg.ramp != nil:
+		ls = []loadgen.Level{s.rampLevel()}
+	case len(s.cfg.rates) > 0:
 		for i, r := range s.cfg.rates {
-			ls = append(ls, loadgen.Level{Index: i, Concurrency: s.cfg.maxConc, RateRPS: r, Arrivals: arrivals(s.cfg.seed, i, r)})
+			ls = append(ls, s.levelAt(i, r))
 		}
-	} else {
+	default:
 		for i, c := range s.cfg.levels {
-			ls = append(ls, loadgen.Level{Index: i, Concurrency: c})
+			ls = append(ls, s.levelAt(i, float64(c)))
 		}
-	}
-	for i := range ls {
-		ls[i].Warmup, ls[i].Requests, ls[i].Duration = s.warmupCount(ls[i]), s.measuredCount(ls[i]), s.cfg.durationPerLevel
 	}
 	return ls
 }
 
-// arrivals is the open-loop schedule of level li: a Poisson process of the
-// given rate from an RNG seeded by (seed, level).
-func arrivals(seed int64, li int, rate float64) loadgen.Schedule {
-	return loadgen.Poisson(rate, rand.New(rand.NewPCG(uint64(seed), uint64(li)<<40|0xa771)))
+// arrivals is the open-loop schedule of level li: gamma gaps of the given
+// rate and the sweep's burstiness (1: Poisson) from an RNG seeded by
+// (seed, level).
+func (s *Sweep) arrivals(li int, rate float64) loadgen.Schedule {
+	return loadgen.Gamma(rate, s.cfg.burstiness, s.levelRNG(li))
+}
+
+func (s *Sweep) levelRNG(li int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(s.cfg.seed), uint64(li)<<40|0xa771))
+}
+
+// rampLevel is the one level of a ramp: its warm-up and measured requests
+// arrive at a rate moving from the ramp's start to its end; the level row
+// records the mean rate.
+func (s *Sweep) rampLevel() loadgen.Level {
+	r := s.cfg.ramp
+	l := loadgen.Level{Concurrency: s.cfg.maxConc, RateRPS: (r.start + r.end) / 2}
+	l.Warmup, l.Requests = s.warmupCount(l), s.measuredCount(l)
+	l.Arrivals, _ = loadgen.Ramp(r.kind, r.start, r.end, l.Warmup+l.Requests, s.cfg.burstiness, s.levelRNG(0)) // checked in New
+	return l
 }
 
 // Next decides request seq of level l (the sweep is the load generator's
@@ -327,6 +412,9 @@ func (s *Sweep) Next(l loadgen.Level, seq int, warmup bool) loadgen.Request {
 	}
 	r.PromptTokens = s.cfg.prompt.Sample(rng)
 	levels := uint64(max(len(s.cfg.levels), len(s.cfg.rates)))
+	if s.search != nil {
+		levels = maxSearchLevels // a search's levels are not known ahead
+	}
 	r.Prompt = s.prompts.build(rng, r.PromptTokens, uint64(seq)*levels+uint64(li))
 	return r
 }
@@ -342,8 +430,11 @@ func (s *Sweep) Run(ctx context.Context, rec Recorder) (*Result, error) {
 		}
 		return &Result{Stopped: &rundir.Stopped{Reason: reason, Phase: "prepare", Error: err.Error()}}, err
 	}
-	plan := s.plan()
-	return s.gen.Run(ctx, plan[min(s.startLevel, len(plan)):], s, &observed{s: s, next: rec})
+	p, err := s.planner()
+	if err != nil {
+		return &Result{Stopped: &rundir.Stopped{Reason: "error", Phase: "prepare", Error: err.Error()}}, err
+	}
+	return s.gen.RunPlanner(ctx, p, s, &observed{s: s, next: rec})
 }
 
 // observed is the sink between the load generator and a Recorder: it
@@ -358,6 +449,9 @@ func (o *observed) Request(row rundir.RequestRow, tokens []rundir.TokenRow) {
 	// Servers and proxies may echo credentials in error bodies.
 	row.Error, row.FinishReason = o.s.secrets.String(row.Error), o.s.secrets.String(row.FinishReason)
 	o.s.out.add(&row)
+	if o.s.search != nil || o.s.saturating != nil {
+		o.s.levelLog.add(&row, tokens)
+	}
 	o.next.Request(row, tokens)
 }
 

@@ -55,10 +55,33 @@ func (s *Sweep) Workload() *rundir.Workload {
 	if s.dataset != nil {
 		w.Prompt = rundir.Dist{Kind: "dataset"}
 	}
-	if len(s.cfg.rates) > 0 {
+	switch {
+	case s.cfg.ramp != nil:
+		r := s.cfg.ramp
+		w.Mode, w.MaxConcurrency = "open", s.cfg.maxConc
+		w.Ramp = &rundir.Ramp{Kind: r.kind, StartRPS: r.start, EndRPS: r.end}
+	case len(s.cfg.rates) > 0:
 		w.Mode, w.RatesRPS, w.MaxConcurrency = "open", s.cfg.rates, s.cfg.maxConc
-	} else {
+	default:
 		w.Levels = s.cfg.levels
+	}
+	if w.Mode == "open" && s.cfg.burstiness != 1 {
+		w.Burstiness = s.cfg.burstiness
+	}
+	if s.search != nil {
+		w.Search = s.search.record()
+		loads := s.search.loads()
+		if len(s.cfg.rates) > 0 {
+			w.RatesRPS = loads
+		} else {
+			w.Levels = make([]int, len(loads))
+			for i, x := range loads {
+				w.Levels[i] = int(x)
+			}
+		}
+	}
+	if s.saturating != nil {
+		w.StopWhenSaturated, w.Saturated = true, s.saturating.saturated()
 	}
 	if s.prompts != nil {
 		w.Tokenizer = s.prompts.method
@@ -127,7 +150,7 @@ func (s *Sweep) Notes() []string {
 	defer s.mu.Unlock()
 	notes := append([]string(nil), s.notes...)
 	if s.cfg.requestsPerLevel == 0 && s.cfg.durationPerLevel == 0 {
-		notes = append(notes, fmt.Sprintf("requests per level: 4 × concurrency, at least %d (open loop: 16 s of arrivals)", DefaultMinRequestsPerLevel))
+		notes = append(notes, fmt.Sprintf("measured requests per level: 4 × concurrency, at least %d so that p99 is a tail estimate (open loop: 16 s of arrivals, at least %d)", DefaultMinRequestsPerLevel, DefaultMinRequestsPerLevel))
 	}
 	if s.cfg.warmup < 0 {
 		notes = append(notes, "warm-up per level: one request per concurrent stream (open loop: 1 s of arrivals), kept and marked warmup")
