@@ -108,18 +108,13 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	eng, _ := serverlog.ParseEngine(engineName(run.Manifest))
 	opts := serverlog.Options{Engine: eng, Reference: run.Manifest.StartTime, File: run.LogPath}
 	if len(run.LogLines) > 0 {
-		var maxLine int64
-		for _, l := range run.LogLines {
-			maxLine = max(maxLine, l.Line)
+		clock, err := rundir.NewLogClock(run.LogLines)
+		if err != nil {
+			o.notes = append(o.notes, fmt.Sprintf("%s: %v", run.Dir, err))
+		} else {
+			opts.Clock = clock
+			o.hasLogTimes = true
 		}
-		rt := make(serverlog.RecvTimes, maxLine)
-		for _, l := range run.LogLines {
-			if l.Line >= 1 {
-				rt[l.Line-1] = l.RecvNS
-			}
-		}
-		opts.Clock = rt
-		o.hasLogTimes = true
 	} else {
 		o.notes = append(o.notes, "no server_log_lines table: the log is cut per level by the engine's own timestamps, which may be offset from the client's clock")
 	}

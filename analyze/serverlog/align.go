@@ -3,6 +3,8 @@ package serverlog
 import (
 	"sort"
 	"time"
+
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // LineClock gives the client receive time of a log line. The capture side
@@ -18,16 +20,9 @@ type LineClock interface {
 }
 
 // RecvTimes is a LineClock backed by a slice: RecvTimes[i] is the receive
-// time of line i+1 in Unix nanoseconds; 0 means unknown.
-type RecvTimes []int64
-
-// RecvTimeNS implements LineClock.
-func (r RecvTimes) RecvTimeNS(line int64) (int64, bool) {
-	if line < 1 || line > int64(len(r)) || r[line-1] == 0 {
-		return 0, false
-	}
-	return r[line-1], true
-}
+// time of line i+1 in Unix nanoseconds; 0 means unknown. It is the run
+// directory's log clock (rundir.NewLogClock builds it from a run).
+type RecvTimes = rundir.LogClock
 
 // Align sets RecvTime on each event whose line the clock knows, and
 // returns how many it set. Options.Clock does the same while scanning.

@@ -25,11 +25,13 @@ type gateFailed struct{ error }
 func (e gateFailed) Unwrap() error { return e.error }
 
 type compareFlags struct {
-	out, format, groupBy, failIf, index string
-	baselines, labels                   []string
-	alpha                               float64
-	gateSignificant                     bool
-	analysis                            reportFlags
+	out, format, groupBy, index string
+	rules                       []compare.Rule
+	baselines                   []string
+	labels                      [][2]string // RUN, NAME
+	alpha                       float64
+	gateSignificant             bool
+	analysis                    reportFlags
 }
 
 func newCompareCmd() *cobra.Command {
@@ -68,11 +70,11 @@ DuckDB, pandas or Polars; see docs/compare.md.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", ".", "directory for compare.md, compare.html and comparison.json")
-	fl.StringVar(&f.format, "format", "both", "md, html, both, or none (only comparison.json, the index and the gate)")
+	choiceVar(fl, &f.format, "format", "both", []string{"md", "html", "both", "none"}, "md, html, both, or none (only comparison.json, the index and the gate)")
 	fl.StringVar(&f.groupBy, "group-by", "label", "group runs by label, dir, tag:KEY, or a context key such as engine.version, gpu.name, engine.quantization, \"engine.flag --enable-prefix-caching\"")
 	fl.StringSliceVar(&f.baselines, "baseline", nil, "run (or directory of runs) forming the baseline group; repeatable")
-	fl.StringArrayVar(&f.labels, "label", nil, "RUN=NAME: label a run for this comparison (the manifest is not changed); repeatable")
-	fl.StringVar(&f.failIf, "fail-if", "", "regression gate, e.g. \"throughput<-5%,ttft_p99>+10%\": exit 3 when a rule holds")
+	fl.Var(&pairsFlag{dst: &f.labels, want: "RUN=NAME"}, "label", "RUN=NAME: label a run for this comparison (the manifest is not changed); repeatable")
+	parsedVar(fl, &f.rules, "fail-if", "rules", "", "regression gate, e.g. \"throughput<-5%,ttft_p99>+10%\": exit 3 when a rule holds", compare.ParseRules)
 	fl.BoolVar(&f.gateSignificant, "gate-significant", false, "a gate rule fails only when its change is also significant (or cannot be tested)")
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level of the tests")
 	fl.StringVar(&f.index, "index", "", "also write the index of the runs as one Parquet file here (e.g. runs.parquet)")
@@ -81,11 +83,6 @@ DuckDB, pandas or Polars; see docs/compare.md.`,
 }
 
 func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compareFlags) error {
-	switch f.format {
-	case "md", "html", "both", "none":
-	default:
-		return usageError{fmt.Errorf("--format %q: want md, html, both or none", f.format)}
-	}
 	if !(f.alpha > 0 && f.alpha < 1) {
 		return usageError{fmt.Errorf("--alpha %v: want a probability between 0 and 1", f.alpha)}
 	}
@@ -95,18 +92,10 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		return err
 	}
 	opts.Settings, opts.GroupBy, opts.Alpha, opts.GateNeedsSignificance = set, f.groupBy, f.alpha, f.gateSignificant
-	if f.failIf != "" {
-		if opts.Rules, err = compare.ParseRules(f.failIf); err != nil {
-			return usageError{fmt.Errorf("--fail-if: %w", err)}
-		}
-	}
+	opts.Rules = f.rules
 	labels := map[string]string{}
 	for _, l := range f.labels {
-		run, name, ok := strings.Cut(l, "=")
-		if !ok || run == "" || name == "" {
-			return usageError{fmt.Errorf("--label %q: want RUN=NAME", l)}
-		}
-		labels[filepath.Clean(run)] = name
+		labels[filepath.Clean(l[0])] = l[1]
 	}
 
 	// The baseline's runs come first, then the others, each run once.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/examples"
 )
 
@@ -37,7 +38,14 @@ them, so you can see what headroom produces without a GPU or a server.`,
 			}
 			// The example's own report settings, as a user would give them
 			// to headroom report.
-			flags := reportFlags{utilization: 1, slo: spec.SLO, modelConfig: spec.ModelConfig, gpuPreset: spec.GPUPreset, kwhUSD: spec.KWhUSD}
+			flags := reportFlags{utilization: 1, modelConfig: spec.ModelConfig, gpuPreset: spec.GPUPreset, kwhUSD: spec.KWhUSD}
+			if spec.SLO != "" {
+				slo, err := analyze.ParseSLO(spec.SLO)
+				if err != nil {
+					return fmt.Errorf("example %q: %w", example, err)
+				}
+				flags.slo = slo
+			}
 			set, err := flags.settings()
 			if err != nil {
 				return err

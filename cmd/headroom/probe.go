@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,14 +15,12 @@ import (
 
 	"github.com/headroom-llm/headroom/collect/probe"
 	"github.com/headroom-llm/headroom/cuda"
-	"github.com/headroom-llm/headroom/internal/buildinfo"
-	"github.com/headroom-llm/headroom/rundir"
 )
 
 // probeFlags are the command line of `headroom probe`.
 type probeFlags struct {
 	out       string
-	devices   string
+	devices   []int // nil: all
 	batches   []int
 	k, n      int
 	repeats   int
@@ -62,8 +59,9 @@ See docs/probe.md.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "", "run directory to write (default headroom-probe-<UTC time>)")
-	fl.StringVar(&f.devices, "devices", "0", `GPUs to probe: CUDA ordinals like "0,1", or "all" (each alone, then all at once)`)
-	fl.IntSliceVar(&f.batches, "batches", probe.DefaultBatches, "batch sizes B of the (B,K)@(K,N) GEMM sweep")
+	f.devices = []int{0}
+	parsedVar(fl, &f.devices, "devices", "gpus", "0", `GPUs to probe: CUDA ordinals like "0,1", or "all" (each alone, then all at once); default 0`, parseDevices)
+	intsVar(fl, &f.batches, "batches", 1, "1,16,256", probe.DefaultBatches, "batch sizes B of the (B,K)@(K,N) GEMM sweep")
 	fl.IntVar(&f.k, "k", probe.DefaultK, "inner dimension K of the GEMM")
 	fl.IntVar(&f.n, "n", probe.DefaultN, "output dimension N of the GEMM")
 	fl.IntVar(&f.repeats, "repeats", probe.DefaultRepeats, "timed windows per point; the median is reported")
@@ -72,7 +70,7 @@ See docs/probe.md.`,
 	for i, s := range probe.DefaultBufferSizes {
 		defaultMi[i] = int(s >> 20)
 	}
-	fl.IntSliceVar(&f.buffersMi, "buffers", defaultMi, "bandwidth buffer sizes in MiB")
+	intsVar(fl, &f.buffersMi, "buffers", 1, "256,1024", defaultMi, "bandwidth buffer sizes in MiB")
 	fl.BoolVar(&f.noNVML, "no-nvml", false, "do not sample clocks, power and throttling through NVML")
 	fl.IntVar(&f.copyThreads, "copy-threads", probe.DefaultCopyThreads, "threads per block of the copy and read kernels")
 	fl.IntVar(&f.copyBlocksPerSM, "copy-blocks-per-sm", probe.DefaultCopyBlocksPerSM, "blocks per multiprocessor of the copy and read kernels")
@@ -86,27 +84,18 @@ func parseDevices(s string) ([]int, error) {
 	if strings.TrimSpace(s) == "all" {
 		return nil, nil
 	}
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		d, err := strconv.Atoi(strings.TrimSpace(part))
+	return splitList(s, `"all" or CUDA ordinals like 0,1`, func(p string) (int, error) {
+		d, err := strconv.Atoi(p)
 		if err != nil || d < 0 {
-			return nil, usageError{fmt.Errorf("--devices %q: want \"all\" or CUDA ordinals like 0,1", s)}
+			return 0, errors.New("not an ordinal")
 		}
-		out = append(out, d)
-	}
-	return out, nil
+		return d, nil
+	})
 }
 
 func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error {
-	devices, err := parseDevices(f.devices)
-	if err != nil {
-		return err
-	}
 	sizes := make([]uint64, len(f.buffersMi))
 	for i, mi := range f.buffersMi {
-		if mi <= 0 {
-			return usageError{fmt.Errorf("--buffers: %d MiB must be positive", mi)}
-		}
 		sizes[i] = uint64(mi) << 20
 	}
 	bar := newProgressBar(stderr)
@@ -115,8 +104,8 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 		probe.WithWindow(f.window), probe.WithBufferSizes(sizes...), probe.WithProgress(bar.update),
 		probe.WithCopyLaunch(f.copyThreads, f.copyBlocksPerSM),
 	}
-	if devices != nil {
-		opts = append(opts, probe.WithDevices(devices...))
+	if f.devices != nil {
+		opts = append(opts, probe.WithDevices(f.devices...))
 	}
 	if f.noNVML {
 		opts = append(opts, probe.WithoutNVML())
@@ -125,110 +114,37 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	if err != nil {
 		return usageError{err}
 	}
-	res, runErr := p.Run(ctx)
-	bar.done()
-	if len(res.Devices) == 0 {
-		// Nothing was measured (no driver, no GPU, no cuBLAS): write no run.
-		if errors.Is(runErr, cuda.ErrLibraryNotFound) {
-			return fmt.Errorf("probe: %w", runErr)
-		}
-		return runErr
-	}
 	dir := f.out
 	if dir == "" {
-		dir = "headroom-probe-" + res.Started.UTC().Format("20060102-150405")
+		dir = "headroom-probe-" + time.Now().UTC().Format("20060102-150405")
 	}
-	run, err := rundir.Create(dir, &rundir.Manifest{HeadroomVersion: buildinfo.Version(), StartTime: res.Started.UTC(), Host: hostInfo()})
-	if err != nil {
-		return errors.Join(runErr, err)
-	}
-	if err := res.WriteTo(run); err != nil {
-		return errors.Join(runErr, err)
-	}
-	var stopped *rundir.Stopped
-	if runErr != nil {
-		reason := "error"
-		if errors.Is(runErr, context.Canceled) {
-			reason = "interrupted"
+	run, res, err := p.Record(ctx, dir)
+	bar.done()
+	if run == nil {
+		// Nothing was measured (no driver, no GPU, no cuBLAS): no run was written.
+		if errors.Is(err, cuda.ErrLibraryNotFound) {
+			return fmt.Errorf("probe: %w", err)
 		}
-		stopped = &rundir.Stopped{Reason: reason, Error: runErr.Error(), Phase: bar.where()}
+		return err
 	}
-	if err := run.Finish(stopped); err != nil {
-		return errors.Join(runErr, err)
+	if perr := res.WriteSummary(stdout); perr != nil {
+		return errors.Join(err, perr)
 	}
-	printProbeSummary(stdout, res)
 	fmt.Fprintf(stdout, "wrote %s\n", dir)
-	if runErr != nil {
-		return fmt.Errorf("%w (partial results in %s, marked incomplete)", runErr, dir)
+	if err != nil {
+		return fmt.Errorf("%w (partial results in %s, marked incomplete)", err, dir)
 	}
 	return nil
-}
-
-func hostInfo() rundir.Host {
-	h := rundir.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
-	h.Hostname, _ = os.Hostname()
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		h.Kernel = strings.TrimSpace(string(b))
-	}
-	return h
-}
-
-func printProbeSummary(w io.Writer, res *probe.Result) {
-	for _, group := range [][]probe.DeviceResult{res.Devices, res.Concurrent} {
-		for _, d := range group {
-			g := d.GPU
-			fmt.Fprintf(w, "\nGPU %d  %s  %.0f GB  %d SMs  (%s)\n", g.Ordinal, g.Name, float64(g.TotalMemoryBytes)/1e9, g.Multiprocessors, d.Mode)
-			fmt.Fprintf(w, "  %6s %10s %10s %9s %10s %7s\n", "B", "intensity", "TFLOP/s", "ms/call", "spread", "calls")
-			for _, p := range d.GEMM {
-				if len(p.RepeatTimesMS) == 0 {
-					continue
-				}
-				fmt.Fprintf(w, "  %6d %10.1f %10.1f %9.4f %9.1f%% %7d\n", p.Batch, p.Intensity, p.TFLOPS, p.TimeMS.Median, p.TimeMS.SpreadPct, p.CallsPerRepeat)
-			}
-			for _, p := range d.Bandwidth {
-				fmt.Fprintf(w, "  %-12s %5d MiB %8.0f GB/s (spread %.1f%%)\n", p.Method, p.BufferBytes>>20, p.GBps, p.TimeMS.SpreadPct)
-			}
-			fmt.Fprintf(w, "  bandwidth        %.0f GB/s  (%s, %d MiB buffer, bytes read + written)\n", d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes>>20)
-			fmt.Fprintf(w, "  read-only        %.0f GB/s\n", d.ReadBandwidthGBps)
-			fmt.Fprintf(w, "  peak observed    %.1f TFLOP/s  (B=%d)\n", d.PeakTFLOPS, d.PeakBatch)
-			fmt.Fprintf(w, "  empirical ridge  %.0f FLOP/byte\n", d.RidgeFLOPsPerByte)
-			if d.KneeBatch > 0 {
-				fmt.Fprintf(w, "  90%% of peak at   batch %d\n", d.KneeBatch)
-			} else {
-				fmt.Fprintf(w, "  90%% of peak at   not reached\n")
-			}
-		}
-	}
-	for _, warn := range res.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
 }
 
 // progressBar draws one line on stderr: a bar per GPU run and the point
 // being measured, redrawn in place on a terminal and printed line by line
 // otherwise (a log file gets one line per point).
 type progressBar struct {
-	w     io.Writer
-	tty   bool
-	mu    sync.Mutex
-	last  string
-	point probe.Progress // the point in progress
-}
-
-// where says which point was in progress, for the manifest of a probe that
-// stopped: "probe GPU 0 solo: GEMM B=64 (point 9 of 23)".
-func (b *progressBar) where() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.point
-	if p.Steps == 0 {
-		return "probe (before the first point)"
-	}
-	what := fmt.Sprintf("GEMM B=%d", p.Batch)
-	if p.Phase == "bandwidth" {
-		what = fmt.Sprintf("bandwidth %s %d MiB", p.Method, p.BufferBytes>>20)
-	}
-	return fmt.Sprintf("probe GPU %d %s: %s (point %d of %d)", p.Ordinal, p.Mode, what, p.Step, p.Steps)
+	w    io.Writer
+	tty  bool
+	mu   sync.Mutex
+	last string
 }
 
 func newProgressBar(w io.Writer) *progressBar {
@@ -247,18 +163,13 @@ func progressLine(p probe.Progress) string {
 	if p.Steps > 0 {
 		filled = width * p.Step / p.Steps
 	}
-	what := fmt.Sprintf("GEMM B=%d", p.Batch)
-	if p.Phase == "bandwidth" {
-		what = fmt.Sprintf("bandwidth %s %d MiB", p.Method, p.BufferBytes>>20)
-	}
-	return fmt.Sprintf("probe GPU %d %-10s [%s%s] %2d/%d %s", p.Ordinal, p.Mode, strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, what)
+	return fmt.Sprintf("probe GPU %d %-10s [%s%s] %2d/%d %s", p.Ordinal, p.Mode, strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, p.Point())
 }
 
 func (b *progressBar) update(p probe.Progress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	line := progressLine(p)
-	b.point = p
 	if b.tty {
 		fmt.Fprintf(b.w, "\r\033[K%s", line)
 	} else {

@@ -14,15 +14,17 @@ import (
 
 // reportFlags are the analysis settings a user can set on `headroom report`.
 type reportFlags struct {
-	slo, percentiles, modelConfig, gpuPreset, prices string
-	gpuHourUSD, kwhUSD, utilization                  float64
-	gpus                                             int
+	slo                             *analyze.SLO
+	percentiles                     []float64
+	modelConfig, gpuPreset, prices  string
+	gpuHourUSD, kwhUSD, utilization float64
+	gpus                            int
 }
 
 func (f *reportFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.slo, "slo", "", "latency SLO for goodput, e.g. ttft_p99=2s,tpot_p99=100ms (metrics ttft, tpot, itl, e2e)")
-	fl.StringVar(&f.percentiles, "percentiles", "", "extra latency percentiles to report besides 50,90,99, e.g. 95,99.9")
+	parsedVar(fl, &f.slo, "slo", "slo", "", "latency SLO for goodput, e.g. ttft_p99=2s,tpot_p99=100ms (metrics ttft, tpot, itl, e2e)", analyze.ParseSLO)
+	parsedVar(fl, &f.percentiles, "percentiles", "percentiles", "", "extra latency percentiles to report besides 50,90,99, e.g. 95,99.9", analyze.ParsePercentiles)
 	fl.StringVar(&f.modelConfig, "model-config", "", "the served model's Hugging Face config.json, for the roofline gap")
 	fl.Float64Var(&f.gpuHourUSD, "gpu-hour-usd", 0, "price of one GPU for one hour, in USD")
 	fl.StringVar(&f.gpuPreset, "gpu-preset", "", "named hourly GPU price from the price table (see analyze/prices.yaml), instead of --gpu-hour-usd")
@@ -36,15 +38,11 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 func (f *reportFlags) settings() (analyze.Settings, error) {
 	set := analyze.Default()
 	var err error
-	if f.slo != "" {
-		if set.SLO, err = analyze.ParseSLO(f.slo); err != nil {
-			return set, usageError{fmt.Errorf("--slo: %w", err)}
-		}
+	if f.slo != nil {
+		set.SLO = f.slo
 	}
-	if f.percentiles != "" {
-		if set.Percentiles, err = analyze.ParsePercentiles(f.percentiles); err != nil {
-			return set, usageError{fmt.Errorf("--percentiles: %w", err)}
-		}
+	if f.percentiles != nil {
+		set.Percentiles = f.percentiles
 	}
 	if f.modelConfig != "" {
 		if set.Model, err = analyze.ReadModelConfig(f.modelConfig); err != nil {
@@ -91,9 +89,6 @@ the roofline gap; several sweep runs of the same configuration are treated as
 repeats and get intervals across runs.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "md" && format != "html" && format != "both" {
-				return usageError{fmt.Errorf("--format %q: want md, html or both", format)}
-			}
 			if out == "" {
 				if len(args) > 1 {
 					return usageError{fmt.Errorf("with several runs, say where the report goes with --out")}
@@ -115,7 +110,7 @@ repeats and get intervals across runs.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "directory for the report files (default: the run directory)")
-	cmd.Flags().StringVar(&format, "format", "both", "md, html or both")
+	choiceVar(cmd.Flags(), &format, "format", "both", []string{"md", "html", "both"}, "md, html or both")
 	flags.register(cmd)
 	return cmd
 }

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +22,8 @@ import (
 // sweepFlags are the command line of headroom sweep.
 type sweepFlags struct {
 	baseURL, endpoint, model, apiKey       string
-	concurrency, rate                      string
+	concurrency                            []int
+	rate                                   []float64
 	requestsPerLevel, warmup, sharedPrefix int
 	durationPerLevel, timeout              time.Duration
 	prompt, output                         distFlags
@@ -102,8 +102,8 @@ the caveats.`,
 	fl.StringVar(&f.endpoint, "endpoint", string(sweep.DefaultEndpoint), "completions (/v1/completions) or chat (/v1/chat/completions)")
 	fl.StringVar(&f.model, "model", "", "model name (default: the first model of /v1/models)")
 	fl.StringVar(&f.apiKey, "api-key", "", "API key sent as a Bearer token (default: $OPENAI_API_KEY); never written to disk")
-	fl.StringVar(&f.concurrency, "concurrency", joinInts(sweep.DefaultLevels), "closed-loop concurrency levels, comma-separated; with --rate: the cap on requests in flight")
-	fl.StringVar(&f.rate, "rate", "", "open loop: Poisson arrival rates in requests/s, comma-separated, one level each")
+	intsVar(fl, &f.concurrency, "concurrency", 1, "1,4,16", sweep.DefaultLevels, "closed-loop concurrency levels, comma-separated; with --rate: the cap on requests in flight")
+	positivesVar(fl, &f.rate, "rate", "0.5,1,2", "open loop: Poisson arrival rates in requests/s, comma-separated, one level each")
 	fl.IntVar(&f.requestsPerLevel, "requests-per-level", sweep.DefaultRequestsPerLevel, "measured requests per level (0: 4 × concurrency, at least 16; open loop: 16 s of arrivals)")
 	fl.DurationVar(&f.durationPerLevel, "duration-per-level", 0, "send measured requests for this long per level instead of a count (e.g. 60s)")
 	fl.IntVar(&f.warmup, "warmup", sweep.DefaultWarmup, "warm-up requests per level, kept and marked (-1: the level's concurrency; open loop: 1 s of arrivals)")
@@ -137,39 +137,9 @@ the caveats.`,
 	return cmd
 }
 
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
-}
-
-func parseList[T int | float64](flag, s string, parse func(string) (T, error)) ([]T, error) {
-	var out []T
-	for _, p := range strings.Split(s, ",") {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		v, err := parse(p)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--%s %q: %q is not a number", flag, s, p)}
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, usageError{fmt.Errorf("--%s is empty", flag)}
-	}
-	return out, nil
-}
-
 // sweepOptions turns the flags into the load generator's options.
 func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progress), logf func(string, ...any)) ([]sweep.Option, error) {
-	levels, err := parseList("concurrency", f.concurrency, strconv.Atoi)
-	if err != nil {
-		return nil, err
-	}
+	levels := f.concurrency
 	opts := []sweep.Option{
 		sweep.WithEndpoint(sweep.Endpoint(f.endpoint)),
 		sweep.WithModel(f.model),
@@ -192,11 +162,7 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 		sweep.WithProgress(progress),
 		sweep.WithLogf(logf),
 	}
-	if f.rate != "" {
-		rates, err := parseList("rate", f.rate, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
-		if err != nil {
-			return nil, err
-		}
+	if len(f.rate) > 0 {
 		capConc := 0
 		if concurrencyGiven {
 			if len(levels) != 1 {
@@ -204,7 +170,7 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 			}
 			capConc = levels[0]
 		}
-		opts = append(opts, sweep.WithRates(capConc, rates...))
+		opts = append(opts, sweep.WithRates(capConc, f.rate...))
 	} else {
 		opts = append(opts, sweep.WithLevels(levels...))
 	}

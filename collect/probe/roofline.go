@@ -2,7 +2,8 @@ package probe
 
 import (
 	"math"
-	"sort"
+
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // BytesPerElement is the size of a bf16 value.
@@ -69,18 +70,14 @@ type Summary struct {
 	SpreadPct float64
 }
 
-// Summarize computes the median (the mean of the two middle values for an
-// even count), minimum, maximum and spread of xs.
+// Summarize computes the median (stats.Median: the mean of the two middle
+// values for an even count), minimum, maximum and spread of xs.
 func Summarize(xs []float64) Summary {
 	if len(xs) == 0 {
 		return Summary{Median: math.NaN(), Min: math.NaN(), Max: math.NaN(), SpreadPct: math.NaN()}
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	s := stats.Sorted(xs)
 	n := len(s)
-	med := s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
-	}
+	med := stats.Median(s)
 	return Summary{Median: med, Min: s[0], Max: s[n-1], SpreadPct: (s[n-1] - s[0]) / med * 100}
 }

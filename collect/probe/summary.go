@@ -1,0 +1,42 @@
+package probe
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteSummary prints the probe's numbers for a terminal: per GPU run, the
+// GEMM sweep, the bandwidth points, and peak, bandwidth, ridge and knee;
+// then the warnings.
+func (r *Result) WriteSummary(w io.Writer) error {
+	var b strings.Builder
+	for _, d := range r.allDevices() {
+		g := d.GPU
+		fmt.Fprintf(&b, "\nGPU %d  %s  %.0f GB  %d SMs  (%s)\n", g.Ordinal, g.Name, float64(g.TotalMemoryBytes)/1e9, g.Multiprocessors, d.Mode)
+		fmt.Fprintf(&b, "  %6s %10s %10s %9s %10s %7s\n", "B", "intensity", "TFLOP/s", "ms/call", "spread", "calls")
+		for _, p := range d.GEMM {
+			if len(p.RepeatTimesMS) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "  %6d %10.1f %10.1f %9.4f %9.1f%% %7d\n", p.Batch, p.Intensity, p.TFLOPS, p.TimeMS.Median, p.TimeMS.SpreadPct, p.CallsPerRepeat)
+		}
+		for _, p := range d.Bandwidth {
+			fmt.Fprintf(&b, "  %-12s %5d MiB %8.0f GB/s (spread %.1f%%)\n", p.Method, p.BufferBytes>>20, p.GBps, p.TimeMS.SpreadPct)
+		}
+		fmt.Fprintf(&b, "  bandwidth        %.0f GB/s  (%s, %d MiB buffer, bytes read + written)\n", d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes>>20)
+		fmt.Fprintf(&b, "  read-only        %.0f GB/s\n", d.ReadBandwidthGBps)
+		fmt.Fprintf(&b, "  peak observed    %.1f TFLOP/s  (B=%d)\n", d.PeakTFLOPS, d.PeakBatch)
+		fmt.Fprintf(&b, "  empirical ridge  %.0f FLOP/byte\n", d.RidgeFLOPsPerByte)
+		if d.KneeBatch > 0 {
+			fmt.Fprintf(&b, "  90%% of peak at   batch %d\n", d.KneeBatch)
+		} else {
+			fmt.Fprintf(&b, "  90%% of peak at   not reached\n")
+		}
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", warn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
