@@ -253,11 +253,13 @@ func (s *Sweep) levelAt(index int, x float64) loadgen.Level {
 	return l
 }
 
-// Saturation: the sweep stops raising the load when the last two steps
+// Saturation: the sweep stops raising the load once the last two levels
 // each gained less than SaturationGainPerDoubling of output throughput per
-// doubling of the load (the report's plateau threshold, analysis setting
-// plateau_gain_per_doubling) while median TTFT rose at each step beyond
-// its 95 % interval.
+// doubling of the load over the best level before them (the report's
+// plateau threshold, analysis setting plateau_gain_per_doubling), while
+// median TTFT rose at each of the last two steps beyond its 95 % interval.
+// Measured against the best earlier level, one noisy level neither hides
+// a plateau nor fakes one.
 const SaturationGainPerDoubling = 0.10
 
 // saturating runs a fixed plan and stops it once the server is saturated.
@@ -272,8 +274,9 @@ type saturating struct {
 func (p *saturating) Len() int { return len(p.plan) }
 
 func (p *saturating) Next(done []rundir.LevelRow) (loadgen.Level, bool) {
-	if n := len(done); n >= 3 {
-		if sat := p.s.saturation(done[n-3:]); sat != nil {
+	// Judged only while there is a level left to skip.
+	if n := len(done); n >= 3 && n < len(p.plan) {
+		if sat := p.s.saturation(done); sat != nil {
 			for _, l := range p.plan[n:] {
 				sat.Skipped = append(sat.Skipped, loadOf(l))
 			}
@@ -306,15 +309,41 @@ func rowLoad(r rundir.LevelRow) float64 {
 	return float64(r.Concurrency)
 }
 
-// saturation judges three consecutive levels of rising load; nil when the
-// server is not (yet) saturated.
+// saturation judges the levels run so far, in order of rising load; nil
+// when the server is not (yet) saturated.
 func (s *Sweep) saturation(rows []rundir.LevelRow) *rundir.Saturation {
-	sat := &rundir.Saturation{GainLimit: SaturationGainPerDoubling}
-	b := stats.Bootstrap{Resamples: 1000, Seed: 1, Confidence: 0.95}
+	sat := s.saturationOf(rows)
+	if sat == nil || len(sat.GainPerDoubling) != 2 {
+		return nil
+	}
+	for i := 1; i < 3; i++ {
+		if sat.GainPerDoubling[i-1] >= SaturationGainPerDoubling || sat.TTFTP50LowS[i] <= sat.TTFTP50HighS[i-1] {
+			return nil
+		}
+	}
+	return sat
+}
+
+// saturationOf measures what saturation is judged on: the last three
+// levels' throughput and median TTFT with its interval, and the last two
+// levels' gain per doubling of the load over the best level before them;
+// nil when the loads do not rise, there are fewer than three levels, or a
+// level has no TTFT.
+func (s *Sweep) saturationOf(rows []rundir.LevelRow) *rundir.Saturation {
+	n := len(rows)
+	if n < 3 {
+		return nil
+	}
+	sat := &rundir.Saturation{GainLimit: SaturationGainPerDoubling, PeakLevel: -1}
+	tput := make([]float64, n)
 	for i, r := range rows {
 		if i > 0 && rowLoad(r) <= rowLoad(rows[i-1]) {
 			return nil // not a rising load
 		}
+		tput[i] = s.levelLog.get(int(r.LevelIndex)).outputTokPerS(r)
+	}
+	b := stats.Bootstrap{Resamples: 1000, Seed: 1, Confidence: 0.95}
+	for _, r := range rows[n-3:] {
 		d := s.levelLog.get(int(r.LevelIndex))
 		var ttft []float64
 		for _, q := range d.reqs {
@@ -332,18 +361,21 @@ func (s *Sweep) saturation(rows []rundir.LevelRow) *rundir.Saturation {
 		sat.TTFTP50LowS = append(sat.TTFTP50LowS, iv.Low)
 		sat.TTFTP50HighS = append(sat.TTFTP50HighS, iv.High)
 	}
-	for i := 1; i < len(rows); i++ {
-		t0, t1 := sat.OutputTokPerS[i-1], sat.OutputTokPerS[i]
-		if t0 <= 0 {
-			return nil
-		}
-		gain := math.Pow(t1/t0, 1/math.Log2(rowLoad(rows[i])/rowLoad(rows[i-1]))) - 1
-		sat.GainPerDoubling = append(sat.GainPerDoubling, gain)
-		if gain >= SaturationGainPerDoubling || sat.TTFTP50LowS[i] <= sat.TTFTP50HighS[i-1] {
-			return nil
+	peak := 0
+	for i := range n - 2 {
+		if tput[i] > tput[peak] {
+			peak = i
 		}
 	}
-	last := rows[len(rows)-1]
+	if tput[peak] <= 0 {
+		return sat
+	}
+	sat.PeakLevel, sat.PeakOutputTokPerS = int(rows[peak].LevelIndex), tput[peak]
+	for _, i := range []int{n - 2, n - 1} {
+		d := math.Log2(rowLoad(rows[i]) / rowLoad(rows[peak]))
+		sat.GainPerDoubling = append(sat.GainPerDoubling, math.Pow(tput[i]/tput[peak], 1/d)-1)
+	}
+	last := rows[n-1]
 	sat.LevelIndex, sat.Concurrency, sat.RateRPS = int(last.LevelIndex), int(last.Concurrency), last.RateRPS
 	return sat
 }

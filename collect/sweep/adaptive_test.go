@@ -122,12 +122,16 @@ func TestSearchOptions(t *testing.T) {
 	}
 }
 
-// Saturation is judged on three levels of rising load: flat throughput
-// (less than 10 % per doubling at both steps) and a median TTFT whose
-// interval rises at both steps; one of the two alone is not saturation.
+// Saturation: the last two levels gain less than 10 % per doubling over
+// the best level before them, and median TTFT rises beyond its interval at
+// both steps; one of the two alone is not saturation, and a noisy middle
+// level neither hides nor fakes it.
 func TestSaturation(t *testing.T) {
 	s := mustNew(t, "http://127.0.0.1:1", WithLevels(1, 2, 4, 8))
-	level := func(li int, conc int64, tokensPerS float64, ttft float64) rundir.LevelRow {
+	next := 0
+	level := func(conc int64, tokensPerS float64, ttft float64) rundir.LevelRow {
+		li := next
+		next++
 		for i := range 100 {
 			d := ttft * (1 + 0.1*float64(i%10-5)/5) // ±10 % spread
 			s.levelLog.add(&rundir.RequestRow{LevelIndex: int32(li), Status: rundir.StatusOK, SendNS: 1, IntendedSendNS: 1,
@@ -136,27 +140,29 @@ func TestSaturation(t *testing.T) {
 		return rundir.LevelRow{LevelIndex: int32(li), Concurrency: conc, EndNS: 1e9, Complete: true}
 	}
 	cases := []struct {
-		name       string
-		tokens     [3]float64
-		ttft       [3]float64
-		saturated  bool
-		levelsBase int
+		name      string
+		tokens    []float64
+		ttft      []float64
+		saturated bool
 	}{
-		{"flat and TTFT rising", [3]float64{1000, 1050, 1060}, [3]float64{0.05, 0.1, 0.2}, true, 0},
-		{"still gaining", [3]float64{1000, 1500, 2200}, [3]float64{0.05, 0.1, 0.2}, false, 10},
-		{"flat, TTFT flat", [3]float64{1000, 1000, 1000}, [3]float64{0.05, 0.05, 0.051}, false, 20},
-		{"gain then flat", [3]float64{1000, 1800, 1850}, [3]float64{0.05, 0.1, 0.2}, false, 30},
+		{"flat and TTFT rising", []float64{1000, 1050, 1060}, []float64{0.05, 0.1, 0.2}, true},
+		{"still gaining", []float64{1000, 1500, 2200}, []float64{0.05, 0.1, 0.2}, false},
+		{"flat, TTFT flat", []float64{1000, 1000, 1000}, []float64{0.05, 0.05, 0.051}, false},
+		{"gain, then one flat level", []float64{1000, 1800, 1850}, []float64{0.05, 0.1, 0.2}, false},
+		{"a noisy low level in the plateau", []float64{1000, 1900, 1400, 2000}, []float64{0.01, 0.02, 0.1, 0.3}, true},
+		{"a noisy high level, then growth", []float64{1000, 1900, 1500, 3000, 5000}, []float64{0.01, 0.02, 0.1, 0.3, 0.6}, false},
 	}
 	for _, c := range cases {
 		var rows []rundir.LevelRow
-		for i := range 3 {
-			rows = append(rows, level(c.levelsBase+i, int64(1)<<i, c.tokens[i], c.ttft[i]))
+		for i := range c.tokens {
+			rows = append(rows, level(int64(1)<<i, c.tokens[i], c.ttft[i]))
 		}
 		sat := s.saturation(rows)
 		if (sat != nil) != c.saturated {
-			t.Errorf("%s: saturated %+v", c.name, sat)
+			t.Errorf("%s: saturated %+v (measured %+v)", c.name, sat, s.saturationOf(rows))
 		}
-		if sat != nil && (sat.LevelIndex != c.levelsBase+2 || len(sat.GainPerDoubling) != 2 || fmt.Sprint(sat.Levels) != fmt.Sprint([]int{0, 1, 2})) {
+		last := int(rows[len(rows)-1].LevelIndex)
+		if sat != nil && (sat.LevelIndex != last || len(sat.GainPerDoubling) != 2 || fmt.Sprint(sat.Levels) != fmt.Sprint([]int{last - 2, last - 1, last})) {
 			t.Errorf("%s: %+v", c.name, sat)
 		}
 	}

@@ -3,8 +3,11 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +68,9 @@ type Option func(*config) error
 type config struct {
 	baseURL           *url.URL
 	endpoint          Endpoint
+	endpointPath      string // "": the endpoint's /v1 path
+	headers           http.Header
+	extraBody         map[string]any
 	model             string
 	apiKey            string
 	levels            []int
@@ -75,7 +81,10 @@ type config struct {
 	warmup            int
 	prompt, output    Dist
 	sharedPrefix      int
-	dataset           string
+	dataset           string   // the dataset's path
+	datasetCfg        *Dataset // set with dataset
+	maxModelLen       int      // 0: the server's
+	traceCfg          *Trace   // replay a trace instead of levels
 	burstiness        float64  // open loop: gamma shape of the gaps (1: Poisson)
 	ramp              *rampCfg // one open-loop level whose rate ramps
 	findMax           *FindMax // search for the highest load meeting an SLO
@@ -129,16 +138,67 @@ func defaultConfig() config {
 	}
 }
 
-// WithEndpoint picks /v1/completions (default) or /v1/chat/completions.
+// WithEndpoint picks /v1/completions (default) or /v1/chat/completions,
+// or names the endpoint by its path (vllm bench serve's --endpoint): a
+// path ending in /chat/completions is the chat API, one ending in
+// /completions the completions API, under whatever prefix a proxy puts.
 func WithEndpoint(e Endpoint) Option {
 	return func(c *config) error {
-		if e != EndpointCompletions && e != EndpointChat {
-			return fmt.Errorf("endpoint %q: want %q or %q", e, EndpointCompletions, EndpointChat)
+		switch {
+		case e == EndpointCompletions || e == EndpointChat:
+			c.endpoint, c.endpointPath = e, ""
+		case strings.HasPrefix(string(e), "/") && strings.HasSuffix(string(e), "/chat/completions"):
+			c.endpoint, c.endpointPath = EndpointChat, string(e)
+		case strings.HasPrefix(string(e), "/") && strings.HasSuffix(string(e), "/completions"):
+			c.endpoint, c.endpointPath = EndpointCompletions, string(e)
+		default:
+			return fmt.Errorf("endpoint %q: want %q, %q, or a path ending in /completions or /chat/completions", e, EndpointCompletions, EndpointChat)
 		}
-		c.endpoint = e
+		if c.endpointPath == pathOf(c.endpoint) {
+			c.endpointPath = ""
+		}
 		return nil
 	}
 }
+
+// WithHeader sends an HTTP header with every request to the server (vllm
+// bench serve's --header KEY=VALUE). Its value is treated as a secret:
+// never written to the run, removed wherever the server echoes it.
+func WithHeader(key, value string) Option {
+	return func(c *config) error {
+		if key == "" || strings.ContainsAny(key, " :\r\n") {
+			return fmt.Errorf("header %q: want a header name such as X-Request-Source", key)
+		}
+		if c.headers == nil {
+			c.headers = http.Header{}
+		}
+		c.headers.Add(key, value)
+		return nil
+	}
+}
+
+// WithExtraBody adds top-level fields to every request's body (sampling
+// parameters such as top_p and top_k, vllm bench serve's --extra-body). It
+// must be a JSON object and must not set the fields the sweep writes
+// itself (model, prompt, messages, max_tokens, min_tokens, ignore_eos,
+// temperature, stream, stream_options).
+func WithExtraBody(fields map[string]any) Option {
+	return func(c *config) error {
+		for k := range fields {
+			if slices.Contains(ownFields, k) {
+				return fmt.Errorf("extra body field %q is the sweep's own (use its flag)", k)
+			}
+		}
+		if c.extraBody == nil {
+			c.extraBody = map[string]any{}
+		}
+		maps.Copy(c.extraBody, fields)
+		return nil
+	}
+}
+
+// ownFields are the body fields the load generator writes.
+var ownFields = []string{"model", "prompt", "messages", "max_tokens", "min_tokens", "ignore_eos", "temperature", "stream", "stream_options"}
 
 // WithModel names the model; default: the first model of /v1/models.
 func WithModel(m string) Option { return func(c *config) error { c.model = m; return nil } }
@@ -329,9 +389,82 @@ func WithSharedPrefix(n int) Option {
 	}
 }
 
-// WithDataset takes prompts from a JSONL file (see docs/sweep.md) instead
-// of generating them.
-func WithDataset(path string) Option { return func(c *config) error { c.dataset = path; return nil } }
+// WithDataset takes prompts from a file (see docs/sweep.md) instead of
+// generating them, its format detected (WithNamedDataset names it).
+func WithDataset(path string) Option { return WithNamedDataset(Dataset{Path: path}) }
+
+// WithNamedDataset takes prompts from a dataset file of a format vllm bench
+// serve names: custom, sharegpt or hf.
+func WithNamedDataset(d Dataset) Option {
+	return func(c *config) error {
+		switch {
+		case d.Path == "":
+			return errors.New("a dataset needs a file")
+		case d.Name != "" && !slices.Contains(DatasetNames, d.Name):
+			return fmt.Errorf("dataset format %q: want %s", d.Name, strings.Join(DatasetNames, ", "))
+		case d.OutputTokens < 0:
+			return fmt.Errorf("dataset output length %d: want 0 (from the dataset) or more", d.OutputTokens)
+		}
+		c.dataset, c.datasetCfg = d.Path, &d
+		return nil
+	}
+}
+
+// WithTrace replays a timestamped trace (Mooncake JSONL or BurstGPT CSV)
+// open loop, one level per speed: each request at its arrival time divided
+// by the speed, with the trace's input and output lengths, prompts built
+// from its hash ids so that shared blocks are shared text. At most the
+// WithRates cap (or DefaultOpenLoopMaxConc) is in flight.
+func WithTrace(t Trace) Option {
+	return func(c *config) error {
+		if t.Path == "" {
+			return errors.New("a trace needs a file")
+		}
+		if len(t.Speeds) == 0 {
+			t.Speeds = []float64{1}
+		}
+		for _, v := range t.Speeds {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("trace speed %v: want a positive number (2: twice as fast)", v)
+			}
+		}
+		if t.BlockSize == 0 {
+			t.BlockSize = DefaultTraceBlockSize
+		}
+		if t.BlockSize < 1 {
+			return fmt.Errorf("trace block size %d: want at least 1 token", t.BlockSize)
+		}
+		c.traceCfg = &t
+		return nil
+	}
+}
+
+// WithMaxInFlight caps the requests in flight of a trace replay or a ramp
+// (0: DefaultOpenLoopMaxConc); WithRates takes the cap of rate levels.
+func WithMaxInFlight(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("concurrency cap %d: want at least 1", n)
+		}
+		if n == 0 {
+			n = DefaultOpenLoopMaxConc
+		}
+		c.maxConc = n
+		return nil
+	}
+}
+
+// WithMaxModelLen filters dataset prompts to n tokens of prompt and output
+// (vllm's --max-model-len); default: the max_model_len the server reports.
+func WithMaxModelLen(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("max model length %d: want 0 (the server's) or more", n)
+		}
+		c.maxModelLen = n
+		return nil
+	}
+}
 
 // WithSeed seeds every random choice (prompts, lengths, arrivals), so the
 // same seed sends the same workload.

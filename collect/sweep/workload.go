@@ -2,6 +2,8 @@ package sweep
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -40,6 +42,9 @@ func (o *outcomes) add(row *rundir.RequestRow) {
 func (s *Sweep) Workload() *rundir.Workload {
 	w := &rundir.Workload{
 		Endpoint:           string(s.cfg.endpoint),
+		EndpointPath:       s.cfg.endpointPath,
+		Headers:            slices.Sorted(maps.Keys(s.cfg.headers)),
+		ExtraBody:          s.cfg.extraBody,
 		Prompt:             s.cfg.prompt.manifest(),
 		Output:             s.cfg.output.manifest(),
 		SharedPrefixTokens: s.cfg.sharedPrefix,
@@ -52,10 +57,19 @@ func (s *Sweep) Workload() *rundir.Workload {
 		Temperature:        s.cfg.temperature,
 		TimeoutPerRequest:  s.cfg.timeout.Seconds(),
 	}
-	if s.dataset != nil {
+	if s.cfg.datasetCfg != nil {
 		w.Prompt = rundir.Dist{Kind: "dataset"}
+		w.DatasetSample = s.datasetStats
 	}
+	w.MaxModelLen = s.maxModelLen
 	switch {
+	case s.traceCfg != nil:
+		w.Mode, w.MaxConcurrency = "open", s.cfg.maxConc
+		w.Trace = s.traceRecord()
+		w.Prompt, w.Output = rundir.Dist{Kind: "trace"}, rundir.Dist{Kind: "trace"}
+		for _, l := range s.plan() {
+			w.RatesRPS = append(w.RatesRPS, l.RateRPS)
+		}
 	case s.cfg.ramp != nil:
 		r := s.cfg.ramp
 		w.Mode, w.MaxConcurrency = "open", s.cfg.maxConc
@@ -85,8 +99,8 @@ func (s *Sweep) Workload() *rundir.Workload {
 	}
 	if s.prompts != nil {
 		w.Tokenizer = s.prompts.method
-	} else if s.tokenizer != nil {
-		w.Tokenizer = s.tokenizer.name() + " (dataset prompts counted)"
+	} else if s.datasetStats != nil {
+		w.Tokenizer = s.datasetStats.Tokenizer + " (dataset prompts counted)"
 	}
 	w.FixedOutput, w.FixedOutputNote = s.fixedOutputState()
 	sent := s.gen.FixedOutputSent()
