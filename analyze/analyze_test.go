@@ -84,7 +84,7 @@ func TestReportSerializes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("analysis.json: %v", err)
 	}
-	for _, key := range []string{`"ttft_p99_over_p50"`, `"decode_roofline"`, `"shape_sentences"`, `"usd_per_mtok_output"`, `"level_stats"`} {
+	for _, key := range []string{`"ttft_p99_over_p50"`, `"decode_roofline"`, `"operating"`, `"primary"`, `"usd_per_mtok_output"`, `"level_stats"`} {
 		if !strings.Contains(string(data), key) {
 			t.Errorf("analysis.json lacks %s", key)
 		}

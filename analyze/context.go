@@ -106,8 +106,8 @@ func runContext(run *Run, eng engineFacts) (items []ContextItem, missing []strin
 		if w.Endpoint != "" {
 			add("Endpoint", "/v1/"+strings.TrimPrefix(w.Endpoint, "/v1/"))
 		}
-		need("Prompt tokens", describeDist(w.Prompt))
-		need("Output tokens", describeDist(w.Output))
+		need("Prompt tokens", w.Prompt.String())
+		need("Output tokens", w.Output.String())
 		if !w.FixedOutput {
 			add("Output length", strings.TrimSuffix("not fixed: "+w.FixedOutputNote, ": "))
 		}
@@ -161,22 +161,4 @@ func uniqueJoin(vals []string) string {
 		}
 	}
 	return strings.Join(out, ", ")
-}
-
-func describeDist(d rundir.Dist) string {
-	switch d.Kind {
-	case "":
-		return ""
-	case "fixed":
-		return fmt.Sprintf("%.0f (fixed)", d.Mean)
-	default:
-		s := fmt.Sprintf("%s, mean %.0f", d.Kind, d.Mean)
-		if d.StdDev > 0 {
-			s += fmt.Sprintf(", sd %.0f", d.StdDev)
-		}
-		if d.Max > 0 {
-			s += fmt.Sprintf(", range %d..%d", d.Min, d.Max)
-		}
-		return s
-	}
 }

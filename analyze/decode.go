@@ -206,7 +206,7 @@ func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpe
 	rc.Ratio = rc.IntensityFLOPPerByte / d.RidgeFLOPPerByte
 	approx := ""
 	if rc.Approximate {
-		approx = " (intensity ≈ batch, the seed's approximation for 16-bit weights; give --model-config for the model's own)"
+		approx = " (intensity ≈ batch, an approximation that holds for 16-bit weights; give --model-config for the model's own)"
 	}
 	switch {
 	case knees.TPOTKneeLevel < 0:

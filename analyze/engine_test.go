@@ -69,9 +69,10 @@ func TestRunContextFromServerLog(t *testing.T) {
 	if c := ra.Sweep.Cost; c == nil || c.GPUs != 8 {
 		t.Errorf("cost GPUs %+v, want 8 from the log's tensor_parallel_size", c)
 	}
-	// The engine named only by the log still picks its KV fixes.
-	if kv := finding(ra.Sweep.Diagnosis, WallKVCache); !strings.Contains(strings.Join(kv.Fixes, " "), "--gpu-memory-utilization") {
-		t.Errorf("kv fixes %q, want vLLM's", kv.Fixes)
+	// The engine named only by the log still picks its fixes' flags.
+	eng, _ := contextOf(ra, "Engine")
+	if fs := fixesFor(Wall{Kind: WallKVCache}, eng.Value, nil, OperatingPoint{}); !hasFix(fs, FixMoreKVMemory, "--gpu-memory-utilization") {
+		t.Errorf("kv fixes for engine %q: %+v, want vLLM's", eng.Value, fs)
 	}
 }
 
@@ -125,8 +126,8 @@ func TestRunContextFlagshipExample(t *testing.T) {
 	if strings.Contains(missing, "DType") || !strings.Contains(missing, "Quantization") {
 		t.Errorf("missing context %q: want Quantization, not DType", missing)
 	}
-	if kv := finding(ra.Sweep.Diagnosis, WallKVCache); !strings.Contains(strings.Join(kv.Fixes, " "), "--kv-blocks") {
-		t.Errorf("transformers-cb kv fixes %q lack --kv-blocks", kv.Fixes)
+	if fs := fixesFor(Wall{Kind: WallKVCache}, "transformers-cb", nil, OperatingPoint{}); !hasFix(fs, FixMoreKVMemory, "--kv-blocks") {
+		t.Errorf("transformers-cb kv fixes %+v lack --kv-blocks", fs)
 	}
 }
 

@@ -65,7 +65,7 @@ func InspectLog(path string, opts serverlog.Options) (*LogInspection, error) {
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
-	z.SetCounts(s.Counts(), s.SyntaxErrors())
+	z.SetScanner(s)
 	li := &LogInspection{File: file, Options: opts, Summary: z.Summary(), ClockLines: len(offsets)}
 	if li.Summary.Engine == serverlog.EngineUnknown {
 		li.Summary.Engine = s.Engine()

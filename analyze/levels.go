@@ -13,10 +13,13 @@ import (
 
 // requestTiming is what the statistics need of one measured request.
 type requestTiming struct {
-	row          *rundir.RequestRow
-	ok           bool
-	ttftS, e2eS  float64 // NaN when unknown
-	tpotS        float64 // NaN when fewer than two tokens
+	row         *rundir.RequestRow
+	ok          bool
+	ttftS, e2eS float64 // NaN when unknown
+	tpotS       float64 // NaN when fewer than two tokens
+	// slotWaitS is the open-loop wait from the intended send time to the
+	// send (a free slot under the concurrency cap); 0 in a closed loop.
+	slotWaitS    float64
 	outputTokens int64
 	promptTokens int64
 	itlS         []float64 // gaps between consecutive text chunks
@@ -131,6 +134,9 @@ func timeRequest(r *rundir.RequestRow, toks []rundir.TokenRow, counting *tokenCo
 	t := requestTiming{row: r, ok: true, ttftS: math.NaN(), tpotS: math.NaN()}
 	counting.ok++
 	t.e2eS = float64(r.EndNS-r.SendNS) / 1e9
+	if r.IntendedSendNS > 0 && r.IntendedSendNS < r.SendNS {
+		t.slotWaitS = float64(r.SendNS-r.IntendedSendNS) / 1e9
+	}
 	n := r.ClientChunks
 	if r.ServerCompletionTokens != nil {
 		counting.server++
@@ -236,7 +242,6 @@ func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 	if ls.TTFT != nil && ls.TTFT.P50S > 0 {
 		ls.TTFTP99OverP50 = ls.TTFT.P99S / ls.TTFT.P50S
 	}
-	ls.Warnings = append(ls.Warnings, sampleSizeWarnings(ls, ps)...)
 
 	b := stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
 	if iv, ok := b.Percentile(ttft, 50); ok {
@@ -277,27 +282,6 @@ func (l *Latency) Quantile(p float64) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// sampleSizeWarnings names the percentiles that rest on too few requests.
-func sampleSizeWarnings(ls *LevelStats, ps []float64) []string {
-	if ls.TTFT == nil {
-		return nil
-	}
-	n := ls.TTFT.N
-	var thin []string
-	need := 0
-	for _, p := range ps {
-		if m := stats.MinSamples(p); n < m {
-			thin = append(thin, "p"+formatPct(p))
-			need = max(need, m)
-		}
-	}
-	if len(thin) == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("%s of TTFT, TPOT and E2E rest on %d requests, so they are the largest value seen, not a tail estimate; run at least %d measured requests per level",
-		strings.Join(thin, ", "), n, need)}
 }
 
 func formatPct(p float64) string {
@@ -404,7 +388,6 @@ func levelStatsFromImport(rows []rundir.LevelStatsRow, set Settings) []LevelStat
 		if r.PercentileMethod != "" && r.PercentileMethod != stats.PercentileMethod {
 			ls.Warnings = append(ls.Warnings, "percentiles as the source computed them: "+r.PercentileMethod)
 		}
-		ls.Warnings = append(ls.Warnings, sampleSizeWarnings(&ls, []float64{99})...)
 		out = append(out, ls)
 	}
 	return out
@@ -443,4 +426,27 @@ func (l *Latency) add(p, v float64) {
 	case 99:
 		l.P99S = v
 	}
+}
+
+// samplesOf collects each level's per-request TPOT and TTFT (from the
+// intended send time: TTFT plus the wait for a free slot) for the interval
+// decisions.
+func samplesOf(timings map[int][]requestTiming) map[int]levelSamples {
+	out := map[int]levelSamples{}
+	for li, ts := range timings {
+		var s levelSamples
+		for _, t := range ts {
+			if !t.ok {
+				continue
+			}
+			if !math.IsNaN(t.tpotS) {
+				s.tpot = append(s.tpot, t.tpotS)
+			}
+			if !math.IsNaN(t.ttftS) {
+				s.ttft = append(s.ttft, t.ttftS+t.slotWaitS)
+			}
+		}
+		out[li] = s
+	}
+	return out
 }

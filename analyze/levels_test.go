@@ -58,10 +58,8 @@ func TestLevelStatsKnownAnswers(t *testing.T) {
 	if iv := l.Confidence.TTFTP50S; iv == nil || iv.Low != 0.1 || iv.High != 0.1 {
 		t.Errorf("constant TTFT must give a zero-width interval, got %+v", iv)
 	}
-	// 10 requests cannot carry a p99 or, below 10, a p90.
-	if len(l.Warnings) == 0 || !strings.Contains(l.Warnings[0], "p99") || !strings.Contains(l.Warnings[0], "100") {
-		t.Errorf("want a p99 sample-size warning naming 100 requests, got %q", l.Warnings)
-	}
+	// 10 requests cannot carry a p99 or, below 10, a p90: the data say so
+	// (the report footnotes it once per table, not once per level).
 	for _, q := range l.TTFT.Percentiles {
 		if want := q.Percentile < 99; q.Reliable != want {
 			t.Errorf("p%v reliable = %v with n=10", q.Percentile, q.Reliable)

@@ -20,6 +20,10 @@ type APIPrice struct {
 	SourceURL        string  `json:"source_url" yaml:"source_url"`
 	Verified         bool    `json:"verified" yaml:"verified"`
 	Note             string  `json:"note,omitempty" yaml:"note"`
+	// ActiveParamsB is the model's active parameters per token, in
+	// billions (all of them for a dense model); 0 when not stated. It
+	// finds the nearest API model for a run whose own model has no price.
+	ActiveParamsB float64 `json:"active_params_b,omitempty" yaml:"active_params_b"`
 }
 
 // GPUHourPrice is a named hourly GPU price, for --gpu-preset.
@@ -98,7 +102,7 @@ func ParsePrices(data []byte) (*PriceTable, error) {
 func LoadPrices(path string) (*PriceTable, string, error) {
 	t, err := BuiltinPrices()
 	if err != nil || path == "" {
-		return t, "built in (analyze/prices.yaml)", err
+		return t, "built in (headroom prices lists it)", err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

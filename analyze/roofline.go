@@ -2,12 +2,13 @@ package analyze
 
 import (
 	"fmt"
-	"sort"
+
+	"github.com/headroom-llm/headroom/roofline"
 )
 
 // KneeFraction is the seed's definition of the compute knee: the smallest
 // batch whose throughput reaches this fraction of the peak.
-const KneeFraction = 0.9
+const KneeFraction = roofline.KneeFraction
 
 // Roofline is the hardware ceiling measured by a probe.
 type Roofline struct {
@@ -52,74 +53,54 @@ type BandwidthPoint struct {
 	BytesPerS   float64 `json:"bytes_per_s"`
 }
 
-// roofline builds the roofline of one device of a probe run. Peak,
-// bandwidth, ridge and knee follow the seed's script 01: peak is the best
-// measured GEMM, bandwidth the best measured copy, ridge = peak/bandwidth,
-// knee the smallest batch at >= 90% of peak.
-func roofline(run *Run, device int32) (*Roofline, error) {
-	var pts []RooflinePoint
-	rl := &Roofline{}
-	for _, g := range run.GEMM {
-		if g.Device != device || !soloMode(g.Mode) {
-			continue
-		}
-		pts = append(pts, RooflinePoint{
-			Batch: g.Batch, Intensity: g.Intensity, FLOPPerS: g.FLOPPerS,
-			TimeS: g.TimeMedianS, TimeMinS: g.TimeMinS, TimeMaxS: g.TimeMaxS,
-		})
-		rl.DType, rl.K, rl.N = g.DType, int(g.K), int(g.N)
-		if g.FLOPPerS > rl.PeakFLOPPerS {
-			rl.PeakFLOPPerS, rl.PeakBatch = g.FLOPPerS, int(g.Batch)
-		}
-	}
-	if len(pts) == 0 {
+// probeRoofline builds the roofline of one device of a probe run. Peak,
+// bandwidth, ridge and knee are the manifest's, which the probe wrote by
+// the rule of package roofline (the seed's script 01); a run whose
+// manifest lacks them (older runs, hand-made ones) gets them from its
+// tables by the same rule. The points come from the tables.
+func probeRoofline(run *Run, device int32) (*Roofline, error) {
+	rf := roofline.Compute(run.GEMM, run.Bandwidth, roofline.Select{Device: device})
+	if len(rf.GEMM) == 0 {
 		return nil, fmt.Errorf("%s: no GEMM rows for device %d", run.Dir, device)
 	}
-	for _, b := range run.Bandwidth {
-		if b.Device != device || !soloMode(b.Mode) {
-			continue
-		}
-		rl.Bandwidths = append(rl.Bandwidths, BandwidthPoint{Method: b.Method, BufferBytes: b.BufferBytes, BytesPerS: b.BytesPerS})
-		// The slope is copy bandwidth (bytes read plus bytes written), as the
-		// seed's script 01 measures it; a read-only kernel moves half the
-		// bytes per byte of buffer and is listed, not used.
-		if b.BytesPerCall < 2*float64(b.BufferBytes) {
-			continue
-		}
-		if b.BytesPerS > rl.BandwidthBytesPerS {
-			rl.BandwidthBytesPerS, rl.BandwidthMethod = b.BytesPerS, b.Method
-		}
+	rl := &Roofline{
+		DType: rf.DType, K: int(rf.K), N: int(rf.N),
+		PeakFLOPPerS: rf.PeakFLOPPerS, PeakBatch: int(rf.PeakBatch),
+		BandwidthBytesPerS: rf.BandwidthBytesPerS, BandwidthMethod: rf.BandwidthMethod,
+		RidgeFLOPPerByte: rf.RidgeFLOPPerByte, KneeBatch: int(rf.KneeBatch),
 	}
-	if rl.BandwidthBytesPerS <= 0 {
-		return nil, fmt.Errorf("%s: no bandwidth rows for device %d", run.Dir, device)
-	}
-	rl.RidgeFLOPPerByte = rl.PeakFLOPPerS / rl.BandwidthBytesPerS
-	sort.Slice(pts, func(i, j int) bool { return pts[i].Batch < pts[j].Batch })
-	for i := range pts {
-		p := &pts[i]
-		p.FractionPeak = p.FLOPPerS / rl.PeakFLOPPerS
-		p.AttainableFLOPPerS = min(rl.PeakFLOPPerS, p.Intensity*rl.BandwidthBytesPerS)
-		if rl.KneeBatch == 0 && p.FLOPPerS >= KneeFraction*rl.PeakFLOPPerS {
-			rl.KneeBatch = int(p.Batch)
-		}
-	}
-	rl.Points = pts
 	if m := run.Manifest; m != nil {
 		for _, g := range m.GPUs {
 			if g.Index == int(device) {
 				rl.GPU = g.Name
 			}
 		}
-		if m.Probe != nil {
-			rl.Validated, rl.Throttled = m.Probe.Validated, m.Probe.Throttled
-			rl.ClocksBelowBase, rl.Busy = m.Probe.ClocksBelowBase, m.Probe.Busy
+		if p := m.Probe; p != nil {
+			rl.Validated, rl.Throttled = p.Validated, p.Throttled
+			rl.ClocksBelowBase, rl.Busy = p.ClocksBelowBase, p.Busy
+			if p.PeakFLOPPerS > 0 && p.BandwidthBytesPerS > 0 && p.RidgeFLOPPerByte > 0 && (len(p.Devices) == 0 || p.Devices[0] == int(device)) {
+				rl.PeakFLOPPerS, rl.PeakBatch = p.PeakFLOPPerS, p.PeakBatch
+				rl.BandwidthBytesPerS, rl.BandwidthMethod = p.BandwidthBytesPerS, p.BandwidthMethod
+				rl.RidgeFLOPPerByte = p.RidgeFLOPPerByte
+				if p.KneeBatch > 0 { // absent in runs that did not reach it, or predate it
+					rl.KneeBatch = p.KneeBatch
+				}
+			}
 		}
+	}
+	if rl.BandwidthBytesPerS <= 0 {
+		return nil, fmt.Errorf("%s: no bandwidth rows for device %d", run.Dir, device)
+	}
+	for _, b := range rf.Bandwidth {
+		rl.Bandwidths = append(rl.Bandwidths, BandwidthPoint{Method: b.Method, BufferBytes: b.BufferBytes, BytesPerS: b.BytesPerS})
+	}
+	for _, g := range rf.GEMM {
+		rl.Points = append(rl.Points, RooflinePoint{
+			Batch: g.Batch, Intensity: g.Intensity, FLOPPerS: g.FLOPPerS,
+			TimeS: g.TimeMedianS, TimeMinS: g.TimeMinS, TimeMaxS: g.TimeMaxS,
+			FractionPeak:       g.FLOPPerS / rl.PeakFLOPPerS,
+			AttainableFLOPPerS: min(rl.PeakFLOPPerS, g.Intensity*rl.BandwidthBytesPerS),
+		})
 	}
 	return rl, nil
 }
-
-// soloMode reports whether a probe row measured the GPU alone. Rows from
-// `probe --devices all` measured with every GPU busy at once are for the
-// agreement check, not the ceiling. Runs written before the mode column
-// was added leave it empty.
-func soloMode(mode string) bool { return mode == "" || mode == "solo" }

@@ -31,6 +31,9 @@ func LogSummary(w io.Writer, li *analyze.LogInspection) error {
 	}
 	if s.Generation != "" {
 		eng += ", engine " + s.Generation
+		if s.GenerationInferred {
+			eng += " (from the shape of its lines)"
+		}
 	}
 	row("engine", eng)
 	if s.Version != "" {

@@ -76,16 +76,15 @@ func TestGoldenSweepReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweep := p.Runs[1]
-	for _, s := range sweep.Sections {
+	for _, s := range p.allSections() {
 		if s.Missing != "" {
-			t.Errorf("sweep run: section %q says %q, but the fixture has its data", s.Title, s.Missing)
+			t.Errorf("section %q says %q, but the fixture has its data", s.Title, s.Missing)
 		}
 	}
-	// The three panels, the roofline with decode, goodput, timeline and
-	// the two telemetry charts.
-	if n := len(chartOrder(page)); n != 1+3+1+1+1+2 {
-		t.Errorf("charts: %d, want 9 (probe roofline; 3 panels, roofline, goodput, timeline, 2 telemetry)", n)
+	// Page one: the three panels and the roofline with decode; the
+	// sweep's details: the KV cache and queue and the two telemetry charts.
+	if n := len(chartOrder(page)); n != 3+1+3 {
+		t.Errorf("charts: %d, want 7 (3 panels, roofline; timeline, 2 telemetry)", n)
 	}
 	text := strings.Join(pd.Text, "\n")
 	for _, want := range []string{
@@ -100,13 +99,13 @@ func TestGoldenSweepReport(t *testing.T) {
 	}
 }
 
-// The sweep report draws in a real browser too: nine charts, a quiet
+// The sweep report draws in a real browser too: seven charts, a quiet
 // console, no request.
 func TestBrowserRendersSweepReport(t *testing.T) {
 	rep := sweepReport(t, sweepFixture{}, true)
 	res := checkInBrowser(t, rep)
-	if len(res.Boxes) != 9 {
-		t.Errorf("found %d chart elements, want 9", len(res.Boxes))
+	if len(res.Boxes) != 7 {
+		t.Errorf("found %d chart elements, want 7", len(res.Boxes))
 	}
 }
 
@@ -133,13 +132,13 @@ func TestRepeatedRuns(t *testing.T) {
 		t.Fatalf("the analyzer found %d repeat groups in two identical sweeps, want 1", len(rep.Repeats))
 	}
 	md, page := renderBoth(t, rep)
-	for _, want := range []string{"## Repeated runs", "## Run 1: ", "## Run 2: ", "| Concurrency | Runs | TTFT p50 | TPOT p50 | Output tok/s |"} {
+	for _, want := range []string{"### Repeated runs", "## Run 1 details: ", "## Run 2 details: ", "| Concurrency | Runs | TTFT p50 | TPOT p50 | Output tok/s |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
 	text := strings.Join(parsePage(t, page).Text, "\n")
-	if !strings.Contains(text, "Repeated runs") || strings.Count(text, "Throughput, TPOT and TTFT against concurrency") < 4 {
+	if !strings.Contains(text, "Repeated runs") || strings.Count(text, "Per level: throughput, latency, goodput, roofline gap, server") < 4 {
 		t.Errorf("report.html lacks the repeats table or a run's sweep section")
 	}
 }

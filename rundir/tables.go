@@ -15,6 +15,7 @@ const (
 	TableClientSamples  = "client_samples"
 	TableServerLogLines = "server_log_lines"
 	TableLevelStats     = "level_stats"
+	TableServerCPU      = "server_cpu"
 )
 
 // ProbeGEMMRow is one GEMM shape of the probe: (batch, k) @ (k, n), timed
@@ -154,6 +155,29 @@ type ClientSampleRow struct {
 	CPUs        int32   `parquet:"cpus"`         // GOMAXPROCS
 	OpenStreams int64   `parquet:"open_streams"`
 	SendLagMaxS float64 `parquet:"send_lag_max_s"` // largest actual-minus-intended send since the last sample
+	// CPUWaitS is the cumulative time the process's threads were runnable
+	// but waiting for a core (/proc schedstat); null when the kernel does
+	// not report it, and in runs recorded before the column existed.
+	CPUWaitS *float64 `parquet:"cpu_wait_s"`
+}
+
+// ServerCPURow is one sample of one thread of the serving engine's
+// processes (the process the sweep started or found listening on the
+// server's port, and its descendants), read from /proc when the server
+// runs on the sweep's host. Times are cumulative seconds: RunS and WaitS
+// are schedstat's time on a CPU and time runnable but waiting for one, so
+// (ΔRunS + ΔWaitS) / Δt is how much CPU the thread wanted, whatever else
+// the host ran.
+type ServerCPURow struct {
+	TimeNS     int64   `parquet:"time_ns"`
+	PID        int32   `parquet:"pid"`
+	TID        int32   `parquet:"tid"`
+	Thread     string  `parquet:"thread"` // the thread's name (comm)
+	CPUUserS   float64 `parquet:"cpu_user_s"`
+	CPUSystemS float64 `parquet:"cpu_system_s"`
+	RunS       float64 `parquet:"run_s"`
+	WaitS      float64 `parquet:"wait_s"`
+	HostCPUs   int32   `parquet:"host_cpus"` // online CPUs of the host
 }
 
 // ServerLogLineRow maps a line of server.log (1-based) to the time the

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // DefaultQuantiles are the quantiles Extract computes when Options leave
@@ -227,7 +229,7 @@ func histogramQuantiles(q Quantity, family string, buckets, sums []Sample, qs []
 	groups := map[string]*group{}
 	var warns []string
 	for _, s := range buckets {
-		rest, le := withoutLabel(s.Labels, "le")
+		rest, le := withoutLabel(s.Labels, rundir.BucketLabel)
 		bound, err := strconv.ParseFloat(le, 64)
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("%s_bucket{%s}: bad le %q", family, s.Labels, le))

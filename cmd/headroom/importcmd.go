@@ -21,8 +21,8 @@ func newImportCmd() *cobra.Command {
 'headroom report' and 'headroom compare' read like headroom's own runs.
 
 Formats (detected from the content, not the name):
-  roofline_<GPU>.json          the seed's roofline probe (script 01)
-  serving_sweep.json           the seed's serving sweep (script 02)
+  roofline_<GPU>.json          a PyTorch roofline probe's result (bandwidth, GEMM sweep)
+  serving_sweep.json           a Python serving sweep's result (levels, latencies)
   vllm bench serve JSON        --save-result, with --save-detailed for per-request
                                times; several results (--append-result) are levels
   AIPerf artifact directory    profile_export.jsonl (per request), with the load

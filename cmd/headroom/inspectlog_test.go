@@ -116,7 +116,7 @@ func TestInspectLogRunDir(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, w := range []string{"engine                   vllm\n", "2024-10-28 11:16:34 UTC .. 2024-10-28 11:16:39 UTC", "lines arrived 1.5s after their stamp (median of 2)", "waiting max              98"} {
+	for _, w := range []string{"engine                   vllm, engine V0 (from the shape of its lines)\n", "2024-10-28 11:16:34 UTC .. 2024-10-28 11:16:39 UTC", "lines arrived 1.5s after their stamp (median of 2)", "waiting max              98"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/headroom-llm/headroom/collect/sweep"
+	"github.com/headroom-llm/headroom/internal/termsafe"
 	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/slo"
 )
@@ -93,8 +94,7 @@ func newSweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Sweep concurrency (or arrival rate) against an OpenAI-compatible server",
 		Long: `Sweep streams requests to an OpenAI-compatible server (vLLM, SGLang,
-llama.cpp, Ollama, TGI) at rising concurrency, as the seed's script 02 does,
-and records every request and every streamed chunk with the time it arrived,
+llama.cpp, Ollama, TGI) at rising concurrency and records every request and every streamed chunk with the time it arrived,
 the server's /metrics every second, GPU telemetry when the server is on this
 host, and the server's log (--server-log or --server-cmd) into a run
 directory. Ctrl-C stops within a second and keeps a valid partial run.
@@ -107,13 +107,19 @@ See docs/sweep.md for every flag, the definitions (TTFT, ITL, TPOT) and
 the caveats.`,
 		Args:        exactArgs(0),
 		Annotations: map[string]string{"aliases": aliasNames()},
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if err := f.compat.apply(cmd.Flags(), &f); err != nil {
 				return usageError{err}
 			}
 			if !cmd.Flags().Changed("api-key") {
 				f.apiKey = os.Getenv("OPENAI_API_KEY")
 			}
+			// Whatever fails, the message printed holds no secret of the flags.
+			secrets := sweep.KnownSecrets(f.baseURL, f.apiKey, f.serverCmd, append([]string{f.label, f.description}, f.tags...)...)
+			for _, h := range f.headers {
+				secrets.Add(h[1])
+			}
+			defer func() { err = secrets.Error(err) }()
 			if f.resume != "" {
 				var bad []string
 				cmd.Flags().Visit(func(fl *pflag.Flag) {
@@ -249,10 +255,22 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concu
 	if out == "" {
 		out = "runs/sweep-" + time.Now().UTC().Format("20060102T150405Z")
 	}
-	run, err := s.Record(ctx, out)
+	// An s3:// run is written here and mirrored as it is written.
+	o, err := newRunOutput(ctx, out)
+	if err != nil {
+		return err
+	}
+	run, err := s.Record(ctx, o.dir)
 	pr.finish()
+	uerr := o.finish()
+	if run != nil && o.remote != "" {
+		run.Dir = o.remote
+		if uerr != nil {
+			run.Dir = o.dir
+		}
+	}
 	printSweepEnd(stdout, stderr, run)
-	return err
+	return errors.Join(err, uerr)
 }
 
 // resumeSweep continues the interrupted sweep in f.resume with the
@@ -323,8 +341,43 @@ func printSweepEnd(stdout, stderr io.Writer, run *rundir.Run) {
 		if !run.Manifest.Complete {
 			next += " (or headroom sweep --resume " + run.Dir + ")"
 		}
+		disk, written := onDisk(run)
+		if !written {
+			fmt.Fprintf(stdout, "%s: %s run, but not all of it could be written; on disk: %s\n", run.Dir, state, disk)
+			return
+		}
+		if !run.Manifest.Complete {
+			state += "; on disk: " + disk
+		}
 		fmt.Fprintf(stdout, "wrote %s: %s run; next: %s\n", run.Dir, state, next)
 	}
+}
+
+// onDisk says what the run directory holds, read back: the levels whose
+// rows are on disk, and whether the manifest there is the run's last word.
+// A write that failed (the open-files limit, a full disk) shows here, not
+// in what the sweep meant to write.
+func onDisk(run *rundir.Run) (summary string, written bool) {
+	levels, lerr := rundir.ReadTable[rundir.LevelRow](run.Dir, rundir.TableLevels)
+	complete, requests := 0, int64(0)
+	for _, l := range levels {
+		if l.Complete {
+			complete++
+			requests += l.Requests
+		}
+	}
+	summary = fmt.Sprintf("%d complete levels, %d measured requests", complete, requests)
+	if lerr != nil {
+		summary = "the levels table does not read back (" + lerr.Error() + ")"
+	}
+	m, err := rundir.ReadManifest(run.Dir)
+	switch {
+	case err != nil:
+		return summary + "; the manifest does not read back (" + err.Error() + ")", false
+	case m.Complete != run.Manifest.Complete || (m.Stopped == nil) != (run.Manifest.Stopped == nil):
+		return summary + "; the manifest there is from before the end (it could not be rewritten)", false
+	}
+	return summary, lerr == nil
 }
 
 // progressPrinter shows one line per level on stderr: redrawn in place on
@@ -351,8 +404,8 @@ type progressPrinter struct {
 }
 
 func newProgressPrinter(w io.Writer) *progressPrinter {
-	p := &progressPrinter{w: w}
-	if f, ok := w.(*os.File); ok {
+	p := &progressPrinter{w: termsafe.Raw(w)} // its own control sequences, and the terminal test
+	if f, ok := p.w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.terminal = true
 		}
@@ -484,7 +537,7 @@ func (p *progressPrinter) println(s string) {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.drawn = false
 	}
-	fmt.Fprintln(p.w, s)
+	fmt.Fprintln(p.w, termsafe.Escape(s)) // p.w is the raw terminal: what s quotes from outside is escaped
 }
 
 func (p *progressPrinter) finish() {

@@ -109,17 +109,18 @@ func TestImportVLLMDetailed(t *testing.T) {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	r0 := reqs[0]
-	if r0.RequestID != "0" || r0.SendNS != ns(start) || val(r0.FirstTokenNS) != ns(start)+100_000_000 ||
+	// Request ids are unique across runs: the run's id, then the tool's.
+	if r0.RequestID != m.RunID+"-0" || r0.SendNS != ns(start) || val(r0.FirstTokenNS) != ns(start)+100_000_000 ||
 		r0.EndNS != ns(start)+170_000_000 || val(r0.ServerCompletionTokens) != 4 || val(r0.ServerPromptTokens) != 100 ||
 		r0.ClientChunks != 4 || r0.Status != rundir.StatusOK {
 		t.Errorf("request 0: %+v", r0)
 	}
 	wantChunks := []int64{ns(start) + 100_000_000, ns(start) + 120_000_000, ns(start) + 140_000_000, ns(start) + 170_000_000}
-	if got := tokensOf(toks, "0"); !slices.Equal(got, wantChunks) {
+	if got := tokensOf(toks, m.RunID+"-0"); !slices.Equal(got, wantChunks) {
 		t.Errorf("chunks of request 0: %v\nwant %v", got, wantChunks)
 	}
 	r2 := reqs[2]
-	if r2.RequestID != "2" || r2.Status != rundir.StatusHTTPError || r2.HTTPStatus != 500 || r2.FirstTokenNS != nil ||
+	if r2.RequestID != m.RunID+"-2" || r2.Status != rundir.StatusHTTPError || r2.HTTPStatus != 500 || r2.FirstTokenNS != nil ||
 		r2.SendNS != ns(start)+170_000_000 || r2.EndNS != ns(start)+220_000_000 || r2.Error != "Internal Server Error" {
 		t.Errorf("request 2: %+v", r2)
 	}
@@ -215,12 +216,12 @@ func TestImportAIPerfArtifactDir(t *testing.T) {
 	for _, r := range reqs {
 		byID[r.RequestID] = r
 	}
-	c := byID["c087da26-5552-4785-958a-cad75c7b22de"]
+	c := byID[m.RunID+"-c087da26-5552-4785-958a-cad75c7b22de"]
 	if c.Status != rundir.StatusCanceled || c.HTTPStatus != 499 || c.SendNS != 1759522419154829652 ||
 		c.Error != "RequestCancellationError: Request was cancelled after 0.000 seconds" {
 		t.Errorf("cancelled record: %+v", c)
 	}
-	r := byID["1ed40a0d-e708-434d-bb8e-fb1b44cb8717"]
+	r := byID[m.RunID+"-1ed40a0d-e708-434d-bb8e-fb1b44cb8717"]
 	send := int64(1759522419159192408)
 	if r.Status != rundir.StatusOK || r.SendNS != send || val(r.FirstTokenNS) != send+1_680_543_782 ||
 		r.EndNS != send+7_936_968_269 || val(r.ServerCompletionTokens) != 193 || val(r.ServerPromptTokens) != 550 || r.ClientChunks != 193 {
@@ -327,13 +328,13 @@ func TestImportGuideLLM03(t *testing.T) {
 		t.Fatalf("levels %+v, %d token rows", levels, len(toks))
 	}
 	r := reqs[0]
-	if r.RequestID != "r0" || r.SendNS != ns(t0) || val(r.FirstTokenNS) != ns(t0)+50_000_000 || r.EndNS != ns(t0)+91_000_000 ||
+	if r.RequestID != run.Manifest.RunID+"-r0" || r.SendNS != ns(t0) || val(r.FirstTokenNS) != ns(t0)+50_000_000 || r.EndNS != ns(t0)+91_000_000 ||
 		val(r.ServerCompletionTokens) != 5 || val(r.ServerPromptTokens) != 128 {
 		t.Errorf("r0: %+v", r)
 	}
 	var errored rundir.RequestRow
 	for _, r := range reqs {
-		if r.RequestID == "r4" {
+		if r.RequestID == run.Manifest.RunID+"-r4" {
 			errored = r
 		}
 	}
@@ -350,7 +351,7 @@ func TestImportGuideLLM04(t *testing.T) {
 		t.Fatalf("tool %q levels %+v", run.Manifest.Source.Tool, levels)
 	}
 	r := reqs[1]
-	if r.RequestID != "n1" || r.SendNS != ns(t0)+500_000_000 || val(r.FirstTokenNS) != ns(t0)+600_000_000 ||
+	if r.RequestID != run.Manifest.RunID+"-n1" || r.SendNS != ns(t0)+500_000_000 || val(r.FirstTokenNS) != ns(t0)+600_000_000 ||
 		r.EndNS != ns(t0)+640_000_000 || val(r.ServerCompletionTokens) != 3 {
 		t.Errorf("n1: %+v", r)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -272,22 +273,12 @@ func newImportManifest(srcs []*sweepSource, opts Options, kind string) (*rundir.
 		m.Label = srcs[0].label
 	}
 	for _, s := range srcs {
-		m.Tags = appendNew(m.Tags, s.tags...)
-		m.Source.Lacks = appendNew(m.Source.Lacks, s.lacks...)
-		m.Notes = appendNew(m.Notes, s.notes...)
-		m.Warnings = appendNew(m.Warnings, s.warnings...)
+		m.Tags = uniq.AppendNonZero(m.Tags, s.tags...)
+		m.Source.Lacks = uniq.AppendNonZero(m.Source.Lacks, s.lacks...)
+		m.Notes = uniq.AppendNonZero(m.Notes, s.notes...)
+		m.Warnings = uniq.AppendNonZero(m.Warnings, s.warnings...)
 	}
 	return m, nil
-}
-
-// appendNew appends the values not already in dst, keeping order.
-func appendNew(dst []string, vals ...string) []string {
-	for _, v := range vals {
-		if v != "" && !slices.Contains(dst, v) {
-			dst = append(dst, v)
-		}
-	}
-	return dst
 }
 
 // httpStatusFromReason maps an HTTP reason phrase ("Bad Request") to its

@@ -159,7 +159,7 @@ func writeSweep(dir string, srcs []*sweepSource, opts Options) (*rundir.Run, err
 		if err := rundir.WriteTable(dir, rundir.TableLevelStats, rows); err != nil {
 			return nil, err
 		}
-	} else if err := writeRequestTables(dir, levels, w.Endpoint); err != nil {
+	} else if err := writeRequestTables(dir, m.RunID, levels, w.Endpoint); err != nil {
 		return nil, err
 	}
 	if err := run.Finish(nil); err != nil {
@@ -200,7 +200,7 @@ func describeLoad(l sourceLevel) string {
 
 // writeRequestTables writes the levels, requests and tokens tables, one
 // part per level for requests and tokens so memory stays bounded by a level.
-func writeRequestTables(dir string, levels []sourceLevel, endpoint string) error {
+func writeRequestTables(dir, runID string, levels []sourceLevel, endpoint string) error {
 	levelRows := make([]rundir.LevelRow, 0, len(levels))
 	for li, l := range levels {
 		lr := rundir.LevelRow{LevelIndex: int32(li), Concurrency: l.concurrency, RateRPS: l.rateRPS, Complete: true}
@@ -208,9 +208,11 @@ func writeRequestTables(dir string, levels []sourceLevel, endpoint string) error
 		reqs := make([]rundir.RequestRow, 0, len(l.requests))
 		var toks []rundir.TokenRow
 		for seq, r := range l.requests {
-			id := r.id
-			if id == "" {
-				id = fmt.Sprintf("l%d-%d", li, seq)
+			// Unique across runs: the run's id, then the tool's own request
+			// id where it kept one (aiperf's x_request_id), else level-seq.
+			id := rundir.RequestID(runID, li, seq)
+			if r.id != "" {
+				id = runID + "-" + r.id
 			}
 			start = min(start, r.sendNS)
 			end = max(end, r.endNS)

@@ -35,7 +35,7 @@ func newServer(t *testing.T) *server {
 		s.bodies = append(s.bodies, body)
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		n := int(body["max_tokens"].(float64))
+		n := min(int(body["max_tokens"].(float64)), 64) // a server stops at its context
 		for i := range n {
 			fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"t%d\",\"finish_reason\":null}]}\n\n", i)
 			w.(http.Flusher).Flush()
@@ -202,5 +202,19 @@ func TestRunPlanner(t *testing.T) {
 		if n != 0 {
 			t.Fatalf("progress says %d levels for a planner without Len", n)
 		}
+	}
+}
+
+// The output length asked comes from input: 2e9 tokens must not size an
+// allocation (it once crashed the process out of memory).
+func TestHugeMaxTokensAllocatesNothing(t *testing.T) {
+	srv := newServer(t)
+	g, err := New(DefaultConfig(srv.URL + "/v1/completions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, tokens := g.Do(context.Background(), Request{Prompt: "x", MaxTokens: 2_000_000_000})
+	if row.Status != rundir.StatusOK || len(tokens) != 64 || cap(tokens) > 1<<16 {
+		t.Errorf("%s %q: %d tokens, capacity %d", row.Status, row.Error, len(tokens), cap(tokens))
 	}
 }

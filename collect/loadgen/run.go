@@ -69,8 +69,9 @@ func (p Plan) Len() int { return len(p) }
 // Run runs the plan's levels in order, sampling the client alongside, and
 // hands every row to sink. Cancelling ctx stops within a moment: requests in
 // flight are cancelled and recorded as such, the level is closed, and
-// Result.Stopped says where. The error is ctx's, ErrMaxErrorRate, or the
-// sink's.
+// Result.Stopped says where ("interrupted"; or "error" with the cause when
+// ctx was cancelled with one, context.WithCancelCause). The error is ctx's,
+// that cause, ErrMaxErrorRate, or the sink's.
 func (g *Generator) Run(ctx context.Context, plan []Level, src Source, sink Sink) (*Result, error) {
 	return g.RunPlanner(ctx, Plan(plan), src, sink)
 }
@@ -112,6 +113,11 @@ func (g *Generator) RunPlanner(ctx context.Context, p Planner, src Source, sink 
 		if err != nil {
 			li := l.Index
 			switch {
+			case ctx.Err() != nil && stoppedFor(ctx) != nil:
+				// The caller stopped the run for a reason of its own (the
+				// server it started exited): an error, not an interruption.
+				err = stoppedFor(ctx)
+				res.Stopped = &rundir.Stopped{Reason: "error", Phase: "sweep", Level: &li, Error: err.Error()}
 			case ctx.Err() != nil:
 				res.Stopped = &rundir.Stopped{Reason: "interrupted", Phase: "sweep", Level: &li}
 				err = ctx.Err()
@@ -123,6 +129,16 @@ func (g *Generator) RunPlanner(ctx context.Context, p Planner, src Source, sink 
 			return res, err
 		}
 	}
+}
+
+// stoppedFor is the cause a context was cancelled with
+// (context.WithCancelCause), when it is not plain cancellation or a deadline.
+func stoppedFor(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if cause == nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		return nil
+	}
+	return cause
 }
 
 // RunLevel runs one level and returns its row, for a caller that decides

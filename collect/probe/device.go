@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/cuda/nvml"
+	"github.com/headroom-llm/headroom/roofline"
 )
 
 // memoryReserveBytes is left free when sizing the bandwidth buffers: the
@@ -109,24 +110,23 @@ func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 	return r.res, nil
 }
 
-// summarizeDevice derives the roofline numbers from the points, exactly as
-// the seed's script does: peak is the highest TFLOP/s, bandwidth the best
-// copy, ridge = peak / bandwidth, knee the smallest B at ≥ 90% of peak.
+// summarizeDevice derives the roofline numbers from the points (see
+// DeviceResult.roofline).
 func summarizeDevice(d *DeviceResult, kneeFraction float64) {
-	d.PeakTFLOPS, d.PeakBatch = Peak(d.GEMM)
-	d.KneeBatch = Knee(d.GEMM, kneeFraction)
-	d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes, d.ReadBandwidthGBps = 0, "", 0, 0
-	for _, p := range d.Bandwidth {
-		if p.ReadOnly {
-			d.ReadBandwidthGBps = max(d.ReadBandwidthGBps, p.GBps)
-		} else if p.GBps > d.BandwidthGBps {
-			d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes = p.GBps, p.Method, p.BufferBytes
-		}
-	}
-	d.RidgeFLOPsPerByte = 0
-	if d.BandwidthGBps > 0 && d.PeakTFLOPS > 0 {
-		d.RidgeFLOPsPerByte = Ridge(d.PeakTFLOPS, d.BandwidthGBps)
-	}
+	rl := d.roofline(kneeFraction)
+	d.PeakTFLOPS, d.PeakBatch, d.KneeBatch = rl.PeakFLOPPerS/1e12, int(rl.PeakBatch), int(rl.KneeBatch)
+	d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes = rl.BandwidthBytesPerS/1e9, rl.BandwidthMethod, uint64(rl.BandwidthBufferBytes)
+	d.ReadBandwidthGBps, d.RidgeFLOPsPerByte = rl.ReadBandwidthBytesPerS/1e9, rl.RidgeFLOPPerByte
+}
+
+// roofline applies the rule package roofline holds (the seed's script 01)
+// to the rows this device's points become: peak is the highest throughput,
+// bandwidth the best copy, ridge = peak / bandwidth, knee the smallest B
+// at kneeFraction of the peak.
+func (d *DeviceResult) roofline(kneeFraction float64) *roofline.Roofline {
+	return roofline.Compute(d.gemmRows(), d.bandwidthRows(), roofline.Select{
+		Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), KneeFraction: kneeFraction,
+	})
 }
 
 func (r *deviceRun) bandwidth(ctx context.Context) (err error) {

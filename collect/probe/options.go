@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/cuda"
+	"github.com/headroom-llm/headroom/roofline"
 )
 
 // Defaults of the probe; each has an Option to change it.
@@ -28,7 +29,7 @@ const (
 	// DefaultMaxCallsPerRepeat bounds the calls in one window.
 	DefaultMaxCallsPerRepeat = 20000
 	// DefaultKneeFraction is the seed's knee: the smallest B reaching 90% of peak.
-	DefaultKneeFraction = 0.9
+	DefaultKneeFraction = roofline.KneeFraction
 	// DefaultDisagreementFraction is the seed's hygiene rule: identical
 	// cards that differ by more than a few percent have a power or thermal
 	// problem.

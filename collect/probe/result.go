@@ -15,6 +15,8 @@ type Result struct {
 	CUBLASPath        string
 
 	K, N int // the GEMM's inner and output dimensions
+	// KneeFraction of the peak defines each device's knee.
+	KneeFraction float64
 
 	// Devices holds one result per GPU probed on its own.
 	Devices []DeviceResult

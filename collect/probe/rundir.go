@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/headroom-llm/headroom/cuda/nvml"
+	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -21,20 +22,26 @@ func (r *Result) allDevices() []DeviceResult {
 func (r *Result) GEMMRows() []rundir.ProbeGEMMRow {
 	var rows []rundir.ProbeGEMMRow
 	for _, d := range r.allDevices() {
-		for _, p := range d.GEMM {
-			if len(p.RepeatTimesMS) == 0 {
-				continue // validated but not timed (the probe stopped there)
-			}
-			rows = append(rows, rundir.ProbeGEMMRow{
-				Device: int32(d.GPU.Ordinal), Mode: string(d.Mode),
-				Batch: int64(p.Batch), K: int64(p.K), N: int64(p.N), DType: DType,
-				FLOP: p.FLOPs, Bytes: p.Bytes, Intensity: p.Intensity,
-				Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
-				TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
-				FLOPPerS:  p.TFLOPS * 1e12,
-				MaxRelErr: p.Validation.MaxRelError,
-			})
+		rows = append(rows, d.gemmRows()...)
+	}
+	return rows
+}
+
+func (d *DeviceResult) gemmRows() []rundir.ProbeGEMMRow {
+	var rows []rundir.ProbeGEMMRow
+	for _, p := range d.GEMM {
+		if len(p.RepeatTimesMS) == 0 {
+			continue // validated but not timed (the probe stopped there)
 		}
+		rows = append(rows, rundir.ProbeGEMMRow{
+			Device: int32(d.GPU.Ordinal), Mode: string(d.Mode),
+			Batch: int64(p.Batch), K: int64(p.K), N: int64(p.N), DType: DType,
+			FLOP: p.FLOPs, Bytes: p.Bytes, Intensity: p.Intensity,
+			Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
+			TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
+			FLOPPerS:  p.TFLOPS * 1e12,
+			MaxRelErr: p.Validation.MaxRelError,
+		})
 	}
 	return rows
 }
@@ -43,15 +50,21 @@ func (r *Result) GEMMRows() []rundir.ProbeGEMMRow {
 func (r *Result) BandwidthRows() []rundir.ProbeBandwidthRow {
 	var rows []rundir.ProbeBandwidthRow
 	for _, d := range r.allDevices() {
-		for _, p := range d.Bandwidth {
-			rows = append(rows, rundir.ProbeBandwidthRow{
-				Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), Method: p.Method,
-				BufferBytes: int64(p.BufferBytes), BytesPerCall: float64(p.BytesPerCall),
-				Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
-				TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
-				BytesPerS: p.GBps * 1e9,
-			})
-		}
+		rows = append(rows, d.bandwidthRows()...)
+	}
+	return rows
+}
+
+func (d *DeviceResult) bandwidthRows() []rundir.ProbeBandwidthRow {
+	var rows []rundir.ProbeBandwidthRow
+	for _, p := range d.Bandwidth {
+		rows = append(rows, rundir.ProbeBandwidthRow{
+			Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), Method: p.Method,
+			BufferBytes: int64(p.BufferBytes), BytesPerCall: float64(p.BytesPerCall),
+			Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
+			TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
+			BytesPerS: p.GBps * 1e9,
+		})
 	}
 	return rows
 }
@@ -105,7 +118,7 @@ func (r *Result) ManifestProbe() *rundir.Probe {
 	p := &rundir.Probe{DType: DType, K: r.K, N: r.N}
 	validated := len(r.Devices) > 0
 	for _, d := range r.allDevices() {
-		p.Devices = appendOnce(p.Devices, d.GPU.Ordinal)
+		p.Devices = uniq.Append(p.Devices, d.GPU.Ordinal)
 		p.Throttled = p.Throttled || d.Throttled
 		p.Busy = p.Busy || d.Busy
 		p.ClocksBelowBase = p.ClocksBelowBase || d.ClocksBelowBase
@@ -121,21 +134,12 @@ func (r *Result) ManifestProbe() *rundir.Probe {
 	}
 	p.Validated = validated
 	if len(r.Devices) > 0 {
-		d := r.Devices[0]
-		p.PeakFLOPPerS, p.PeakBatch = d.PeakTFLOPS*1e12, d.PeakBatch
-		p.BandwidthBytesPerS, p.BandwidthMethod = d.BandwidthGBps*1e9, d.BandwidthMethod
-		p.RidgeFLOPPerByte, p.KneeBatch = d.RidgeFLOPsPerByte, d.KneeBatch
+		rl := r.Devices[0].roofline(r.KneeFraction)
+		p.PeakFLOPPerS, p.PeakBatch = rl.PeakFLOPPerS, int(rl.PeakBatch)
+		p.BandwidthBytesPerS, p.BandwidthMethod = rl.BandwidthBytesPerS, rl.BandwidthMethod
+		p.RidgeFLOPPerByte, p.KneeBatch = rl.RidgeFLOPPerByte, int(rl.KneeBatch)
 	}
 	return p
-}
-
-func appendOnce(xs []int, x int) []int {
-	for _, y := range xs {
-		if y == x {
-			return xs
-		}
-	}
-	return append(xs, x)
 }
 
 // WriteTo writes the probe tables into run and fills the manifest's

@@ -28,11 +28,11 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, "  read-only        %.0f GB/s\n", d.ReadBandwidthGBps)
 		fmt.Fprintf(&b, "  peak observed    %.1f TFLOP/s  (B=%d)\n", d.PeakTFLOPS, d.PeakBatch)
 		fmt.Fprintf(&b, "  empirical ridge  %.0f FLOP/byte\n", d.RidgeFLOPsPerByte)
+		knee := "not reached"
 		if d.KneeBatch > 0 {
-			fmt.Fprintf(&b, "  90%% of peak at   batch %d\n", d.KneeBatch)
-		} else {
-			fmt.Fprintf(&b, "  90%% of peak at   not reached\n")
+			knee = fmt.Sprintf("batch %d", d.KneeBatch)
 		}
+		fmt.Fprintf(&b, "  %.0f%% of peak at   %s\n", 100*r.KneeFraction, knee)
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)

@@ -255,6 +255,9 @@ func customRecord(row map[string]json.RawMessage) (datasetRecord, error) {
 	if v.OutputTokens < 0 || v.MaxTokens < 0 || v.PromptTokens < 0 {
 		return datasetRecord{}, errors.New("token counts must not be negative")
 	}
+	if v.OutputTokens > MaxTokens || v.MaxTokens > MaxTokens || v.PromptTokens > MaxTokens {
+		return datasetRecord{}, fmt.Errorf("token counts of more than %d: no model takes that many", MaxTokens)
+	}
 	rec := datasetRecord{outputTokens: max(v.OutputTokens, v.MaxTokens), promptTokens: v.PromptTokens}
 	switch {
 	case v.Prompt != nil:

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-llm/headroom/clientbound"
 	"github.com/headroom-llm/headroom/collect/loadgen"
 	"github.com/headroom-llm/headroom/collect/telemetry"
 )
@@ -52,11 +53,12 @@ const (
 	DefaultMetricsInterval = time.Second
 	DefaultServerTimeout   = 10 * time.Minute // wait for a --server-cmd to answer
 	// DefaultSendLagWarn is the send lag above which the manifest warns
-	// that the client could not keep its schedule.
-	DefaultSendLagWarn = 10 * time.Millisecond
+	// that the client could not keep its schedule (clientbound's default).
+	DefaultSendLagWarn = time.Duration(clientbound.DefaultSendLagS * float64(time.Second))
 	// DefaultCPUWarnFraction is the share of GOMAXPROCS cores the client may
-	// use during a level before the manifest warns that it was the bottleneck.
-	DefaultCPUWarnFraction = 0.9
+	// use during a level before the manifest warns that it was the
+	// bottleneck (clientbound's default).
+	DefaultCPUWarnFraction = clientbound.DefaultCPUFraction
 )
 
 // DefaultLevels are the closed-loop concurrency levels of the seed's sweep.

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/headroom-llm/headroom/collect/server"
+	"github.com/headroom-llm/headroom/internal/fdreserve"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -18,13 +19,23 @@ type runRecorder struct {
 	metrics  *rundir.TableWriter[rundir.ServerMetricRow]
 	gpu      *rundir.TableWriter[rundir.GPUTelemetryRow]
 	log      *server.LogCapture
+	// reserve holds a few descriptors through each level, handed back for
+	// the level's writes: streams near the open-files limit take the rest.
+	reserve *fdreserve.Reserve
+	// levelEnded, when set, runs first when a level ends: an error marks the
+	// level not complete, and is returned (the run stops).
+	levelEnded func(rundir.LevelRow) error
 	// levelSaved, when set, runs after a level's rows are on disk (the
 	// manifest is rewritten there).
 	levelSaved func(rundir.LevelRow) error
 }
 
+// reservedFDs is how many descriptors the recorder keeps for its writes:
+// one part file is written at a time, and the manifest after them.
+const reservedFDs = 8
+
 func newRunRecorder(dir string) (*runRecorder, error) {
-	var r runRecorder
+	r := runRecorder{reserve: fdreserve.New(reservedFDs)}
 	var err error
 	open := func(f func() error) {
 		if err == nil {
@@ -48,6 +59,7 @@ func newRunRecorder(dir string) (*runRecorder, error) {
 		return
 	})
 	if err != nil {
+		r.reserve.Release()
 		return nil, err
 	}
 	return &r, nil
@@ -64,6 +76,14 @@ func (r *runRecorder) ClientSample(row rundir.ClientSampleRow) { r.samples.Add(r
 // rows go first: a level whose requests or tokens could not be written is
 // recorded as not complete, so a resume runs it again.
 func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
+	var ended error
+	if r.levelEnded != nil {
+		if ended = r.levelEnded(row); ended != nil {
+			row.Complete = false
+		}
+	}
+	r.reserve.Release()
+	defer r.reserve.Refill()
 	errs := []error{r.requests.Flush(), r.tokens.Flush()}
 	if errs[0] != nil || errs[1] != nil {
 		row.Complete = false
@@ -82,10 +102,11 @@ func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
 	if r.levelSaved != nil {
 		errs = append(errs, r.levelSaved(row))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append([]error{ended}, errs...)...)
 }
 
 func (r *runRecorder) stop() error {
+	r.reserve.Release() // for the last writes, and the manifest after them
 	errs := []error{r.requests.Stop(), r.tokens.Stop(), r.levels.Stop(), r.samples.Stop()}
 	if r.metrics != nil {
 		errs = append(errs, r.metrics.Stop())

@@ -21,6 +21,7 @@ import (
 
 	"github.com/headroom-llm/headroom/collect/loadgen"
 	"github.com/headroom-llm/headroom/collect/server"
+	"github.com/headroom-llm/headroom/internal/fakeserver"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -618,14 +619,15 @@ func TestSecretsNeverWritten(t *testing.T) {
 		defer logMu.Unlock()
 		fmt.Fprintf(&logged, format+"\n", args...)
 	}
-	cmd := "echo starting --api-key " + key + " --hf-token " + hfToken + " --served-model-name " + tokenLike + "; echo HF_TOKEN=" + hfToken + "; sleep 30"
-	s := mustNew(t, srv.URL, WithAPIKey(key), WithLevels(2), WithRequestsPerLevel(6), WithWarmup(0), WithPromptTokens(Fixed(30)),
+	// the server process passes the load to srv and prints its arguments
+	addr := freeAddr(t)
+	cmd := "echo HF_TOKEN=" + hfToken + "; " + fakeserver.Command(fakeserver.Options{Addr: addr, Proxy: srv.URL},
+		"starting", "--api-key", key, "--hf-token", hfToken, "--served-model-name", tokenLike)
+	s := mustNew(t, "http://"+addr, WithAPIKey(key), WithLevels(2), WithRequestsPerLevel(6), WithWarmup(0), WithPromptTokens(Fixed(30)),
 		WithOutputTokens(Fixed(3)), WithMaxErrorRate(1), WithNoGPU(), WithMetricsInterval(30*time.Millisecond),
-		WithServerCmd(cmd, 5*time.Second), WithLogf(logf))
-	if err := s.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	f.status, f.failEvery, f.echoAuth = 500, 3, true // every third answer: "bad credentials: Bearer <key>"
+		WithServerCmd(cmd, 10*time.Second), WithLogf(logf))
+	// every third answer (not the first, preparation's): "bad credentials: Bearer <key>"
+	f.status, f.failEvery, f.echoAuth = 500, 3, true
 	dir, run, reqs, _, err := recordRun(t, s, context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -655,12 +657,10 @@ func TestSecretsNeverWritten(t *testing.T) {
 // mangling text for: the flags, the log and the manifest keep every "x".
 func TestPlaceholderKeyManglesNothing(t *testing.T) {
 	f := newFakeServer(t, func(f *fakeServer) { f.wantKey = "x" })
-	cmd := "echo serving --max-num-seqs 8 --api-key x; sleep 30"
-	s := mustNew(t, f.URL, WithAPIKey("x"), WithLevels(1), WithRequestsPerLevel(2), WithWarmup(0), WithPromptTokens(Fixed(20)),
-		WithOutputTokens(Fixed(2)), WithNoGPU(), WithMetricsInterval(0), WithServerCmd(cmd, 5*time.Second))
-	if err := s.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	addr := freeAddr(t)
+	cmd := fakeserver.Command(fakeserver.Options{Addr: addr, Proxy: f.URL}, "serving", "--max-num-seqs", "8", "--api-key", "x")
+	s := mustNew(t, "http://"+addr, WithAPIKey("x"), WithLevels(1), WithRequestsPerLevel(2), WithWarmup(0), WithPromptTokens(Fixed(20)),
+		WithOutputTokens(Fixed(2)), WithNoGPU(), WithMetricsInterval(0), WithServerCmd(cmd, 10*time.Second))
 	dir, run, reqs, _, err := recordRun(t, s, context.Background())
 	if err != nil || len(reqs) != 2 || reqs[0].Status != rundir.StatusOK {
 		t.Fatalf("err %v, requests %+v", err, reqs)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,8 +64,13 @@ type session struct {
 	stopBG context.CancelFunc
 	bgWG   sync.WaitGroup
 
-	proc    *server.Process
-	scraper *telemetry.Scraper
+	proc     *server.Process // until stopped
+	started  *server.Process // the server --server-cmd started, if any
+	follower *server.Follower
+	scraper  *telemetry.Scraper
+	stop     context.CancelCauseFunc // ends the sweep with a cause
+
+	followerCPU time.Duration // the follower's CPU when the last level ended
 
 	// The manifest's warnings and notes from before this attempt (a resumed
 	// run's), and the levels completed in it.
@@ -76,16 +83,22 @@ type session struct {
 // just before the first level (a resume moves the interrupted level's rows
 // aside there).
 func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func() error) (*rundir.Run, error) {
+	s.runID = run.Manifest.RunID
 	if run.Manifest.Engine != nil {
 		run.Manifest.Engine.BaseURL = s.BaseURL() // a resume may target a new address
 	}
-	ss := &session{s: s, run: run, header: s.header()}
+	// The session may stop the sweep for a reason of its own (the server it
+	// started exited): ctx then ends with that cause.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	ss := &session{s: s, run: run, header: s.header(), stop: stop}
 	ss.bg, ss.stopBG = context.WithCancel(context.Background())
 	defer ss.close()
 	var err error
 	if ss.rec, err = newRunRecorder(run.Dir); err != nil {
 		return run, s.abandon(run, "setup", err)
 	}
+	ss.rec.levelEnded = ss.levelEnded
 	steps := []struct {
 		phase string
 		do    func(context.Context) error
@@ -94,6 +107,7 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 		{"start server", ss.startServer},
 		{"prepare", s.Prepare},
 		{"setup", ss.identifyEngine},
+		{"prepare", ss.checkContext},
 		{"setup", ss.startTelemetry},
 		{"resume", func(context.Context) error {
 			if beforeLevels == nil {
@@ -105,6 +119,9 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 	}
 	for _, st := range steps {
 		if err := st.do(ctx); err != nil {
+			if cause := context.Cause(ctx); ctx.Err() != nil && !errors.Is(cause, context.Canceled) {
+				err = cause // the reason the session stopped, not the step's echo of it
+			}
 			return run, s.abandon(run, st.phase, err)
 		}
 	}
@@ -141,6 +158,8 @@ func (ss *session) stopServer() {
 	}
 	if err := ss.proc.Stop(serverStopGrace); err != nil {
 		ss.s.warn(err.Error())
+	} else {
+		server.RemovePIDFile(ss.run.Dir)
 	}
 	ss.proc = nil
 }
@@ -160,6 +179,11 @@ func (ss *session) captureLog(context.Context) error {
 	if c.serverLog == "" {
 		return nil
 	}
+	// A device (/dev/zero) never ends and a pipe blocks: only a file is
+	// followed.
+	if err := server.CheckRegular(c.serverLog); err != nil {
+		return err
+	}
 	from := int64(-1)
 	if s.startLevel == 0 {
 		// The server started before the sweep: its start-up lines
@@ -178,31 +202,113 @@ func (ss *session) captureLog(context.Context) error {
 			}
 		}
 	}
-	log := ss.rec.log
+	ss.follower = &server.Follower{Path: c.serverLog, From: from, Sink: ss.rec.log.Line}
+	follower := ss.follower
 	ss.goBG(func() {
-		if err := server.FollowFrom(ss.bg, c.serverLog, from, 0, log.Line); err != nil {
+		if err := follower.Run(ss.bg); err != nil {
 			s.warn(fmt.Sprintf("following the server log %s failed: %v", c.serverLog, err))
 		}
 	})
 	return nil
 }
 
-// startServer runs --server-cmd and waits until it answers.
+// startServer runs --server-cmd and waits until it answers: on a port
+// that nothing held before, from a process that still runs and, where the
+// system shows it, is the one listening. From then on the sweep stops, as
+// an error, if that server exits.
 func (ss *session) startServer(ctx context.Context) error {
 	s, c := ss.s, &ss.s.cfg
 	if c.serverCmd == "" {
 		return nil
+	}
+	hostPort := s.hostPort()
+	if err := server.CheckPortFree(ctx, hostPort); err != nil {
+		return err
 	}
 	s.cfg.logf("starting the server: %s", strings.Join(server.RedactFlags(server.SplitCommand(c.serverCmd), c.apiKey), " "))
 	var err error
 	if ss.proc, err = server.Start(c.serverCmd, ss.rec.log.Line); err != nil {
 		return err
 	}
+	if err := ss.proc.WritePIDFile(ss.run.Dir); err != nil {
+		s.warn("could not record the server's process id (a resume after kill -9 cannot stop it): " + err.Error())
+	}
 	if err := ss.proc.WaitReady(ctx, s.HTTPClient(), s.url(""), c.serverTimeout, ss.header); err != nil {
 		return err
 	}
+	if _, port, err := net.SplitHostPort(hostPort); err == nil && hostinfo.IsLocal(ctx, s.base.Hostname()) {
+		n, _ := strconv.Atoi(port)
+		ok, err := ss.proc.ConfirmListener(n)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			s.note(fmt.Sprintf("could not confirm that the process listening on port %d is the server headroom started (its socket is not visible to this user: a container's proxy, or another network namespace)", n))
+		}
+	}
+	proc := ss.proc
+	ss.goBG(func() {
+		select {
+		case <-proc.Exited():
+			ss.stop(proc.ExitedError())
+		case <-ss.bg.Done():
+		}
+	})
+	ss.started = proc
 	s.cfg.logf("the server answers at %s", s.BaseURL())
 	return nil
+}
+
+// levelEnded runs when a level ends, before its rows are written: the
+// follower's CPU during the level is part of the client's self-check, and a
+// level that ended while the started server was gone is not complete (an
+// error), even when it finished before the exit stopped the sweep (its
+// requests fail at once).
+func (ss *session) levelEnded(row rundir.LevelRow) error {
+	ss.checkFollowerCPU(row)
+	proc := ss.started
+	if proc == nil {
+		return nil
+	}
+	select {
+	case <-proc.Exited():
+		return proc.ExitedError()
+	default:
+	}
+	if row.Errors == 0 {
+		return nil
+	}
+	// failures: give an exit in progress a moment to show
+	t := time.NewTimer(200 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-proc.Exited():
+		return proc.ExitedError()
+	case <-t.C:
+		return nil
+	}
+}
+
+// followerCPUWarn is the share of one core that following --server-log
+// may take during a level before the manifest says so: it runs on the
+// client's cores, and the client's timings are only as good as its CPU.
+const followerCPUWarn = 0.1
+
+// checkFollowerCPU warns when following the server log took a noticeable
+// share of a core during the level.
+func (ss *session) checkFollowerCPU(row rundir.LevelRow) {
+	if ss.follower == nil {
+		return
+	}
+	cpu := ss.follower.CPU()
+	used := cpu - ss.followerCPU
+	ss.followerCPU = cpu
+	wall := time.Duration(row.EndNS - row.StartNS)
+	if wall <= 0 || used.Seconds() < followerCPUWarn*wall.Seconds() {
+		return
+	}
+	ss.s.warn(fmt.Sprintf("following the server log took %.2f s of CPU during level %d (%.0f%% of one core), on the cores the client measures with: client-side latencies of that level may be inflated",
+		used.Seconds(), row.LevelIndex, 100*used.Seconds()/wall.Seconds()))
 }
 
 // identifyEngine records which engine answers (its /version, its log's
@@ -228,6 +334,17 @@ func (ss *session) identifyEngine(ctx context.Context) error {
 		s.note("engine " + e.Name + " " + e.Version + " identified from " + e.Source)
 	}
 	return nil
+}
+
+// checkContext refuses a workload that asks for more tokens than the
+// server's context holds (max_model_len, when the server says it): every
+// request would fail, and a length far beyond any context is a mistake.
+func (ss *session) checkContext(context.Context) error {
+	maxCtx := ss.run.Manifest.Engine.MaxContextTokens
+	if maxCtx <= 0 {
+		return nil
+	}
+	return ss.s.checkContext(maxCtx)
 }
 
 // startTelemetry starts GPU sampling (when the server is on this machine)
@@ -355,6 +472,9 @@ func (ss *session) finish(res *Result, runErr error) error {
 		if res.Stopped == nil {
 			res.Stopped = &rundir.Stopped{Reason: "error", Phase: "write", Error: err.Error()}
 		}
+	}
+	if res.Stopped != nil {
+		res.Stopped.Error = s.secrets.String(res.Stopped.Error)
 	}
 	s.redactManifest(m)
 	if err := ss.run.Finish(res.Stopped); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -43,6 +44,9 @@ type Sweep struct {
 	clock loadgen.Clock
 
 	model string // from the options or the server
+	// runID prefixes every request id so that ids are unique across runs
+	// (rundir.RequestID); Record sets it to the run's id.
+	runID string
 
 	out outcomes
 
@@ -229,6 +233,19 @@ func (s *Sweep) header() http.Header {
 	return h
 }
 
+// hostPort is the server's host:port, with the scheme's port when the URL
+// has none.
+func (s *Sweep) hostPort() string {
+	port := s.base.Port()
+	if port == "" {
+		port = "80"
+		if s.base.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(s.base.Hostname(), port)
+}
+
 // BaseURL is the server's address without credentials, for the manifest.
 func (s *Sweep) BaseURL() string { return server.RedactURL(s.base.String()) }
 
@@ -283,6 +300,16 @@ func (s *Sweep) Prepare(ctx context.Context) error {
 	if s.prepared {
 		return nil
 	}
+	err := s.prepare(ctx)
+	if ctx.Err() != nil {
+		// Interrupted (or stopped): whatever a step made of it, the
+		// cancellation is the reason.
+		return fmt.Errorf("sweep: preparing: %w", context.Cause(ctx))
+	}
+	return err
+}
+
+func (s *Sweep) prepare(ctx context.Context) error {
 	served, err := s.servedModel(ctx)
 	if s.model == "" {
 		if err != nil {
@@ -296,6 +323,9 @@ func (s *Sweep) Prepare(ctx context.Context) error {
 	}
 	s.gen.SetModel(s.model)
 	s.tokenizer = s.findTokenizer(ctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	// One short request: checks the endpoint, and meets a rejection of
 	// min_tokens/ignore_eos/include_usage before the first level.
 	usage, err := s.probeRequest(ctx, " "+strings.Join(promptWords[:8], " "), 4)
@@ -463,7 +493,7 @@ func (s *Sweep) rampLevel() loadgen.Level {
 func (s *Sweep) Next(l loadgen.Level, seq int, warmup bool) loadgen.Request {
 	li := l.Index
 	rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), uint64(li)<<40|uint64(seq)))
-	r := loadgen.Request{MaxTokens: s.cfg.output.Sample(rng), Extra: s.extra}
+	r := loadgen.Request{ID: rundir.RequestID(s.runID, li, seq), MaxTokens: s.cfg.output.Sample(rng), Extra: s.extra}
 	if s.trace != nil {
 		row := s.trace[seq%len(s.trace)]
 		in, out, _ := traceLengths(row, s.maxModelLen)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/headroom-llm/headroom/collect/loadgen"
 )
@@ -58,12 +59,25 @@ func (t *serverTokenizer) count(ctx context.Context, text string) (int, error) {
 func (s *Sweep) findTokenizer(ctx context.Context) tokenizer {
 	for _, style := range []string{"prompt", "content"} {
 		t := &serverTokenizer{s: s, style: style}
-		if n, err := t.count(ctx, "hello world"); err == nil && n > 0 {
+		n, err := t.count(ctx, "hello world")
+		if err == nil && n > 0 {
 			return t
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			s.note("the server's /tokenize did not answer within " + s.prepTimeout().String() + ": prompts sized from usage counts")
+			return nil // a server that hangs there hangs for the other style too
 		}
 	}
 	return nil
 }
+
+// maxPrepTimeout bounds each preparation request to the server
+// (/v1/models, /tokenize), besides --timeout: none of them generates, so
+// one that takes longer has hung.
+const maxPrepTimeout = time.Minute
+
+// prepTimeout is how long one preparation request may take.
+func (s *Sweep) prepTimeout() time.Duration { return min(s.cfg.timeout, maxPrepTimeout) }
 
 // postJSON posts a JSON body and decodes a JSON answer, with the API key.
 func (s *Sweep) postJSON(ctx context.Context, path string, body, out any) error {
@@ -92,8 +106,14 @@ func (s *Sweep) doJSON(req *http.Request, out any) error {
 	for k, v := range s.header() {
 		req.Header[k] = v
 	}
+	ctx, cancel := context.WithTimeout(req.Context(), s.prepTimeout())
+	defer cancel()
+	req = req.WithContext(ctx)
 	resp, err := s.HTTPClient().Do(req)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && req.Context().Err() == ctx.Err() {
+			return fmt.Errorf("%s %s: no answer within %v: %w", req.Method, req.URL.Path, s.prepTimeout(), context.DeadlineExceeded)
+		}
 		return err
 	}
 	defer resp.Body.Close()

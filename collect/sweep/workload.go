@@ -171,3 +171,32 @@ func (s *Sweep) Notes() []string {
 	}
 	return notes
 }
+
+// checkContext returns an error when the longest request the workload asks
+// for (output, or prompt plus output) exceeds maxCtx tokens.
+func (s *Sweep) checkContext(maxCtx int) error {
+	if s.trace != nil {
+		return nil // a trace's prompts are cut to fit (traceLengths)
+	}
+	out, prompt, what := s.cfg.output.upper(), s.cfg.prompt.upper(), "--output-tokens"
+	if s.dataset != nil {
+		// Per record: the longest prompt and output of the same request.
+		prompt, out, what = 0, 0, "the dataset's output_tokens"
+		for _, r := range s.dataset {
+			o := r.outputTokens
+			if o == 0 {
+				o = s.cfg.output.upper()
+			}
+			if r.promptTokens+o > prompt+out {
+				prompt, out = r.promptTokens, o
+			}
+		}
+	}
+	switch {
+	case out > maxCtx:
+		return fmt.Errorf("%s asks for up to %d tokens, more than the server's context of %d (max_model_len)", what, out, maxCtx)
+	case prompt+out > maxCtx:
+		return fmt.Errorf("prompts of up to %d tokens plus %d output tokens exceed the server's context of %d (max_model_len)", prompt, out, maxCtx)
+	}
+	return nil
+}

@@ -30,39 +30,6 @@ func TFLOPS(flops, ms float64) float64 { return flops / (ms / 1e3) / 1e12 }
 // GBps converts bytes moved in ms milliseconds to GB/s (10⁹ bytes per second).
 func GBps(bytes, ms float64) float64 { return bytes / (ms / 1e3) / 1e9 }
 
-// Ridge is the intensity where the roofline bends, peak / bandwidth, in
-// FLOP per byte (TFLOP/s over TB/s).
-func Ridge(peakTFLOPS, bandwidthGBps float64) float64 {
-	if bandwidthGBps <= 0 {
-		return math.NaN()
-	}
-	return peakTFLOPS * 1e12 / (bandwidthGBps * 1e9)
-}
-
-// Peak returns the highest TFLOP/s among the points and its batch size
-// (the first one, if several tie). It returns 0, 0 for no points.
-func Peak(points []GEMMPoint) (tflops float64, batch int) {
-	for _, p := range points {
-		if p.TFLOPS > tflops {
-			tflops, batch = p.TFLOPS, p.Batch
-		}
-	}
-	return tflops, batch
-}
-
-// Knee is the smallest batch size whose TFLOP/s reaches fraction of the
-// peak (the seed uses 0.9), or 0 if there are no points.
-func Knee(points []GEMMPoint, fraction float64) int {
-	peak, _ := Peak(points)
-	knee := 0
-	for _, p := range points {
-		if p.TFLOPS >= fraction*peak && (knee == 0 || p.Batch < knee) {
-			knee = p.Batch
-		}
-	}
-	return knee
-}
-
 // Summary describes repeated measurements of one quantity.
 type Summary struct {
 	Median, Min, Max float64
