@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -29,6 +31,9 @@ type Run struct {
 	ServerCPU []rundir.ServerCPURow
 	// LogPath is the run's server.log, "" when the run has none.
 	LogPath string
+	// File is a bare server log or saved /metrics dump given in place of a
+	// run directory: the report gives the wall it alone supports.
+	File string
 	// Files lists the data files of the run, relative to Dir.
 	Files []string
 
@@ -54,6 +59,9 @@ type LoadOptions struct {
 
 // LoadWith is Load with options.
 func LoadWith(dir string, o LoadOptions) (*Run, error) {
+	if st, err := os.Stat(dir); err == nil && st.Mode().IsRegular() {
+		return loadFile(dir)
+	}
 	return LoadFrom(rundir.LocalDir(dir), o)
 }
 
@@ -143,4 +151,21 @@ func dataFiles(d rundir.Dir) []string {
 		files = append(files, parts...)
 	}
 	return files
+}
+
+// loadFile takes a bare server log or /metrics dump as a run without a
+// sweep: its manifest names only the file.
+func loadFile(path string) (*Run, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	kind := "server-log"
+	if IsMetricsDump(path) {
+		kind = "metrics-dump"
+	}
+	m := &rundir.Manifest{Kinds: []string{kind}, Label: filepath.Base(path), StartTime: st.ModTime().UTC(),
+		Source: &rundir.Source{File: path, Tool: kind},
+		Notes:  []string{"a bare " + strings.ReplaceAll(kind, "-", " ") + ", reported without a run directory: start_time is the file's modification time"}}
+	return &Run{Dir: path, Manifest: m, File: path}, nil
 }

@@ -56,6 +56,10 @@ type PriceTable struct {
 //go:embed prices.yaml
 var builtinPrices []byte
 
+// BuiltinPricesYAML is the price table shipped with headroom, as the YAML
+// file it is kept in (with its comments), to start a --prices file from.
+func BuiltinPricesYAML() []byte { return append([]byte(nil), builtinPrices...) }
+
 // BuiltinPrices returns the price table shipped with headroom.
 func BuiltinPrices() (*PriceTable, error) {
 	t, err := ParsePrices(builtinPrices)
@@ -102,7 +106,7 @@ func ParsePrices(data []byte) (*PriceTable, error) {
 func LoadPrices(path string) (*PriceTable, string, error) {
 	t, err := BuiltinPrices()
 	if err != nil || path == "" {
-		return t, "built in (headroom prices lists it)", err
+		return t, "built in", err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

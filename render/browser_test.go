@@ -21,6 +21,7 @@ import (
 	"github.com/headroom-llm/headroom/templates"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -34,7 +35,7 @@ import (
 // CI installs Chromium (`apt-get install -y chromium`, see .ci/run); set
 // HEADROOM_CHROMIUM to use another binary.
 
-var screenshotOut = flag.String("screenshot", "", "write the top of the demo report, down to its first chart, to this PNG file (e.g. ../docs/report-h200.png)")
+var screenshotOut = flag.String("screenshot", "", "write page one of the demo report to this PNG file (e.g. \"$PWD/docs/report-h200.png\" from the repository root)")
 
 func chromiumPath(t *testing.T) string {
 	t.Helper()
@@ -79,6 +80,7 @@ func TestMain(m *testing.M) {
 type browserResult struct {
 	Drawn, Failed int
 	Boxes         []chartBox // every chart element's place on the page
+	FrontBottom   float64    // where page one ends on the page, in px
 	Screenshot    image.Image
 	Console       []string // console errors and uncaught exceptions
 	Requests      []string // every URL the page asked for
@@ -166,7 +168,27 @@ func openInBrowser(t *testing.T, file string, inspect ...func(ctx context.Contex
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	front, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(function () {
+		var f = document.querySelector("section.front");
+		return f ? f.getBoundingClientRect().bottom + window.scrollY : 0;
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The whole page in one viewport, the charts redrawn for it before the
+	// capture (a resize redraws them on the next frame, which a capture
+	// would race).
+	height, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollHeight`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1200, Height: height, DeviceScaleFactor: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.headroomResize && window.headroomResize(), true)`)); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -180,6 +202,7 @@ func openInBrowser(t *testing.T, file string, inspect ...func(ctx context.Contex
 	fmt.Sscan(drawn, &res.Drawn)
 	fmt.Sscan(failed, &res.Failed)
 	res.Boxes = boxes
+	res.FrontBottom = front
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
 		t.Fatalf("screenshot is not a PNG: %v", err)
@@ -188,13 +211,13 @@ func openInBrowser(t *testing.T, file string, inspect ...func(ctx context.Contex
 	return res
 }
 
-// writeDocScreenshot writes the top of the page, down to the end of its
-// first chart, for the README.
-func writeDocScreenshot(t *testing.T, img image.Image, boxes []chartBox, path string) {
+// writeDocScreenshot writes page one of the report, as a browser at the
+// default width shows it, for the README.
+func writeDocScreenshot(t *testing.T, img image.Image, frontBottom float64, path string) {
 	t.Helper()
 	bottom := img.Bounds().Max.Y
-	if len(boxes) > 0 {
-		bottom = min(bottom, int(boxes[0].Y+boxes[0].Height)+60)
+	if frontBottom > 0 {
+		bottom = min(bottom, int(frontBottom)+8)
 	}
 	crop := image.NewRGBA(image.Rect(0, 0, img.Bounds().Dx(), bottom))
 	draw.Draw(crop, crop.Bounds(), img, img.Bounds().Min, draw.Src)
@@ -259,7 +282,7 @@ func TestBrowserRendersDemoReport(t *testing.T) {
 	}
 	checkDemoPrint(t, file, printed)
 	if *screenshotOut != "" {
-		writeDocScreenshot(t, res.Screenshot, res.Boxes, *screenshotOut)
+		writeDocScreenshot(t, res.Screenshot, res.FrontBottom, *screenshotOut)
 	}
 	// Page one's three panels and roofline; the second sweep's panels; the
 	// KV cache, utilisation and clock over time of both sweeps: 13,

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze/compare"
 	"github.com/headroom-llm/headroom/internal/uniq"
+	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/templates"
 )
 
@@ -98,7 +98,7 @@ func CompareFiles(dir string, c *compare.Comparison, format string) ([]string, e
 			return fmt.Errorf("render %s: %w", name, err)
 		}
 		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		if err := rundir.WriteOutput(path, b.Bytes()); err != nil {
 			return err
 		}
 		out = append(out, path)

@@ -210,6 +210,8 @@ func evidenceText(e analyze.Evidence) string {
 			thread = " (" + e.Name + ")"
 		}
 		return fmt.Sprintf("the server's busiest thread%s wanted %s of a core; the server process %s cores", thread, percent(e.Value), sig(e.Ref))
+	case analyze.EvServerCPUTotal:
+		return fmt.Sprintf("the server process wanted %s cores (CPU time plus waiting for a core) of the %s it decodes on", sig(e.Value), sig(e.Ref))
 	case analyze.EvClientCPU:
 		return fmt.Sprintf("the load generator wanted %s of its %d cores", percent(e.Value), e.Count)
 	case analyze.EvSendLag:

@@ -250,9 +250,8 @@ func frontRoofline(rep *analyze.Report, r *analyze.RunAnalysis) (*section, error
 		return nil, err
 	}
 	s.Charts = []chart{{ID: "front-roofline-chart", Caption: rooflineCaption(rl, dec), Class: "wide", Option: opt}}
-	if dec != nil && dec.Ridge.Sentence != "" {
-		s.Sentences = append(s.Sentences, sentence(dec.Ridge.Sentence))
-	}
+	// Where the knee sits against the ridge is the wall's evidence, said
+	// with the wall below; the run's details have the gap level by level.
 	return &s, nil
 }
 

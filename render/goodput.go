@@ -30,7 +30,7 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 	// judged against and the first level outside it, with what it misses.
 	say := sentence(operatingText(r.Sweep.Operating))
 	if g.SLOSource == analyze.SLODefault {
-		say += " The SLO is the default (MLPerf's server scenario): give --slo for your own."
+		say += " The SLO is the default: give --slo for your own."
 	}
 	if g.OperatingLevel >= 0 {
 		say += fmt.Sprintf(" Goodput there: %s.", tokPerS(g.OperatingOutputTokPerS))
@@ -86,6 +86,9 @@ func exceeded(l analyze.LevelGoodput) string {
 	}
 	if l.Unsustained {
 		out = append(out, "not sustained (errors or incomplete)")
+	}
+	if l.Saturated {
+		out = append(out, "saturated (fewer completions than arrivals: the backlog grows)")
 	}
 	return strings.Join(out, "; ")
 }

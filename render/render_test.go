@@ -360,8 +360,8 @@ func TestProbeStateNotes(t *testing.T) {
 func TestContextSourceShown(t *testing.T) {
 	t.Parallel()
 	r := analyze.RunAnalysis{Context: []analyze.ContextItem{
-		{Label: "Engine", Value: "vllm"},
-		{Label: "DType", Value: "bfloat16", Source: "server.log"},
+		{Key: analyze.CtxEngine, Value: "vllm"},
+		{Key: analyze.CtxDType, Value: "bfloat16", Source: "server.log"},
 	}}
 	s := contextSection("ctx", &analyze.Report{Runs: []analyze.RunAnalysis{r}})
 	if len(s.Tables) != 1 {

@@ -91,7 +91,7 @@ func probeSection(id string, r *analyze.RunAnalysis, rl *analyze.Roofline, sever
 
 // decodeSection is a sweep's roofline gap: the decode ceiling the probe
 // predicts at each level against what was measured.
-func decodeSection(id string, rep *analyze.Report, r *analyze.RunAnalysis, headline bool) section {
+func decodeSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) section {
 	s := section{ID: id, Title: "Roofline gap"}
 	dec := r.Sweep.Decode
 	if dec == nil {
@@ -103,9 +103,9 @@ func decodeSection(id string, rep *analyze.Report, r *analyze.RunAnalysis, headl
 		s.Sentences = append(s.Sentences, fmt.Sprintf("Probe %s: %s peak, %s, ridge %s FLOP/byte.",
 			dec.ProbeRun, tflops(dec.PeakFLOPPerS), gbps(dec.BandwidthBytesPerS), sig(dec.RidgeFLOPPerByte)))
 	}
-	if dec.Ridge.Sentence != "" && !headline {
+	if rs := ridgeSentence(dec.Ridge); rs != "" {
 		// Page one says it for its run.
-		s.Sentences = append(s.Sentences, sentence(dec.Ridge.Sentence))
+		s.Sentences = append(s.Sentences, rs)
 	}
 	if len(dec.Levels) > 0 {
 		s.Tables = append(s.Tables, decodeTable(dec))
@@ -248,10 +248,7 @@ func decodeNotes(dec *analyze.DecodeRoofline) []string {
 		out = append(out, fmt.Sprintf("Model: %s parameters (%s active per token), %s of weights read per decode step at batch 1, %s of KV cache per token.",
 			sigCount(m.TotalParams), sigCount(m.ActiveParamsPerToken), bytesIEC(int64(m.WeightBytesPerStepB1)), bytesIEC(int64(m.KVBytesPerToken))))
 	}
-	for _, m := range dec.Missing {
-		out = append(out, "Not available: "+m+".")
-	}
-	return append(out, sentences(dec.Notes)...)
+	return append(out, noteTexts(dec.Notes)...)
 }
 
 // sigCount formats a large count with a suffix: 8.03B, 70.6M.

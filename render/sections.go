@@ -121,28 +121,21 @@ func costSentence(rep *analyze.Report, r *analyze.RunAnalysis) string {
 	return s + "."
 }
 
-// contextLine is a run's context in one line: model, quantization, engine
-// and version, GPU, date.
+// contextLine is a run's context in one line: model, quantization (else
+// dtype), engine and version, GPU, date.
 func contextLine(r *analyze.RunAnalysis, rl *analyze.Roofline) string {
-	get := func(label string) string {
-		for _, c := range r.Context {
-			if c.Label == label {
-				return c.Value
-			}
-		}
-		return ""
-	}
+	get := func(key string) string { return contextValueOf(r, key) }
 	var parts []string
-	if m := get("Model"); m != "" {
+	if m := get(analyze.CtxModel); m != "" {
 		parts = append(parts, m)
 	}
-	if q := get("Quantization"); q != "" {
+	if q := get(analyze.CtxQuantization); q != "" && q != "none" {
 		parts = append(parts, q)
-	} else if d := get("DType"); d != "" {
+	} else if d := get(analyze.CtxDType); d != "" {
 		parts = append(parts, d)
 	}
-	if e := get("Engine"); e != "" {
-		parts = append(parts, strings.TrimSpace(e+" "+get("Engine version")))
+	if e := get(analyze.CtxEngine); e != "" {
+		parts = append(parts, strings.TrimSpace(e+" "+get(analyze.CtxEngineVersion)))
 	}
 	gpu := ""
 	if m := r.Manifest; m != nil && len(m.GPUs) > 0 {
@@ -158,7 +151,7 @@ func contextLine(r *analyze.RunAnalysis, rl *analyze.Roofline) string {
 	if gpu != "" {
 		parts = append(parts, gpu)
 	}
-	if d := get("Date"); d != "" {
+	if d := get(analyze.CtxDate); d != "" {
 		parts = append(parts, d)
 	}
 	return strings.Join(parts, " · ")
@@ -191,23 +184,19 @@ func contextSection(id string, rep *analyze.Report) section {
 	for i := range rep.Runs {
 		r := &rep.Runs[i]
 		for _, c := range r.Context {
-			if _, ok := values[c.Label]; !ok {
-				labels = append(labels, c.Label)
-				values[c.Label] = make([]string, len(rep.Runs))
+			label := contextLabel(c)
+			if _, ok := values[label]; !ok {
+				labels = append(labels, label)
+				values[label] = make([]string, len(rep.Runs))
 			}
-			v := c.Value
-			if c.Source != "" {
-				// Not from the manifest: say where, so the reader can check it.
-				v += " (from " + c.Source + ")"
-			}
-			values[c.Label][i] = v
+			values[label][i] = contextValue(c)
 		}
 		if len(r.Missing) > 0 {
 			what := "The run lacks"
 			if len(rep.Runs) > 1 {
 				what = fmt.Sprintf("Run %d lacks", i+1)
 			}
-			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s. Numbers above lack it; record it in the next run.", what, strings.Join(r.Missing, ", ")))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s. Numbers above lack it; record it in the next run.", what, strings.Join(missingLabels(r.Missing), ", ")))
 		}
 	}
 	shared := table{Head: []string{"", ""}}
@@ -300,7 +289,7 @@ func methodologySection(id string, rep *analyze.Report) section {
 		r := &rep.Runs[i]
 		var notes []string
 		if r.Sweep != nil {
-			notes = append(notes, sentences(r.Sweep.Warnings)...)
+			notes = append(notes, notesWhere(r.Sweep.Notes, func(n analyze.Note) bool { return !unavailable(n) })...)
 		}
 		if m := r.Manifest; m != nil {
 			if m.Source != nil {
@@ -435,6 +424,7 @@ var tableNames = map[string]string{
 	rundir.TableClientSamples:  "sweep: the load generator's self-check",
 	rundir.TableServerLogLines: "sweep: receive time of each server.log line",
 	rundir.TableLevelStats:     "imported per-level statistics",
+	rundir.TableServerCPU:      "sweep: the server process's CPU, per thread",
 }
 
 func short(sha string) string {

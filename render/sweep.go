@@ -40,12 +40,8 @@ func sweepSection(id string, r *analyze.RunAnalysis, panels bool, method string)
 	}
 	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, method))
 	s.Notes = append(s.Notes, kneeNotes(sw)...)
-	if sw.TokenCount != "" {
-		s.Notes = append(s.Notes, "Output tokens: "+sw.TokenCount+".")
-	}
-	for _, m := range sw.Missing {
-		s.Notes = append(s.Notes, "Not available: "+m+".")
-	}
+	s.Notes = append(s.Notes, "Output tokens: "+tokenCountText(sw.TokenCount)+".")
+	s.Notes = append(s.Notes, notesWhere(sw.Notes, unavailable)...)
 	s.Notes = append(s.Notes, levelWarnings(axisOf(sw), sw.Levels)...)
 	return s, nil
 }
@@ -334,6 +330,9 @@ func throughputTable(sw *analyze.SweepAnalysis) table {
 			orDash(l.OutputTokPerS, sig), iv, orDash(l.TotalTokPerS, sig), orDash(l.MeanOutputTokens, sig),
 		}
 		if a.rate {
+			if l.Concurrency == 0 {
+				row[0] = "none" // an open loop without a cap (imported runs)
+			}
 			row = append([]string{a.cell(l.Concurrency, l.RateRPS)}, row...)
 		}
 		if !l.Sustained {
@@ -479,7 +478,8 @@ func levelWarnings(a loadAxis, levels []analyze.LevelStats) []string {
 	var order []string
 	at := map[string][]string{}
 	for _, l := range levels {
-		for _, w := range l.Warnings {
+		for _, n := range l.Notes {
+			w := noteText(n)
 			if _, ok := at[w]; !ok {
 				order = append(order, w)
 			}

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,6 +169,49 @@ func TestOpenLoopSweep(t *testing.T) {
 	}
 	if panels != 3 {
 		t.Errorf("found %d sweep panels, want 3", panels)
+	}
+	// The load to run at is a rate, said as one: never a concurrency in
+	// req/s ("cap: 5.00 req/s" was the fifth failure).
+	for _, line := range strings.Split(string(md), "\n") {
+		if strings.Contains(line, "req/s") && strings.Contains(strings.ToLower(line), "concurrency cap:") {
+			t.Errorf("a concurrency given as a rate: %q", line)
+		}
+	}
+	op := rep.Runs[0].Sweep.Operating
+	if op.At.Axis != analyze.AxisRate || !strings.Contains(string(md), "**Operating point:** "+sig(op.At.RateRPS)+" req/s") {
+		t.Errorf("operating point %+v not stated as a rate", op)
+	}
+}
+
+// Page one's answer says the wall with its single strongest evidence and
+// the operating point, and cannot contradict the diagnosis (the demo's
+// headline said "compute knee" and then "the bend is not the compute wall").
+func TestDemoAnswerIsTheVerdict(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dirs, spec, err := examples.Extract("h200", "h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := analyze.Default()
+	set.SLO, _ = analyze.ParseSLO(spec.SLO)
+	if set.Model, err = analyze.ReadModelConfig(spec.ModelConfig); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeDirs(t, dirs, set)
+	h := rep.Headline
+	answer := answerSentences(rep, &rep.Runs[0])
+	wall := wallSentence(rep.Runs[0].Sweep.Diagnosis)
+	if !slices.Contains(answer, wall) || strings.Count(wall, ". ") != 0 {
+		t.Errorf("the answer %q lacks the wall in one sentence %q", answer, wall)
+	}
+	for _, want := range []string{"engine overhead", evidenceText(*h.Strongest), "then the KV-cache wall from c=64"} {
+		if !strings.Contains(wall, want) {
+			t.Errorf("wall sentence %q lacks %q", wall, want)
+		}
+	}
+	all := strings.Join(answer, " ")
+	if low := strings.ToLower(all); !strings.Contains(all, "Run it at up to c=16") || strings.Contains(low, "compute wall") || strings.Contains(low, "compute knee") {
+		t.Errorf("the answer %q: want the operating point c=16 and no compute wall", all)
 	}
 }
 

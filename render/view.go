@@ -149,7 +149,7 @@ func buildPage(rep *analyze.Report) (*page, error) {
 		Generated:      stamp(rep.GeneratedAt),
 		Version:        rep.HeadroomVersion,
 		EChartsVersion: echartsVersion,
-		Warnings:       sentences(rep.Warnings),
+		Warnings:       noteTexts(rep.Notes),
 	}
 	var err error
 	if p.Front, err = buildFront(rep); err != nil {
@@ -162,7 +162,7 @@ func buildPage(rep *analyze.Report) (*page, error) {
 		p.Repeats = append(p.Repeats, repeatTable(rep, g))
 	}
 	for i := range rep.Runs {
-		if rep.Runs[i].Sweep == nil {
+		if rep.Runs[i].Sweep == nil && rep.Runs[i].LogOnly == nil {
 			continue // a probe's numbers are in the appendix, once
 		}
 		rv, err := buildRun(rep, i, i == p.Front.Run)
@@ -240,9 +240,13 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 		Number:   i + 1,
 		Name:     runLabel(r),
 		Dir:      r.Dir,
-		Warnings: r.Warnings,
+		Warnings: append(slices.Clone(r.Warnings), noteTexts(r.Notes)...),
 	}
 	id := func(s string) string { return rv.Anchor + "-" + s }
+	if r.LogOnly != nil {
+		rv.Sections = []section{logOnlySection(id("log"), r)}
+		return rv, nil
+	}
 	sweep, err := sweepSection(id("sweep"), r, !headline, rep.PercentileMethod)
 	if err != nil {
 		return rv, err
@@ -263,7 +267,7 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 	// Every per-level table sits in one section, where the page sets
 	// narrow tables side by side: throughput and latency, goodput, the
 	// roofline gap, what the server and GPU said.
-	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r, headline), overTime.tablesOnly())
+	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly())
 	overTime.Tables = nil
 	rv.Sections = append(rv.Sections,
 		levels,

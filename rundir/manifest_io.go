@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -249,6 +250,28 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		out[name] = f.Type
 	}
 	return out
+}
+
+// ErrSymlink is returned (wrapped) when an output's path is a symbolic link.
+var ErrSymlink = errors.New("is a symbolic link: refusing to write through it")
+
+// WriteOutput writes a file that headroom produces into a directory it may
+// not own (a report into a shared run directory): never through a symbolic
+// link or into anything but a regular file planted at path, always as a
+// new file (a temporary one, created exclusively, then renamed into place:
+// a rename replaces the name, it does not follow it).
+func WriteOutput(path string, data []byte) error {
+	if st, err := os.Lstat(path); err == nil {
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s %w", path, ErrSymlink)
+		case !st.Mode().IsRegular():
+			return fmt.Errorf("%s: not a regular file (%v): refusing to replace it", path, st.Mode().Type())
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return writeFileAtomic(path, data)
 }
 
 // writeFileAtomic writes data to a temporary file beside path, syncs it and

@@ -229,6 +229,62 @@ type Group struct {
 
 // Compare summarises the runs and compares their groups.
 func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Comparison, error) {
+	sums := make([]Run, len(runs))
+	per := perRunSettings(opts)
+	err := parallel(ctx, len(runs), func(i int) error {
+		s, err := summarize(runs[i], per)
+		if err != nil {
+			return fmt.Errorf("%s: %w", runs[i].Dir, err)
+		}
+		sums[i] = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return compareSummaries(runs, sums, opts)
+}
+
+// CompareDirs loads and summarises each run (local or in object storage)
+// on every CPU and keeps only its summary and manifest, so memory follows
+// the number of runs, not the size of their tables; then it compares them
+// as Compare does. labels, keyed by run directory, rename runs for this
+// comparison.
+func CompareDirs(ctx context.Context, dirs []rundir.Dir, labels map[string]string, opts Options) (*Comparison, error) {
+	runs := make([]*analyze.Run, len(dirs))
+	sums := make([]Run, len(dirs))
+	per := perRunSettings(opts)
+	err := parallel(ctx, len(dirs), func(i int) error {
+		r, err := analyze.LoadFrom(dirs[i], loadOptions)
+		if err != nil {
+			return err
+		}
+		if name, ok := labels[r.Dir]; ok {
+			r.Manifest.Label = name
+		}
+		s, err := summarize(r, per)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.Dir, err)
+		}
+		runs[i], sums[i] = &analyze.Run{Dir: r.Dir, Manifest: r.Manifest}, s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return compareSummaries(runs, sums, opts)
+}
+
+// perRunSettings are the settings of each run's own analysis: no
+// intervals, since the comparison's statistics are its own two-sample
+// tests (skipping the bootstrap keeps archives fast).
+func perRunSettings(opts Options) analyze.Settings {
+	per := opts.Settings
+	per.BootstrapResamples = 0
+	return per
+}
+
+func compareSummaries(runs []*analyze.Run, sums []Run, opts Options) (*Comparison, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("no runs to compare")
 	}
@@ -246,22 +302,7 @@ func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Compariso
 		Alpha:            opts.Alpha,
 		PercentileMethod: stats.PercentileMethod,
 		SLO:              opts.Settings.SLO,
-		Runs:             make([]Run, len(runs)),
-	}
-	// Per-run analysis needs no intervals: the comparison's statistics are
-	// its own two-sample tests. Skipping the bootstrap keeps archives fast.
-	per := opts.Settings
-	per.BootstrapResamples = 0
-	err := parallel(ctx, len(runs), func(i int) error {
-		s, err := summarize(runs[i], per)
-		if err != nil {
-			return fmt.Errorf("%s: %w", runs[i].Dir, err)
-		}
-		c.Runs[i] = s
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		Runs:             sums,
 	}
 	for i, l := range defaultLabels(runs) {
 		c.Runs[i].Label = l

@@ -3,8 +3,12 @@ package compare
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -182,6 +186,46 @@ type DatasetStore interface {
 	Write(name string, data []byte) error
 }
 
+// LocalDataset is a dataset in a local directory; Write writes beside the
+// target and renames it into place.
+type LocalDataset string
+
+func (d LocalDataset) List(dir string) ([]string, error) {
+	var names []string
+	root := string(d)
+	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return filepath.SkipAll
+			}
+			return err
+		}
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			rel, _ := filepath.Rel(root, p)
+			names = append(names, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return names, err
+}
+
+func (d LocalDataset) Read(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(string(d), filepath.FromSlash(name)))
+}
+
+func (d LocalDataset) Write(name string, data []byte) error {
+	p := filepath.Join(string(d), filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
 // IndexStats says what an index run did.
 type IndexStats struct {
 	Runs, Skipped, Requests int
@@ -216,8 +260,8 @@ func IndexedRunIDs(st DatasetStore) (map[string]bool, error) {
 	return ids, nil
 }
 
-// flushRows is how many request rows a partition buffers before it is
-// written as a part file, bounding memory on large archives.
+// flushRows is how many rows the index buffers, over all days, before it
+// writes them as part files, bounding memory on large archives.
 const flushRows = 256 << 10
 
 // Index adds the runs in dirs that the dataset does not hold yet: runs
@@ -305,6 +349,9 @@ type datasetWriter struct {
 	mu    sync.Mutex
 	parts map[string]*partition
 	files []string
+	// buffered counts the rows held in parts (requests and runs), which
+	// flushRows bounds.
+	buffered int
 }
 
 func (w *datasetWriter) add(r runRows) error {
@@ -318,15 +365,25 @@ func (w *datasetWriter) add(r runRows) error {
 	p.levels = append(p.levels, r.levels...)
 	p.requests = append(p.requests, r.requests...)
 	p.summary = append(p.summary, r.summary...)
-	full := len(p.requests) >= flushRows
-	var out partition
-	if full {
-		out = *p
-		*p = partition{n: p.n + 1}
+	w.buffered += len(r.requests) + 1
+	if w.buffered < flushRows {
+		w.mu.Unlock()
+		return nil
 	}
+	// Past the bound, every day's buffer goes out as a part of its own.
+	out := map[string]partition{}
+	for day, p := range w.parts {
+		if len(p.runs) > 0 {
+			out[day] = *p
+			*p = partition{n: p.n + 1}
+		}
+	}
+	w.buffered = 0
 	w.mu.Unlock()
-	if full {
-		return w.write(r.day, &out)
+	for day, p := range out {
+		if err := w.write(day, &p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -151,20 +151,18 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		}
 	}
 
-	runs, err := compare.LoadDirs(ctx, dirs)
-	if err != nil {
-		return fmt.Errorf("compare: %w", err)
-	}
-	for _, r := range runs {
-		if name, ok := labels[filepath.Clean(r.Dir)]; ok {
-			r.Manifest.Label = name
-			delete(labels, filepath.Clean(r.Dir))
+	// --label names must name runs compared; they apply as the runs load.
+	byDir := map[string]string{}
+	for _, d := range dirs {
+		if name, ok := labels[filepath.Clean(d.Name)]; ok {
+			byDir[d.Name] = name
+			delete(labels, filepath.Clean(d.Name))
 		}
 	}
 	for run := range labels {
 		return usageError{fmt.Errorf("--label %s=...: %s is not among the runs compared", run, run)}
 	}
-	cmp, err := compare.Compare(ctx, runs, opts)
+	cmp, err := compare.CompareDirs(ctx, dirs, byDir, opts)
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
@@ -180,7 +178,7 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 			return nil, fmt.Errorf("encode comparison.json: %w", err)
 		}
 		jp := filepath.Join(dir, "comparison.json")
-		if err := os.WriteFile(jp, append(data, '\n'), 0o644); err != nil {
+		if err := rundir.WriteOutput(jp, append(data, '\n')); err != nil {
 			return nil, err
 		}
 		return append(paths, jp), nil

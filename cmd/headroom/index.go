@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -96,52 +94,13 @@ func collectDirs(ctx context.Context, args []string) ([]rundir.Dir, error) {
 // datasetStore is the dataset at out: a local directory or an s3:// prefix.
 func datasetStore(ctx context.Context, out string) (compare.DatasetStore, error) {
 	if !objstore.IsURL(out) {
-		return localDataset(out), nil
+		return compare.LocalDataset(out), nil
 	}
 	loc, c, err := openLocation(ctx, out)
 	if err != nil {
 		return nil, err
 	}
 	return s3Dataset{ctx: ctx, c: c, loc: loc}, nil
-}
-
-type localDataset string
-
-func (d localDataset) List(dir string) ([]string, error) {
-	var names []string
-	root := string(d)
-	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return filepath.SkipAll
-			}
-			return err
-		}
-		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			rel, _ := filepath.Rel(root, p)
-			names = append(names, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	return names, err
-}
-
-func (d localDataset) Read(name string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(string(d), filepath.FromSlash(name)))
-}
-
-// Write writes beside the target and renames it into place.
-func (d localDataset) Write(name string, data []byte) error {
-	p := filepath.Join(string(d), filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, p)
 }
 
 type s3Dataset struct {

@@ -566,14 +566,14 @@ func TestSweepEndSaysWhatIsOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout bytes.Buffer
-	printSweepEnd(&stdout, io.Discard, run)
+	printSweepEnd(&stdout, io.Discard, run, onDisk(run))
 	if !strings.Contains(stdout.String(), "wrote "+dir+": complete run") {
 		t.Errorf("a whole run: %q", stdout.String())
 	}
 	// the sweep ended stopped, but the manifest on disk could not be rewritten
 	run.Manifest.Complete, run.Manifest.Stopped = false, &rundir.Stopped{Reason: "error", Phase: "write"}
 	stdout.Reset()
-	printSweepEnd(&stdout, io.Discard, run)
+	printSweepEnd(&stdout, io.Discard, run, onDisk(run))
 	if s := stdout.String(); strings.Contains(s, "wrote ") || !strings.Contains(s, "not all of it could be written") || !strings.Contains(s, "1 complete levels, 4 measured requests") {
 		t.Errorf("a run whose manifest is stale: %q", s)
 	}
@@ -601,5 +601,31 @@ func TestSoftOpenFilesLimitRaised(t *testing.T) {
 	}
 	if ok != 200 {
 		t.Errorf("%d of %d requests ok, want all 200", ok, len(reqs))
+	}
+}
+
+// A shared run directory may hold symbolic links where the report goes:
+// report writes through none of them (a crafted run cannot overwrite a
+// file of the user's), and says why it stopped.
+func TestReportRefusesSymlinks(t *testing.T) {
+	for _, name := range []string{"report.html", "report.md", "analysis.json"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			if code, _, errs := headroom(t, "import", seedRoofline, "-o", dir, "--date", "2026-11-29"); code != 0 {
+				t.Fatal(errs)
+			}
+			victim := filepath.Join(t.TempDir(), "bashrc")
+			os.WriteFile(victim, []byte("the user's file\n"), 0o644)
+			if err := os.Symlink(victim, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			code, _, errs := headroom(t, "report", dir)
+			if data, _ := os.ReadFile(victim); string(data) != "the user's file\n" {
+				t.Errorf("report wrote through %s into %s: %q", name, victim, data)
+			}
+			if code == 0 || !strings.Contains(errs, "symbolic link") || !strings.Contains(errs, name) {
+				t.Errorf("exit %d: %s", code, errs)
+			}
+		})
 	}
 }

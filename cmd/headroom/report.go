@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/objstore"
 	"github.com/headroom-llm/headroom/render"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // reportFlags are the analysis settings a user can set on `headroom report`.
@@ -126,6 +127,19 @@ repeats and get intervals across runs.`,
 	return cmd
 }
 
+// loadReportInput reads one input of report: a run directory here or in
+// object storage, or a bare server log or /metrics dump on this machine.
+func loadReportInput(ctx context.Context, arg string) (*analyze.Run, error) {
+	if !objstore.IsURL(arg) {
+		return analyze.LoadWith(arg, analyze.LoadOptions{})
+	}
+	src, err := openRunDir(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	return analyze.LoadFrom(src, analyze.LoadOptions{})
+}
+
 // writeReport loads, analyzes and renders runs (local or s3:// runs) into
 // dir (a local directory or an s3:// location); with pdf, it also prints
 // report.html to report.pdf.
@@ -138,11 +152,7 @@ func writeReport(ctx context.Context, runDirs []string, dir, format string, set 
 	}
 	var runs []*analyze.Run
 	for _, d := range runDirs {
-		src, err := openRunDir(ctx, d)
-		if err != nil {
-			return nil, err
-		}
-		r, err := analyze.LoadFrom(src, analyze.LoadOptions{})
+		r, err := loadReportInput(ctx, d)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +172,7 @@ func writeReport(ctx context.Context, runDirs []string, dir, format string, set 
 			return nil, fmt.Errorf("encode analysis.json: %w", err)
 		}
 		p := filepath.Join(dir, "analysis.json")
-		if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+		if err := rundir.WriteOutput(p, append(data, '\n')); err != nil {
 			return nil, err
 		}
 		paths = append(paths, p)

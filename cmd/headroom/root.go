@@ -47,6 +47,7 @@ DuckDB, pandas and Polars, can read: see docs/run-format.md.`,
 		newImportCmd(),
 		newInspectLogCmd(),
 		newDemoCmd(),
+		newPricesCmd(),
 		newVersionCmd(),
 	)
 	return root

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -568,5 +569,35 @@ func TestFollowRefusesDevicesAndPipes(t *testing.T) {
 			t.Errorf("%s: still following 8 s after its context ended", path)
 		}
 		cancel()
+	}
+}
+
+// The follower counts the CPU its own thread uses: following megabytes of
+// log lines shows in CPU, and a quiet log costs next to nothing.
+func TestFollowerCountsItsCPU(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(path, nil, 0o644)
+	var n atomic.Int64
+	f := &Follower{Path: path, From: -1, Poll: 10 * time.Millisecond, Sink: func([]byte, time.Time) { n.Add(1) }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	time.Sleep(100 * time.Millisecond)
+	quiet := f.CPU()
+	lf, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	line := bytes.Repeat([]byte("INFO a log line of some length, as servers print them\n"), 1<<16)
+	for range 8 {
+		lf.Write(line)
+	}
+	lf.Close()
+	waitUntil(t, 60*time.Second, func() bool { return n.Load() == 8<<16 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	busy := f.CPU() - quiet
+	t.Logf("quiet: %v; %d lines: %v", quiet, n.Load(), busy)
+	if busy <= 0 || quiet > 50*time.Millisecond {
+		t.Errorf("follower CPU quiet %v, busy %v: want nothing, then something", quiet, busy)
 	}
 }

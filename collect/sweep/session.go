@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -17,6 +18,8 @@ import (
 	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/collect/telemetry"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/internal/cputime"
+	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -64,13 +67,13 @@ type session struct {
 	stopBG context.CancelFunc
 	bgWG   sync.WaitGroup
 
-	proc     *server.Process // until stopped
-	started  *server.Process // the server --server-cmd started, if any
-	follower *server.Follower
-	scraper  *telemetry.Scraper
-	stop     context.CancelCauseFunc // ends the sweep with a cause
+	proc    *server.Process // until stopped
+	started *server.Process // the server --server-cmd started, if any
+	scraper *telemetry.Scraper
+	stop    context.CancelCauseFunc // ends the sweep with a cause
 
-	followerCPU time.Duration // the follower's CPU when the last level ended
+	followerCPUOf func() time.Duration // the follower's CPU so far, when one runs
+	followerCPU   time.Duration        // the follower's CPU when the last level ended
 
 	// The manifest's warnings and notes from before this attempt (a resumed
 	// run's), and the levels completed in it.
@@ -202,8 +205,8 @@ func (ss *session) captureLog(context.Context) error {
 			}
 		}
 	}
-	ss.follower = &server.Follower{Path: c.serverLog, From: from, Sink: ss.rec.log.Line}
-	follower := ss.follower
+	follower := &server.Follower{Path: c.serverLog, From: from, Sink: ss.rec.log.Line}
+	ss.followerCPUOf = follower.CPU
 	ss.goBG(func() {
 		if err := follower.Run(ss.bg); err != nil {
 			s.warn(fmt.Sprintf("following the server log %s failed: %v", c.serverLog, err))
@@ -297,10 +300,10 @@ const followerCPUWarn = 0.1
 // checkFollowerCPU warns when following the server log took a noticeable
 // share of a core during the level.
 func (ss *session) checkFollowerCPU(row rundir.LevelRow) {
-	if ss.follower == nil {
+	if ss.followerCPUOf == nil {
 		return
 	}
-	cpu := ss.follower.CPU()
+	cpu := ss.followerCPUOf()
 	used := cpu - ss.followerCPU
 	ss.followerCPU = cpu
 	wall := time.Duration(row.EndNS - row.StartNS)
@@ -347,11 +350,15 @@ func (ss *session) checkContext(context.Context) error {
 	return ss.s.checkContext(maxCtx)
 }
 
-// startTelemetry starts GPU sampling (when the server is on this machine)
-// and the /metrics scraper.
+// startTelemetry starts GPU and server CPU sampling (when the server is on
+// this machine) and the /metrics scraper.
 func (ss *session) startTelemetry(ctx context.Context) error {
 	s, c, dir := ss.s, &ss.s.cfg, ss.run.Dir
-	gpuHere := c.noGPU || c.gpu != nil || c.serverCmd != "" || hostinfo.IsLocal(ctx, s.base.Hostname())
+	local := c.serverCmd != "" || hostinfo.IsLocal(ctx, s.base.Hostname())
+	if err := ss.startServerCPU(local); err != nil {
+		return err
+	}
+	gpuHere := c.noGPU || c.gpu != nil || local
 	if !gpuHere {
 		// NVML sees this machine's GPUs, which would be the wrong ones.
 		s.note(fmt.Sprintf("no GPU telemetry: the server at %s is not on this machine; run headroom sweep on the server's host for it", s.base.Hostname()))
@@ -409,6 +416,54 @@ func (ss *session) startTelemetry(ctx context.Context) error {
 	return nil
 }
 
+// startServerCPU samples the server process's threads (server_cpu): the
+// process --server-cmd started, or the one listening on the server's port
+// on this host. A CPU-served engine is judged by it as a GPU engine by its
+// utilisation.
+func (ss *session) startServerCPU(local bool) error {
+	s := ss.s
+	pid := 0
+	switch {
+	case ss.proc != nil:
+		pid = ss.proc.Pid()
+	case local:
+		if p, ok := cputime.ListeningPID(portOf(s.base)); ok {
+			pid = p
+		}
+	}
+	if pid <= 0 {
+		if local {
+			s.note(fmt.Sprintf("no server CPU samples: no readable process listens on port %d of this host", portOf(s.base)))
+		} else {
+			s.note(fmt.Sprintf("no server CPU samples: the server at %s is not on this machine", s.base.Hostname()))
+		}
+		return nil
+	}
+	w, err := rundir.NewTableWriter[rundir.ServerCPURow](ss.run.Dir, rundir.TableServerCPU, 0)
+	if err != nil {
+		return err
+	}
+	ss.rec.cpu = w
+	ss.goBG(func() {
+		err := telemetry.SampleServerCPU(ss.bg, pid, telemetry.DefaultServerCPUInterval, s.clock.NowNS, func(rows []rundir.ServerCPURow) { w.Add(rows...) })
+		if err != nil {
+			s.note("server CPU sampling: " + err.Error())
+		}
+	})
+	return nil
+}
+
+// portOf is a URL's port, the scheme's default when it names none.
+func portOf(u *url.URL) int {
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return p
+	}
+	if u.Scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
 // saveWorkload writes the manifest with the workload before the first
 // level, and arranges for it to be rewritten after every level.
 func (ss *session) saveWorkload(context.Context) error {
@@ -435,8 +490,8 @@ func (ss *session) saveWorkload(context.Context) error {
 // as levels finish.
 func (ss *session) caveats(levels []rundir.LevelRow) {
 	m := ss.run.Manifest
-	m.Warnings = appendNew(slices.Clone(ss.baseWarnings), ss.s.Warnings(levels)...)
-	m.Notes = appendNew(slices.Clone(ss.baseNotes), ss.s.Notes()...)
+	m.Warnings = uniq.Append(slices.Clone(ss.baseWarnings), ss.s.Warnings(levels)...)
+	m.Notes = uniq.Append(slices.Clone(ss.baseNotes), ss.s.Notes()...)
 }
 
 // save writes the manifest, redacted.
@@ -481,16 +536,6 @@ func (ss *session) finish(res *Result, runErr error) error {
 		runErr = errors.Join(runErr, err)
 	}
 	return s.secrets.Error(runErr)
-}
-
-// appendNew appends the values not already in dst.
-func appendNew(dst []string, vals ...string) []string {
-	for _, v := range vals {
-		if !slices.Contains(dst, v) {
-			dst = append(dst, v)
-		}
-	}
-	return dst
 }
 
 // serverLogHeadBytes is how much of the top of a followed log is kept: a
@@ -548,8 +593,8 @@ func (s *Sweep) abandon(run *rundir.Run, phase string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		reason = "interrupted"
 	}
-	run.Manifest.Notes = appendNew(run.Manifest.Notes, s.Notes()...)
-	run.Manifest.Warnings = appendNew(run.Manifest.Warnings, s.Warnings(nil)...)
+	run.Manifest.Notes = uniq.Append(run.Manifest.Notes, s.Notes()...)
+	run.Manifest.Warnings = uniq.Append(run.Manifest.Warnings, s.Warnings(nil)...)
 	s.redactManifest(run.Manifest)
 	if ferr := run.Finish(&rundir.Stopped{Reason: reason, Phase: phase, Error: s.secrets.String(err.Error())}); ferr != nil {
 		return s.secrets.Error(errors.Join(err, ferr))

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -99,7 +98,7 @@ func TestIndexDocsSQL(t *testing.T) {
 	fr.Finish(&rundir.Stopped{Reason: "error", Error: "connection refused"})
 
 	index := filepath.Join(root, "index")
-	store := indexStore(index)
+	store := compare.LocalDataset(index)
 	dirs, _ := rundir.FindRuns(archive)
 	var srcs []rundir.Dir
 	for _, d := range dirs {
@@ -130,47 +129,11 @@ func TestIndexDocsSQL(t *testing.T) {
 		t.Errorf("re-indexing one run added %d files, want one per table", len(after)-len(before))
 	}
 
-	doc, err := os.ReadFile("../../docs/compare.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := regexp.MustCompile("(?s)```sql index\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
-	var stmts []string
-	for _, b := range blocks {
-		for _, s := range strings.Split(b[1], ";") {
-			if strings.TrimSpace(stripComments(s)) != "" {
-				stmts = append(stmts, s)
-			}
-		}
-	}
-	if len(stmts) < 5 {
-		t.Fatalf("%d documented statements", len(stmts))
-	}
+	stmts := docStatements(t, "sql index")
 	db := openDB(t)
 	results := map[int][][]any{}
 	for i, s := range stmts {
-		q := strings.ReplaceAll(s, "'index/", "'"+index+"/")
-		rows, err := db.Query(q)
-		if err != nil {
-			t.Errorf("%v\n%s", err, s)
-			continue
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for j := range vals {
-				ptrs[j] = &vals[j]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			results[i] = append(results[i], vals)
-		}
-		rows.Close()
-		if len(results[i]) == 0 {
-			t.Errorf("no rows from\n%s", s)
-		}
+		results[i] = queryRows(t, db, strings.ReplaceAll(s, "'index/", "'"+index+"/"), s)
 	}
 
 	// The c=64 query: the median over each version's runs of their own p99.
@@ -243,32 +206,4 @@ func TestIndexDocsSQL(t *testing.T) {
 		}
 		rows.Close()
 	}
-}
-
-// indexStore is a dataset in a local directory.
-type indexStore string
-
-func (d indexStore) List(dir string) ([]string, error) {
-	var names []string
-	err := filepath.WalkDir(filepath.Join(string(d), dir), func(p string, e os.DirEntry, err error) error {
-		if os.IsNotExist(err) {
-			return filepath.SkipAll
-		}
-		if err == nil && !e.IsDir() {
-			rel, _ := filepath.Rel(string(d), p)
-			names = append(names, filepath.ToSlash(rel))
-		}
-		return err
-	})
-	return names, err
-}
-
-func (d indexStore) Read(name string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(string(d), name))
-}
-
-func (d indexStore) Write(name string, data []byte) error {
-	p := filepath.Join(string(d), name)
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	return os.WriteFile(p, data, 0o644)
 }
