@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/headroom-llm/headroom/modelspec"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -116,7 +117,7 @@ func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir 
 		}
 		d.Notes = append(d.Notes, fmt.Sprintf("tensor parallel %d%s: bandwidth and peak are %d × the probe's single-GPU values (perfect scaling assumed; all-reduce cost not modelled)", d.TensorParallel, from, d.TensorParallel))
 	}
-	if probe.DType != "" && model != nil && normalizeDType(probe.DType) != model.DType {
+	if probe.DType != "" && model != nil && modelspec.NormalizeDType(probe.DType) != model.DType {
 		d.Notes = append(d.Notes, fmt.Sprintf("the probe measured %s GEMMs; the model runs in %s, so the compute ceiling is only indicative", probe.DType, model.DType))
 	}
 	d.Notes = append(d.Notes, "decode-only bound: prefill of new prompts shares the GPU and is not in the prediction, so measured throughput below the ceiling is expected")

@@ -216,3 +216,13 @@ func analyzeOne(t *testing.T, run *Run, set Settings) *SweepAnalysis {
 	}
 	return rep.Runs[0].Sweep
 }
+
+// readConfig reads one of testdata/modelconfigs.
+func readConfig(t *testing.T, name string) *ModelSpec {
+	t.Helper()
+	m, err := ReadModelConfig(filepath.Join("..", "testdata", "modelconfigs", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
