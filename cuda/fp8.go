@@ -29,8 +29,18 @@ func E4M3ToFloat32(b uint8) float32 {
 	return sign * (1 + mant/8) * float32(math.Ldexp(1, exp-7))
 }
 
-// E4M3FromFloat32 rounds f to the nearest E4M3 value (ties to even),
-// saturating at ±448 as engines' casts with clamping do; NaN stays NaN.
+// e4m3Values holds the 127 non-negative finite E4M3 values in code order,
+// which is ascending order.
+var e4m3Values = func() [0x7f]float32 {
+	var v [0x7f]float32
+	for c := range v {
+		v[c] = E4M3ToFloat32(uint8(c))
+	}
+	return v
+}()
+
+// E4M3FromFloat32 rounds f to the nearest E4M3 value (ties to the even
+// code), saturating at ±448 as engines' casts with clamping do; NaN stays NaN.
 func E4M3FromFloat32(f float32) uint8 {
 	if f != f {
 		return e4m3NaN
@@ -42,17 +52,22 @@ func E4M3FromFloat32(f float32) uint8 {
 	if f >= E4M3Max {
 		return sign | 0x7e
 	}
-	// Walk the 126 non-negative finite codes; the table is small and the
-	// probe converts a few megabytes once.
-	best, bestDiff := uint8(0), float32(math.Inf(1))
-	for c := uint8(0); c <= 0x7e; c++ {
-		d := E4M3ToFloat32(c) - f
-		if d < 0 {
-			d = -d
-		}
-		if d < bestDiff || (d == bestDiff && c&1 == 0) {
-			best, bestDiff = c, d
+	// The first code whose value is ≥ f, then the nearer of it and the one below.
+	lo, hi := 0, len(e4m3Values)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if e4m3Values[mid] < f {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
 	}
-	return sign | best
+	c := lo
+	if c > 0 {
+		below, above := f-e4m3Values[c-1], e4m3Values[c]-f
+		if below < above || (below == above && (c-1)&1 == 0) {
+			c--
+		}
+	}
+	return sign | uint8(c)
 }

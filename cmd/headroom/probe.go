@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/headroom-llm/headroom/collect/probe"
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/modelspec"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -30,6 +33,11 @@ type probeFlags struct {
 	window    time.Duration
 	buffersMi []int
 	noNVML    bool
+	dtypes    []string
+	// modelConfig is a Hugging Face config.json whose decode GEMMs are
+	// timed at modelBatches.
+	modelConfig  string
+	modelBatches []int
 	// Launch of the copy and sum kernels; hidden flags for tuning on new GPUs.
 	copyThreads, copyBlocksPerSM int
 }
@@ -74,6 +82,9 @@ See docs/probe.md.`,
 	}
 	fl.IntSliceVar(&f.buffersMi, "buffers", defaultMi, "bandwidth buffer sizes in MiB")
 	fl.BoolVar(&f.noNVML, "no-nvml", false, "do not sample clocks, power and throttling through NVML")
+	fl.StringSliceVar(&f.dtypes, "dtype", []string{"bf16"}, "GEMM dtypes: bf16, and fp8 (E4M3 through cuBLASLt, the ceiling of FP8-served models) on GPUs that have it")
+	fl.StringVar(&f.modelConfig, "model-config", "", "Hugging Face config.json of the served model: also time its own decode GEMMs (QKV, O, gate/up, down, LM head; MoE experts) at --model-batches, the measured step floor")
+	fl.IntSliceVar(&f.modelBatches, "model-batches", probe.DefaultModelBatches, "decode batches at which --model-config's GEMMs are timed")
 	fl.IntVar(&f.copyThreads, "copy-threads", probe.DefaultCopyThreads, "threads per block of the copy and read kernels")
 	fl.IntVar(&f.copyBlocksPerSM, "copy-blocks-per-sm", probe.DefaultCopyBlocksPerSM, "blocks per multiprocessor of the copy and read kernels")
 	_ = fl.MarkHidden("copy-threads")
@@ -118,6 +129,24 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	if devices != nil {
 		opts = append(opts, probe.WithDevices(devices...))
 	}
+	for _, d := range f.dtypes {
+		switch strings.ToLower(strings.TrimSpace(d)) {
+		case "bf16":
+		case "fp8", "fp8_e4m3", "e4m3":
+			opts = append(opts, probe.WithFP8())
+		default:
+			return usageError{fmt.Errorf("--dtype %q: want bf16 or fp8", d)}
+		}
+	}
+	var modelName string
+	if f.modelConfig != "" {
+		spec, err := modelspec.Read(f.modelConfig)
+		if err != nil {
+			return usageError{err}
+		}
+		modelName = modelNameOf(f.modelConfig, spec)
+		opts = append(opts, probe.WithModelGEMMs(spec, modelName, f.modelBatches...))
+	}
 	if f.noNVML {
 		opts = append(opts, probe.WithoutNVML())
 	}
@@ -145,6 +174,9 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	if err := res.WriteTo(run); err != nil {
 		return errors.Join(runErr, err)
 	}
+	if f.modelConfig != "" {
+		run.Manifest.Probe.ModelConfig = f.modelConfig
+	}
 	var stopped *rundir.Stopped
 	if runErr != nil {
 		reason := "error"
@@ -162,6 +194,27 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 		return fmt.Errorf("%w (partial results in %s, marked incomplete)", runErr, dir)
 	}
 	return nil
+}
+
+// modelNameOf names a model for the probe's tables: its config's
+// _name_or_path, else the config file's directory and model type.
+func modelNameOf(path string, spec *modelspec.Spec) string {
+	if b, err := os.ReadFile(path); err == nil {
+		var c struct {
+			NameOrPath string `json:"_name_or_path"`
+		}
+		if json.Unmarshal(b, &c) == nil && c.NameOrPath != "" {
+			return c.NameOrPath
+		}
+	}
+	name := filepath.Base(filepath.Dir(path))
+	if name == "." || name == "/" {
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	if spec.ModelType != "" {
+		name += " (" + spec.ModelType + ")"
+	}
+	return name
 }
 
 func hostInfo() rundir.Host {
@@ -192,6 +245,16 @@ func printProbeSummary(w io.Writer, res *probe.Result) {
 			fmt.Fprintf(w, "  read-only        %.0f GB/s\n", d.ReadBandwidthGBps)
 			fmt.Fprintf(w, "  peak observed    %.1f TFLOP/s  (B=%d)\n", d.PeakTFLOPS, d.PeakBatch)
 			fmt.Fprintf(w, "  empirical ridge  %.0f FLOP/byte\n", d.RidgeFLOPsPerByte)
+			if d.PeakFP8TFLOPS > 0 {
+				fmt.Fprintf(w, "  FP8 peak         %.1f TFLOP/s  (B=%d, E4M3 through cuBLASLt), ridge %.0f FLOP/byte, 90%% at batch %d\n",
+					d.PeakFP8TFLOPS, d.PeakFP8Batch, d.RidgeFP8FLOPsPerByte, d.KneeFP8Batch)
+			}
+			if floors := probe.StepFloors(d.ModelGEMM, nil); len(floors) > 0 {
+				fmt.Fprintf(w, "  %s decode step, weight GEMMs only (attention not included):\n", res.Model)
+				for _, fl := range floors {
+					fmt.Fprintf(w, "    B=%-4d %-8s %8.3f ms  (%.2f GB of weights: %.0f GB/s)\n", fl.Batch, fl.DType, fl.GEMMSeconds*1e3, fl.WeightBytes/1e9, fl.WeightBytes/fl.GEMMSeconds/1e9)
+				}
+			}
 			if d.KneeBatch > 0 {
 				fmt.Fprintf(w, "  90%% of peak at   batch %d\n", d.KneeBatch)
 			} else {
@@ -224,10 +287,7 @@ func (b *progressBar) where() string {
 	if p.Steps == 0 {
 		return "probe (before the first point)"
 	}
-	what := fmt.Sprintf("GEMM B=%d", p.Batch)
-	if p.Phase == "bandwidth" {
-		what = fmt.Sprintf("bandwidth %s %d MiB", p.Method, p.BufferBytes>>20)
-	}
+	what := progressWhat(p)
 	return fmt.Sprintf("probe GPU %d %s: %s (point %d of %d)", p.Ordinal, p.Mode, what, p.Step, p.Steps)
 }
 
@@ -247,11 +307,21 @@ func progressLine(p probe.Progress) string {
 	if p.Steps > 0 {
 		filled = width * p.Step / p.Steps
 	}
-	what := fmt.Sprintf("GEMM B=%d", p.Batch)
-	if p.Phase == "bandwidth" {
-		what = fmt.Sprintf("bandwidth %s %d MiB", p.Method, p.BufferBytes>>20)
-	}
+	what := progressWhat(p)
 	return fmt.Sprintf("probe GPU %d %-10s [%s%s] %2d/%d %s", p.Ordinal, p.Mode, strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, what)
+}
+
+// progressWhat names the point being measured.
+func progressWhat(p probe.Progress) string {
+	switch p.Phase {
+	case "bandwidth":
+		return fmt.Sprintf("bandwidth %s %d MiB", p.Method, p.BufferBytes>>20)
+	case "gemm_fp8":
+		return fmt.Sprintf("GEMM FP8 B=%d", p.Batch)
+	case "model_gemm":
+		return fmt.Sprintf("model %s %s B=%d", p.Op, p.DType, p.Batch)
+	}
+	return fmt.Sprintf("GEMM B=%d", p.Batch)
 }
 
 func (b *progressBar) update(p probe.Progress) {

@@ -32,6 +32,8 @@ type deviceRun struct {
 	steps  int
 	blasV  string
 	blasP  string
+	ltV    string
+	ltP    string
 	warned []string
 }
 
@@ -52,7 +54,10 @@ func (r *deviceRun) warn(format string, args ...any) {
 // it returns what it measured so far.
 func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 	r.res = DeviceResult{Mode: r.mode, Started: r.cfg.now()}
-	r.steps = 3*len(r.cfg.bufferSizes) + len(r.cfg.batches)
+	r.steps = 3*len(r.cfg.bufferSizes) + len(r.cfg.batches) + r.cfg.modelPoints()
+	if r.cfg.fp8 {
+		r.steps += len(r.cfg.batches)
+	}
 	r.c, err = r.drv.OpenContext(r.ordinal)
 	if err != nil {
 		return r.res, err
@@ -91,6 +96,14 @@ func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 				p := &r.res.Bandwidth[i]
 				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
 			}
+			for i := range r.res.GEMMFP8 {
+				p := &r.res.GEMMFP8[i]
+				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
+			}
+			for i := range r.res.ModelGEMM {
+				p := &r.res.ModelGEMM[i]
+				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
+			}
 			flagThrottling(&r.res)
 		}
 		summarizeDevice(&r.res, r.cfg.kneeFraction)
@@ -106,7 +119,38 @@ func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 	if err := r.gemm(ctx); err != nil {
 		return r.res, fmt.Errorf("probe: GPU %d: GEMM: %w", r.ordinal, err)
 	}
+	if err := r.fp8AndModel(ctx); err != nil {
+		return r.res, fmt.Errorf("probe: GPU %d: %w", r.ordinal, err)
+	}
 	return r.res, nil
+}
+
+// fp8AndModel runs what WithFP8 and WithModelGEMMs add after the standard
+// sweep: the FP8 sweep, then the model's GEMMs. A GPU without FP8 tensor
+// cores is measured in bf16 only, with a warning.
+func (r *deviceRun) fp8AndModel(ctx context.Context) (err error) {
+	var lt *cuda.Lt
+	if r.cfg.fp8 {
+		if cc := r.c.Info().ComputeCapability; !supportsFP8(cc) {
+			r.warn("no FP8 measurement: compute capability %s has no FP8 tensor cores (8.9 or later)", cc)
+			r.step += len(r.cfg.batches) + r.cfg.modelPoints()/2
+		} else {
+			if lt, err = r.c.OpenLt(r.cfg.libs, 0); err != nil {
+				return fmt.Errorf("FP8: %w", err)
+			}
+			defer func() { err = errors.Join(err, lt.Close()) }()
+			r.ltV, r.ltP = lt.VersionString(), lt.Path()
+			if err := r.gemmFP8(ctx, lt); err != nil {
+				return fmt.Errorf("FP8 GEMM: %w", err)
+			}
+		}
+	}
+	if r.cfg.model != nil {
+		if err := r.modelGEMMs(ctx, lt); err != nil {
+			return fmt.Errorf("model GEMMs: %w", err)
+		}
+	}
+	return nil
 }
 
 // summarizeDevice derives the roofline numbers from the points, exactly as
@@ -123,9 +167,14 @@ func summarizeDevice(d *DeviceResult, kneeFraction float64) {
 			d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes = p.GBps, p.Method, p.BufferBytes
 		}
 	}
-	d.RidgeFLOPsPerByte = 0
+	d.RidgeFLOPsPerByte, d.RidgeFP8FLOPsPerByte = 0, 0
 	if d.BandwidthGBps > 0 && d.PeakTFLOPS > 0 {
 		d.RidgeFLOPsPerByte = Ridge(d.PeakTFLOPS, d.BandwidthGBps)
+	}
+	d.PeakFP8TFLOPS, d.PeakFP8Batch = Peak(d.GEMMFP8)
+	d.KneeFP8Batch = Knee(d.GEMMFP8, kneeFraction)
+	if d.BandwidthGBps > 0 && d.PeakFP8TFLOPS > 0 {
+		d.RidgeFP8FLOPsPerByte = Ridge(d.PeakFP8TFLOPS, d.BandwidthGBps)
 	}
 }
 
@@ -257,7 +306,12 @@ func (r *deviceRun) deviceSum(k *cuda.Kernels, out, src cuda.DevicePtr, size uin
 // fillSource uploads the random chunk once and doubles it on the device
 // until size bytes are filled.
 func (r *deviceRun) fillSource(src cuda.DevicePtr, size uint64) error {
-	chunk := r.in.fill.chunk
+	return r.fillWith(src, size, r.in.fill.chunk)
+}
+
+// fillWith fills size bytes at src with chunk repeated: one upload, then
+// device copies that double the filled part.
+func (r *deviceRun) fillWith(src cuda.DevicePtr, size uint64, chunk []byte) error {
 	n := min(uint64(len(chunk)), size)
 	if err := r.c.CopyToDevice(src, chunk[:n]); err != nil {
 		return err
@@ -314,7 +368,7 @@ func (r *deviceRun) gemm(ctx context.Context) (err error) {
 			return err
 		}
 		r.progress(Progress{Phase: "gemm", Batch: b})
-		p := GEMMPoint{Batch: b, K: k, N: n, FLOPs: GEMMFLOPs(b, k, n), Bytes: GEMMBytes(b, k, n),
+		p := GEMMPoint{Batch: b, RunBatch: b, DType: DType, K: k, N: n, FLOPs: GEMMFLOPs(b, k, n), Bytes: GEMMBytes(b, k, n),
 			Intensity: Intensity(b, k, n), Started: cfg.now()}
 		call := func() error { return blas.GemmBF16(x, w, y, b, k, n) }
 		// Check the answer first: poison the output, multiply once, compare.

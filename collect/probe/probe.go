@@ -44,7 +44,7 @@ func New(opts ...Option) (*Prober, error) {
 // returns what was measured so far, with Complete false, and the error.
 func (p *Prober) Run(ctx context.Context) (*Result, error) {
 	cfg := &p.cfg
-	res := &Result{Started: cfg.now(), K: cfg.k, N: cfg.n}
+	res := &Result{Started: cfg.now(), K: cfg.k, N: cfg.n, Model: cfg.modelName}
 	defer func() { res.Finished = cfg.now() }()
 
 	drv, err := cuda.OpenDriver(cfg.libs)
@@ -109,6 +109,9 @@ func (p *Prober) Run(ctx context.Context) (*Result, error) {
 	collect := func(r *deviceRun) {
 		if res.CUBLASVersion == "" {
 			res.CUBLASVersion, res.CUBLASPath = r.blasV, r.blasP
+		}
+		if res.CUBLASLtVersion == "" {
+			res.CUBLASLtVersion, res.CUBLASLtPath = r.ltV, r.ltP
 		}
 		res.Warnings = append(res.Warnings, r.warned...)
 	}

@@ -22,13 +22,15 @@ static void (*fake_logf)(const char *s);
 static int (*fake_failing)(const char *name);
 static void (*fake_advance_ms)(double ms);
 static void *(*fake_current_ctx)(void);
+static unsigned long long (*fake_generation)(void);
 
 int fake_cublaslt_bind(void *driver) {
 	fake_logf = (void (*)(const char *))dlsym(driver, "fake_logf");
 	fake_failing = (int (*)(const char *))dlsym(driver, "fake_failing");
 	fake_advance_ms = (void (*)(double))dlsym(driver, "fake_advance_ms");
 	fake_current_ctx = (void *(*)(void))dlsym(driver, "fake_current_ctx");
-	return fake_logf && fake_failing && fake_advance_ms && fake_current_ctx ? 0 : -1;
+	fake_generation = (unsigned long long (*)(void))dlsym(driver, "fake_generation");
+	return fake_logf && fake_failing && fake_advance_ms && fake_current_ctx && fake_generation ? 0 : -1;
 }
 
 __attribute__((constructor)) static void fake_cublaslt_autobind(void) {
@@ -133,7 +135,7 @@ static uint16_t float_to_bf16(float f) {
 	return (uint16_t)(u >> 16);
 }
 
-static __thread struct { const void *a, *b; void *d; uint64_t m, n, k; float sa, sb; } last;
+static __thread struct { const void *a, *b; void *d; uint64_t m, n, k; float sa, sb; unsigned long long gen; } last;
 
 int cublasLtMatmul(void *h, desc *d, const float *alpha, const uint8_t *A, layout *al, const uint8_t *B, layout *bl,
 		   const float *beta, const void *C, layout *cl, uint16_t *D, layout *dl, const heuristic *algo,
@@ -144,8 +146,10 @@ int cublasLtMatmul(void *h, desc *d, const float *alpha, const uint8_t *A, layou
 	if (!fp8_supported(d, al, bl, cl) || C != D || cl != dl) return STATUS_NOT_SUPPORTED;
 	uint64_t m = al->cols, n = bl->cols, k = al->rows;
 	float sa = d->a_scale ? *d->a_scale : 1, sb = d->b_scale ? *d->b_scale : 1;
-	// The probe times thousands of identical calls: compute the product once.
-	if (!(last.a == A && last.b == B && last.d == D && last.m == m && last.n == n && last.k == k && last.sa == sa && last.sb == sb)) {
+	// The probe times thousands of identical calls: compute the product once,
+	// unless device memory was written since (a poisoned output has been).
+	if (!(last.a == A && last.b == B && last.d == D && last.m == m && last.n == n && last.k == k && last.sa == sa &&
+	      last.sb == sb && last.gen == fake_generation())) {
 		for (uint64_t j = 0; j < n; j++) {
 			for (uint64_t i = 0; i < m; i++) {
 				float acc = 0;
@@ -155,6 +159,7 @@ int cublasLtMatmul(void *h, desc *d, const float *alpha, const uint8_t *A, layou
 			}
 		}
 		last.a = A; last.b = B; last.d = D; last.m = m; last.n = n; last.k = k; last.sa = sa; last.sb = sb;
+		last.gen = fake_generation();
 	}
 	double flops = 2.0 * m * n * k, bytes = (double)m * k + (double)k * n + 2.0 * m * n;
 	double t_compute = flops / (peak_tflops * 1e12) * 1e3, t_memory = bytes / (bandwidth_gbps * 1e9) * 1e3;
