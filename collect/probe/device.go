@@ -126,8 +126,9 @@ func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 }
 
 // fp8AndModel runs what WithFP8 and WithModelGEMMs add after the standard
-// sweep: the FP8 sweep, then the model's GEMMs. A GPU without FP8 tensor
-// cores is measured in bf16 only, with a warning.
+// sweep: the model's GEMMs in bf16, the FP8 sweep, the model's GEMMs in FP8
+// (bf16 first, so that an FP8 failure cannot cost the bf16 floor). A GPU
+// without FP8 tensor cores is measured in bf16 only, with a warning.
 func (r *deviceRun) fp8AndModel(ctx context.Context) (err error) {
 	var lt *cuda.Lt
 	if r.cfg.fp8 {
@@ -140,14 +141,22 @@ func (r *deviceRun) fp8AndModel(ctx context.Context) (err error) {
 			}
 			defer func() { err = errors.Join(err, lt.Close()) }()
 			r.ltV, r.ltP = lt.VersionString(), lt.Path()
-			if err := r.gemmFP8(ctx, lt); err != nil {
-				return fmt.Errorf("FP8 GEMM: %w", err)
-			}
 		}
 	}
 	if r.cfg.model != nil {
-		if err := r.modelGEMMs(ctx, lt); err != nil {
+		if err := r.modelGEMMs(ctx, DType, nil); err != nil {
 			return fmt.Errorf("model GEMMs: %w", err)
+		}
+	}
+	if lt == nil {
+		return nil
+	}
+	if err := r.gemmFP8(ctx, lt); err != nil {
+		return fmt.Errorf("FP8 GEMM: %w", err)
+	}
+	if r.cfg.model != nil {
+		if err := r.modelGEMMs(ctx, DTypeFP8, lt); err != nil {
+			return fmt.Errorf("model GEMMs in FP8: %w", err)
 		}
 	}
 	return nil

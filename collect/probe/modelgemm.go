@@ -24,35 +24,25 @@ func (c *config) modelPoints() int {
 	return n
 }
 
-// modelGEMMs times each decode GEMM of the model at each batch, in bf16
-// (cuBLAS, as GemmBF16) and, with FP8, in E4M3 (cuBLASLt). It opens handles
-// of its own so that it depends on nothing the standard sweep leaves open.
-func (r *deviceRun) modelGEMMs(ctx context.Context, lt *cuda.Lt) (err error) {
+// modelGEMMs times each decode GEMM of the model at each batch in one
+// dtype: bf16 through cuBLAS (as GemmBF16), or E4M3 through lt. It opens a
+// cuBLAS handle of its own so that it depends on nothing the standard sweep
+// leaves open.
+func (r *deviceRun) modelGEMMs(ctx context.Context, dtype string, lt *cuda.Lt) (err error) {
 	cfg := r.cfg
 	blas, err := r.c.OpenBLAS(cfg.libs, 0)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, blas.Close()) }()
-	var maxW, maxX, maxY, maxRows int
+	var maxW, maxX, maxY int
 	for _, b := range cfg.modelBatches {
 		for _, g := range cfg.model.DecodeGEMMs(b) {
 			rows := roundUp(g.Tokens, FP8Alignment)
-			maxRows = max(maxRows, rows)
 			maxW, maxX, maxY = max(maxW, g.K*g.N), max(maxX, rows*g.K), max(maxY, rows*g.N)
 		}
 	}
-	dtypes := []string{DType}
-	if lt != nil {
-		dtypes = append(dtypes, DTypeFP8)
-	}
-	out := make([]byte, 2*maxY)
-	for _, dtype := range dtypes {
-		if err := r.modelGEMMsOf(ctx, dtype, blas, lt, maxW, maxX, maxY, out); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.modelGEMMsOf(ctx, dtype, blas, lt, maxW, maxX, maxY, make([]byte, 2*maxY))
 }
 
 func (r *deviceRun) modelGEMMsOf(ctx context.Context, dtype string, blas *cuda.BLAS, lt *cuda.Lt, maxW, maxX, maxY int, out []byte) (err error) {
