@@ -231,6 +231,11 @@ func WriteLlamaFile(path string, c LlamaConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	// The rename below replaces what is at path: never a device or a
+	// directory (writing to /dev/null must not replace /dev/null).
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("gguf: write %s: not a regular file", path)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".gguf-*")
 	if err != nil {
 		return fmt.Errorf("gguf: create model in %s: %w", filepath.Dir(path), err)

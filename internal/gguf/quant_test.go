@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -257,5 +258,15 @@ func TestChunkedStreams(t *testing.T) {
 	}
 	if tail := long[len(long)-4:]; bytes.Equal(tail, make([]byte, 4)) {
 		t.Error("the last values of a tensor longer than a chunk were not drawn")
+	}
+}
+
+func TestWriteRefusesNonRegularTarget(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteLlamaFile(dir, TinyLlama()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("writing over a directory: %v, want a refusal", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
 	}
 }
