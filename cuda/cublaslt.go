@@ -161,6 +161,11 @@ func (l *Lt) GemmFP8(x, wt, y DevicePtr, batch, k, n int) error {
 	status := l.api.cublasLtMatmul(l.handle, p.desc, unsafe.Pointer(&l.scalars[0]),
 		uint64(wt), p.a, uint64(x), p.b, unsafe.Pointer(&l.scalars[1]),
 		uint64(y), p.c, uint64(y), p.c, unsafe.Pointer(&p.algo[0]), uint64(l.workspace), l.wsBytes, 0)
+	if Status(status) == statusNotSupported {
+		// The heuristic offered an algorithm that the shape cannot run (seen
+		// on an H200 with cuBLASLt 13 at batch 1): no FP8 kernel for it.
+		return fmt.Errorf("%w: (%d,%d)@(%d,%d): cublasLtMatmul: %s", ErrNoFP8Algorithm, batch, k, k, n, Status(status))
+	}
 	if err := checkBLAS("cublasLtMatmul", status); err != nil {
 		return fmt.Errorf("%w (shape (%d,%d)@(%d,%d) fp8)", err, batch, k, k, n)
 	}

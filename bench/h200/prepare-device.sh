@@ -16,7 +16,7 @@ CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$DEST/write-llama" ./inter
 gzip -6 -c "$tmp/headroom" > "$DEST/headroom.gz"
 git clone -q "$BUNDLE" "$tmp/llama"
 git -C "$tmp/llama" rev-parse HEAD > "$DEST/llama-snapshot.txt"
-git -C "$tmp/llama" archive --format=tar HEAD CMakeLists.txt cmake ggml src include common vendor tools app licenses LICENSE |
+git -C "$tmp/llama" archive --format=tar HEAD CMakeLists.txt cmake scripts ggml src include common vendor tools app licenses LICENSE |
   xz -T0 -6 > "$DEST/llama-src.tar.xz"
 cp bench/h200/llamacpp-configs/config-8b-f16.json "$DEST/config-8b.json"
 cp bench/h200/llamacpp.sh "$DEST/"

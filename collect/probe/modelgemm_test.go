@@ -83,8 +83,18 @@ func TestFP8Sweep(t *testing.T) {
 // TestFP8PaddedBatch: where cuBLASLt has no kernel for a batch, the batch is
 // run padded to 16 rows and the point says so.
 func TestFP8PaddedBatch(t *testing.T) {
+	for _, where := range []string{"heuristic", "matmul"} {
+		t.Run(where, func(t *testing.T) { testFP8PaddedBatch(t, where) })
+	}
+}
+
+func testFP8PaddedBatch(t *testing.T, where string) {
 	f := fakecuda.Build(t)
-	f.SetFP8Alignment(16)
+	if where == "heuristic" {
+		f.SetFP8Alignment(16)
+	} else {
+		f.SetFP8MatmulAlignment(16)
+	}
 	res, err := fp8Prober(t, f, WithBatches(1, 16, 20)).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

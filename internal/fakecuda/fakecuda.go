@@ -52,6 +52,7 @@ type Fake struct {
 	nvmlBaseClock    func(mhz uint32)
 	ltRoofline       func(tflops, gbps float64)
 	ltAlign          func(n int32)
+	ltMatmulAlign    func(n int32)
 }
 
 // Build compiles the fakes into t.TempDir() and loads them, so that the
@@ -137,6 +138,7 @@ func Build(t testing.TB) *Fake {
 	purego.RegisterLibFunc(&f.nvmlBaseClock, nvml, "fake_nvml_set_base_clock")
 	purego.RegisterLibFunc(&f.ltRoofline, lt, "fake_cublaslt_set_roofline")
 	purego.RegisterLibFunc(&f.ltAlign, lt, "fake_cublaslt_set_align")
+	purego.RegisterLibFunc(&f.ltMatmulAlign, lt, "fake_cublaslt_set_matmul_align")
 	for lib, name := range map[uintptr]string{cublas: "fake_cublas_bind", lt: "fake_cublaslt_bind"} {
 		var bind func(handle uintptr) int32
 		purego.RegisterLibFunc(&bind, lib, name)
@@ -220,3 +222,8 @@ func (f *Fake) SetFP8Roofline(peakTFLOPS, bandwidthGBps float64) {
 // SetFP8Alignment makes the fake cuBLASLt find no FP8 algorithm for shapes
 // whose dimensions are not multiples of n (1: every shape has one).
 func (f *Fake) SetFP8Alignment(n int) { f.ltAlign(int32(n)) }
+
+// SetFP8MatmulAlignment makes the fake cuBLASLt offer an algorithm for every
+// shape but refuse, in cublasLtMatmul, those whose dimensions are not
+// multiples of n (1: none refused).
+func (f *Fake) SetFP8MatmulAlignment(n int) { f.ltMatmulAlign(int32(n)) }

@@ -43,9 +43,13 @@ __attribute__((constructor)) static void fake_cublaslt_autobind(void) {
 #define STATUS_NOT_SUPPORTED 15
 
 static double peak_tflops = 200, bandwidth_gbps = 1000;
-static int align = 1;
+static int align = 1, matmul_align = 1;
 void fake_cublaslt_set_roofline(double tflops, double gbps) { peak_tflops = tflops; bandwidth_gbps = gbps; }
 void fake_cublaslt_set_align(int a) { align = a > 0 ? a : 1; }
+// fake_cublaslt_set_matmul_align: the heuristic offers an algorithm for any
+// shape, but cublasLtMatmul refuses (NOT_SUPPORTED) shapes whose dimensions
+// are not multiples of a, as the real library did on an H200 at batch 1.
+void fake_cublaslt_set_matmul_align(int a) { matmul_align = a > 0 ? a : 1; }
 
 #define LOG(...) do { char l_[1024]; snprintf(l_, sizeof l_, __VA_ARGS__); fake_logf(l_); } while (0)
 #define FAIL(name) do { int c_ = fake_failing(name); if (c_) { LOG("%s -> %d", name, c_); return c_; } } while (0)
@@ -145,6 +149,7 @@ int cublasLtMatmul(void *h, desc *d, const float *alpha, const uint8_t *A, layou
 	if (!algo || algo->algo[0] != 0xf8) return STATUS_INVALID_VALUE;
 	if (!fp8_supported(d, al, bl, cl) || C != D || cl != dl) return STATUS_NOT_SUPPORTED;
 	uint64_t m = al->cols, n = bl->cols, k = al->rows;
+	if (m % matmul_align || n % matmul_align || k % matmul_align) return STATUS_NOT_SUPPORTED;
 	float sa = d->a_scale ? *d->a_scale : 1, sb = d->b_scale ? *d->b_scale : 1;
 	// The probe times thousands of identical calls: compute the product once,
 	// unless device memory was written since (a poisoned output has been).
