@@ -50,7 +50,7 @@ type Lt struct {
 	handle    uintptr
 	workspace DevicePtr
 	wsBytes   uint64
-	scales    DevicePtr // two float32 of device memory: the A and B scales
+	scales    DevicePtr // device memory: the A scale at 0, the B scale at scaleStride
 	path      string
 	version   int
 	plans     map[ltShape]*ltPlan
@@ -59,10 +59,23 @@ type Lt struct {
 
 type ltShape struct{ batch, k, n int }
 
-// ltPlan is the descriptor, layouts and algorithm of one FP8 GEMM shape.
+// scaleStride separates the two scales in device memory, each at an
+// alignment as generous as a separate allocation's.
+const scaleStride = 256
+
+// ltCandidates is how many heuristic algorithms a plan asks for: cuBLASLt
+// can offer an algorithm that cublasLtMatmul then refuses (seen on an H200),
+// so the plan keeps the first one that runs.
+const ltCandidates = 8
+
+// ltPlan is the descriptor, layouts and candidate algorithms of one FP8
+// GEMM shape.
 type ltPlan struct {
 	desc, a, b, c uintptr
-	algo          *[ltHeuristicResultBytes]byte
+	algos         []byte // n heuristic results in a usable state, best first
+	n             int
+	chosen        int  // the algorithm in use; -1 before the first call
+	exact         bool // fast accumulation was refused and is off
 }
 
 // OpenLt loads cuBLASLt (see LibraryPaths), creates a handle, a workspace of
@@ -107,7 +120,7 @@ func (c *Context) OpenLt(paths LibraryPaths, workspaceBytes uint64) (*Lt, error)
 	if l.workspace, err = c.Alloc(workspaceBytes); err != nil {
 		return nil, errors.Join(fmt.Errorf("cuda: cuBLASLt workspace: %w", err), l.Close())
 	}
-	if l.scales, err = c.Alloc(8); err != nil {
+	if l.scales, err = c.Alloc(2 * scaleStride); err != nil {
 		return nil, errors.Join(fmt.Errorf("cuda: cuBLASLt scales: %w", err), l.Close())
 	}
 	if err := l.SetScales(1, 1); err != nil {
@@ -129,9 +142,9 @@ func (l *Lt) VersionString() string {
 // and the weights (Y = sx·sw·X·W), kept in device memory where cuBLASLt
 // reads them at every call, as engines serving FP8 weights pass theirs.
 func (l *Lt) SetScales(sx, sw float32) error {
-	var b [8]byte
+	var b [2 * scaleStride]byte
 	*(*float32)(unsafe.Pointer(&b[0])) = sw // A is the weight, see GemmFP8
-	*(*float32)(unsafe.Pointer(&b[4])) = sx
+	*(*float32)(unsafe.Pointer(&b[scaleStride])) = sx
 	return l.c.CopyToDevice(l.scales, b[:])
 }
 
@@ -154,37 +167,76 @@ func (l *Lt) GemmFP8(x, wt, y DevicePtr, batch, k, n int) error {
 	if batch <= 0 || k <= 0 || n <= 0 {
 		return fmt.Errorf("cuda: GEMM shape (%d,%d)@(%d,%d) must be positive", batch, k, k, n)
 	}
-	p, err := l.plan(ltShape{batch, k, n})
+	s := ltShape{batch, k, n}
+	p, err := l.plan(s, false)
 	if err != nil {
 		return err
 	}
-	status := l.api.cublasLtMatmul(l.handle, p.desc, unsafe.Pointer(&l.scalars[0]),
-		uint64(wt), p.a, uint64(x), p.b, unsafe.Pointer(&l.scalars[1]),
-		uint64(y), p.c, uint64(y), p.c, unsafe.Pointer(&p.algo[0]), uint64(l.workspace), l.wsBytes, 0)
+	call := func(p *ltPlan, i int) int32 {
+		return l.api.cublasLtMatmul(l.handle, p.desc, unsafe.Pointer(&l.scalars[0]),
+			uint64(wt), p.a, uint64(x), p.b, unsafe.Pointer(&l.scalars[1]),
+			uint64(y), p.c, uint64(y), p.c, unsafe.Pointer(&p.algos[i*ltHeuristicResultBytes]), uint64(l.workspace), l.wsBytes, 0)
+	}
+	if p.chosen >= 0 {
+		return matmulStatus(s, call(p, p.chosen))
+	}
+	// The first call of a shape: the first candidate that runs, with fast
+	// accumulation, else the first without it.
+	status := int32(statusNotSupported)
+	for _, exact := range []bool{false, true} {
+		if exact && !p.exact {
+			err := l.destroyPlan(p)
+			delete(l.plans, s)
+			if err != nil {
+				return err
+			}
+			if p, err = l.plan(s, true); err != nil {
+				return err
+			}
+		}
+		for i := 0; i < p.n; i++ {
+			if status = call(p, i); Status(status) != statusNotSupported {
+				p.chosen = i
+				return matmulStatus(s, status)
+			}
+		}
+	}
+	return matmulStatus(s, status)
+}
+
+// FastAccumulation reports whether GEMMs of this shape run with fast FP8
+// accumulation (false once every algorithm refused it, or before the first call).
+func (l *Lt) FastAccumulation(batch, k, n int) bool {
+	p, ok := l.plans[ltShape{batch, k, n}]
+	return ok && p.chosen >= 0 && !p.exact
+}
+
+func matmulStatus(s ltShape, status int32) error {
 	if Status(status) == statusNotSupported {
-		// The heuristic offered an algorithm that the shape cannot run (seen
-		// on an H200 with cuBLASLt 13 at batch 1): no FP8 kernel for it.
-		return fmt.Errorf("%w: (%d,%d)@(%d,%d): cublasLtMatmul: %s", ErrNoFP8Algorithm, batch, k, k, n, Status(status))
+		return fmt.Errorf("%w: (%d,%d)@(%d,%d): cublasLtMatmul refused every algorithm: %s", ErrNoFP8Algorithm, s.batch, s.k, s.k, s.n, Status(status))
 	}
 	if err := checkBLAS("cublasLtMatmul", status); err != nil {
-		return fmt.Errorf("%w (shape (%d,%d)@(%d,%d) fp8)", err, batch, k, k, n)
+		return fmt.Errorf("%w (shape (%d,%d)@(%d,%d) fp8)", err, s.batch, s.k, s.k, s.n)
 	}
 	return nil
 }
 
-func (l *Lt) plan(s ltShape) (*ltPlan, error) {
+func (l *Lt) plan(s ltShape, exact bool) (*ltPlan, error) {
 	if p, ok := l.plans[s]; ok {
 		return p, nil
 	}
 	a := &l.api
-	p := &ltPlan{algo: new([ltHeuristicResultBytes]byte)}
+	p := &ltPlan{algos: make([]byte, ltCandidates*ltHeuristicResultBytes), chosen: -1, exact: exact}
 	fail := func(err error) (*ltPlan, error) { return nil, errors.Join(err, l.destroyPlan(p)) }
 	if err := checkBLAS("cublasLtMatmulDescCreate", a.cublasLtMatmulDescCreate(&p.desc, ComputeType32F, dataType32F)); err != nil {
 		return fail(err)
 	}
 	opT, opN := int32(cublasOpT), int32(cublasOpN)
 	fast := int8(1)
-	sa, sb := uint64(l.scales), uint64(l.scales)+4
+	if exact {
+		fast = 0
+	}
+	sa, sb := uint64(l.scales), uint64(l.scales)+scaleStride
 	for _, attr := range []struct {
 		id   int32
 		ptr  unsafe.Pointer
@@ -223,15 +275,23 @@ func (l *Lt) plan(s ltShape) (*ltPlan, error) {
 		return fail(err)
 	}
 	var returned int32
-	status := a.cublasLtMatmulAlgoGetHeuristic(l.handle, p.desc, p.a, p.b, p.c, p.c, pref, 1, unsafe.Pointer(&p.algo[0]), &returned)
+	status := a.cublasLtMatmulAlgoGetHeuristic(l.handle, p.desc, p.a, p.b, p.c, p.c, pref, ltCandidates, unsafe.Pointer(&p.algos[0]), &returned)
 	if status == int32(statusNotSupported) || (status == 0 && returned == 0) {
 		return fail(fmt.Errorf("%w: (%d,%d)@(%d,%d)", ErrNoFP8Algorithm, s.batch, s.k, s.k, s.n))
 	}
 	if err := checkBLAS("cublasLtMatmulAlgoGetHeuristic", status); err != nil {
 		return fail(err)
 	}
-	if st := *(*int32)(unsafe.Pointer(&p.algo[ltHeuristicStateOffset])); st != 0 {
-		return fail(fmt.Errorf("%w: (%d,%d)@(%d,%d): %s", ErrNoFP8Algorithm, s.batch, s.k, s.k, s.n, Status(st)))
+	// Keep the candidates in a usable state, in the heuristic's order.
+	for i := 0; i < int(min(returned, ltCandidates)); i++ {
+		r := p.algos[i*ltHeuristicResultBytes : (i+1)*ltHeuristicResultBytes]
+		if *(*int32)(unsafe.Pointer(&r[ltHeuristicStateOffset])) == 0 {
+			copy(p.algos[p.n*ltHeuristicResultBytes:], r)
+			p.n++
+		}
+	}
+	if p.n == 0 {
+		return fail(fmt.Errorf("%w: (%d,%d)@(%d,%d): no candidate in a usable state", ErrNoFP8Algorithm, s.batch, s.k, s.k, s.n))
 	}
 	l.plans[s] = p
 	return p, nil

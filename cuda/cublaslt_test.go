@@ -143,3 +143,40 @@ func TestMissingCUBLASLt(t *testing.T) {
 		t.Errorf("failed create: %v", err)
 	}
 }
+
+// TestGemmFP8FallsBack: when cublasLtMatmul refuses the heuristic's first
+// algorithms, or fast accumulation, the bindings find the one that runs.
+func TestGemmFP8FallsBack(t *testing.T) {
+	f, d := openFake(t)
+	ctx, err := d.OpenContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	lt, err := ctx.OpenLt(cuda.LibraryPaths{CUBLASLt: f.CUBLASLtPath}, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lt.Close()
+	x, _ := ctx.Alloc(32 * 16)
+	w, _ := ctx.Alloc(32 * 16)
+	y, _ := ctx.Alloc(2 * 16 * 16)
+	f.RefuseFP8(2, false)
+	if err := lt.GemmFP8(x, w, y, 16, 32, 16); err != nil || !lt.FastAccumulation(16, 32, 16) {
+		t.Fatalf("with the first two algorithms refused: %v (fast %v)", err, lt.FastAccumulation(16, 32, 16))
+	}
+	f.RefuseFP8(0, true)
+	if err := lt.GemmFP8(x, w, y, 8, 32, 16); err != nil || lt.FastAccumulation(8, 32, 16) {
+		t.Fatalf("with fast accumulation refused: %v (fast %v)", err, lt.FastAccumulation(8, 32, 16))
+	}
+	f.RefuseFP8(3, false)
+	err = lt.GemmFP8(x, w, y, 4, 32, 16)
+	if !errors.Is(err, cuda.ErrNoFP8Algorithm) || !strings.Contains(err.Error(), "refused every algorithm") {
+		t.Errorf("with every algorithm refused: %v", err)
+	}
+	f.RefuseFP8(0, false)
+	log := strings.Join(f.Log(), "\n")
+	if !strings.Contains(log, "refused algo=0xf9 fast=1") || !strings.Contains(log, "refused algo=0xf8 fast=1") {
+		t.Errorf("log lacks the refusals:\n%s", log)
+	}
+}

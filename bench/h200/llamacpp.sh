@@ -153,7 +153,7 @@ plan() {
   wait "$build"
   tail -3 "$W/build.log" | tee -a "$W/plan.log"
   if [ ! -x "$B/llama-server" ]; then log "no llama-server: build failed"; return 1; fi
-  quant_sweep f16 8101 6s
+  quant_sweep f16 8101 5s
   quant_sweep q4_0 8102 5s
   quant_sweep q8_0 8103 5s
   for n in 1 2 3; do

@@ -208,6 +208,9 @@ func (r *deviceRun) gemmFP8(ctx context.Context, lt *cuda.Lt) (err error) {
 		if err != nil {
 			return fmt.Errorf("batch %d: %w", b, err)
 		}
+		if !lt.FastAccumulation(m.runTokens, k, n) {
+			r.warn("FP8 (%d,%d)@(%d,%d) ran without fast accumulation: cuBLASLt refused it", m.runTokens, k, k, n)
+		}
 		p := GEMMPoint{Batch: b, RunBatch: m.runTokens, K: k, N: n, DType: DTypeFP8,
 			FLOPs: GEMMFLOPs(m.runTokens, k, n), Bytes: gemmBytes(m.runTokens, k, n, 1), Started: started, Finished: cfg.now(),
 			Validation: m.validation}

@@ -53,6 +53,7 @@ type Fake struct {
 	ltRoofline       func(tflops, gbps float64)
 	ltAlign          func(n int32)
 	ltMatmulAlign    func(n int32)
+	ltRefuse         func(k, fast int32)
 }
 
 // Build compiles the fakes into t.TempDir() and loads them, so that the
@@ -139,6 +140,7 @@ func Build(t testing.TB) *Fake {
 	purego.RegisterLibFunc(&f.ltRoofline, lt, "fake_cublaslt_set_roofline")
 	purego.RegisterLibFunc(&f.ltAlign, lt, "fake_cublaslt_set_align")
 	purego.RegisterLibFunc(&f.ltMatmulAlign, lt, "fake_cublaslt_set_matmul_align")
+	purego.RegisterLibFunc(&f.ltRefuse, lt, "fake_cublaslt_refuse")
 	for lib, name := range map[uintptr]string{cublas: "fake_cublas_bind", lt: "fake_cublaslt_bind"} {
 		var bind func(handle uintptr) int32
 		purego.RegisterLibFunc(&bind, lib, name)
@@ -227,3 +229,14 @@ func (f *Fake) SetFP8Alignment(n int) { f.ltAlign(int32(n)) }
 // shape but refuse, in cublasLtMatmul, those whose dimensions are not
 // multiples of n (1: none refused).
 func (f *Fake) SetFP8MatmulAlignment(n int) { f.ltMatmulAlign(int32(n)) }
+
+// RefuseFP8 makes the fake cublasLtMatmul refuse the first k of the three
+// algorithms its heuristic offers and, with fast, every call with fast
+// accumulation: the library's refusals the FP8 bindings must get past.
+func (f *Fake) RefuseFP8(k int, fast bool) {
+	v := int32(0)
+	if fast {
+		v = 1
+	}
+	f.ltRefuse(int32(k), v)
+}

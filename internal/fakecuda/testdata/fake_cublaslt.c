@@ -50,6 +50,11 @@ void fake_cublaslt_set_align(int a) { align = a > 0 ? a : 1; }
 // shape, but cublasLtMatmul refuses (NOT_SUPPORTED) shapes whose dimensions
 // are not multiples of a, as the real library did on an H200 at batch 1.
 void fake_cublaslt_set_matmul_align(int a) { matmul_align = a > 0 ? a : 1; }
+// The heuristic offers three candidates (ids 0xf8, 0xf9, 0xfa);
+// fake_cublaslt_refuse(k, fast) makes cublasLtMatmul refuse the first k of
+// them, and, with fast set, any call with fast accumulation.
+static int refuse_first, refuse_fast;
+void fake_cublaslt_refuse(int k, int fast) { refuse_first = k; refuse_fast = fast; }
 
 #define LOG(...) do { char l_[1024]; snprintf(l_, sizeof l_, __VA_ARGS__); fake_logf(l_); } while (0)
 #define FAIL(name) do { int c_ = fake_failing(name); if (c_) { LOG("%s -> %d", name, c_); return c_; } } while (0)
@@ -117,9 +122,10 @@ int cublasLtMatmulAlgoGetHeuristic(void *h, desc *d, layout *a, layout *b, layou
 	*returned = 0;
 	if (!fp8_supported(d, a, b, c)) return STATUS_NOT_SUPPORTED;
 	if (a->rows % align || a->cols % align || b->cols % align) return 0; // no algorithm for this shape
-	memset(results, 0, sizeof *results);
-	results->algo[0] = 0xf8;
-	*returned = 1;
+	int n = requested < 3 ? requested : 3;
+	memset(results, 0, n * sizeof *results);
+	for (int i = 0; i < n; i++) results[i].algo[0] = 0xf8 + i;
+	*returned = n;
 	return 0;
 }
 
@@ -145,8 +151,13 @@ int cublasLtMatmul(void *h, desc *d, const float *alpha, const uint8_t *A, layou
 		   const float *beta, const void *C, layout *cl, uint16_t *D, layout *dl, const heuristic *algo,
 		   void *ws, size_t ws_bytes, void *stream) {
 	NEED_CTX("cublasLtMatmul");
+	LOG("cublasLtMatmul ws=%p ws_bytes=%zu stream=%p", ws, ws_bytes, stream);
 	FAIL("cublasLtMatmul");
-	if (!algo || algo->algo[0] != 0xf8) return STATUS_INVALID_VALUE;
+	if (!algo || algo->algo[0] < 0xf8 || algo->algo[0] > 0xfa) return STATUS_INVALID_VALUE;
+	if ((int)(algo->algo[0] - 0xf8) < refuse_first || (refuse_fast && d->fast)) {
+		LOG("cublasLtMatmul refused algo=%#llx fast=%d", (unsigned long long)algo->algo[0], d->fast);
+		return STATUS_NOT_SUPPORTED;
+	}
 	if (!fp8_supported(d, al, bl, cl) || C != D || cl != dl) return STATUS_NOT_SUPPORTED;
 	uint64_t m = al->cols, n = bl->cols, k = al->rows;
 	if (m % matmul_align || n % matmul_align || k % matmul_align) return STATUS_NOT_SUPPORTED;
