@@ -18,6 +18,7 @@ type Run struct {
 	Manifest  *rundir.Manifest
 	GEMM      []rundir.ProbeGEMMRow
 	Bandwidth []rundir.ProbeBandwidthRow
+	ModelGEMM []rundir.ProbeModelGEMMRow
 	Levels    []rundir.LevelRow
 	Requests  []rundir.RequestRow
 	Tokens    []rundir.TokenRow
@@ -75,6 +76,7 @@ func LoadWith(dir string, o LoadOptions) (*Run, error) {
 	reads := []error{
 		read(rundir.TableProbeGEMM, func() error { return readInto(dir, rundir.TableProbeGEMM, &run.GEMM) }),
 		read(rundir.TableProbeBandwidth, func() error { return readInto(dir, rundir.TableProbeBandwidth, &run.Bandwidth) }),
+		read(rundir.TableProbeModelGEMM, func() error { return readInto(dir, rundir.TableProbeModelGEMM, &run.ModelGEMM) }),
 		read(rundir.TableLevels, func() error { return readInto(dir, rundir.TableLevels, &run.Levels) }),
 		read(rundir.TableRequests, func() error { return readInto(dir, rundir.TableRequests, &run.Requests) }),
 		read(rundir.TableTokens, func() error { return readInto(dir, rundir.TableTokens, &run.Tokens) }),

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"sort"
+
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // KneeFraction is the seed's definition of the compute knee: the smallest
@@ -30,6 +32,44 @@ type Roofline struct {
 	Busy            bool             `json:"busy,omitempty"`
 	Points          []RooflinePoint  `json:"points"`
 	Bandwidths      []BandwidthPoint `json:"bandwidths"`
+	// FP8 is the same GEMM's ceiling in FP8 (E4M3), when the probe measured
+	// it (`probe --dtype fp8`): the compute ceiling of FP8-served models.
+	FP8 *Ceiling `json:"fp8,omitempty"`
+	// StepFloors is the measured GEMM floor of the model's decode step per
+	// batch and dtype (`probe --model-config`); FloorModel names the model.
+	StepFloors []StepFloor `json:"step_floors,omitempty"`
+	FloorModel string      `json:"floor_model,omitempty"`
+}
+
+// Ceiling is one dtype's GEMM peak, ridge (against the probe's copy
+// bandwidth) and knee.
+type Ceiling struct {
+	DType            string          `json:"dtype"`
+	PeakFLOPPerS     float64         `json:"peak_flop_per_s"`
+	PeakBatch        int             `json:"peak_batch"`
+	RidgeFLOPPerByte float64         `json:"ridge_flop_per_byte"`
+	KneeBatch        int             `json:"knee_batch"`
+	Points           []RooflinePoint `json:"points"`
+}
+
+// StepFloor is the measured GEMM floor of one decode step (rundir.StepFloors).
+type StepFloor = rundir.StepFloor
+
+// DTypeFP8 is the probe's dtype name of its FP8 (E4M3) GEMMs.
+const DTypeFP8 = "fp8_e4m3"
+
+// primaryDType is the dtype whose GEMM rows make a probe's roofline: bf16
+// (the seed's) when present, else the first row's.
+func primaryDType(rows []rundir.ProbeGEMMRow) string {
+	for _, g := range rows {
+		if g.DType == "bf16" || g.DType == "" {
+			return g.DType
+		}
+	}
+	if len(rows) > 0 {
+		return rows[0].DType
+	}
+	return ""
 }
 
 // RooflinePoint is one measured GEMM shape.
@@ -59,8 +99,9 @@ type BandwidthPoint struct {
 func roofline(run *Run, device int32) (*Roofline, error) {
 	var pts []RooflinePoint
 	rl := &Roofline{}
+	primary := primaryDType(run.GEMM)
 	for _, g := range run.GEMM {
-		if g.Device != device || !soloMode(g.Mode) {
+		if g.Device != device || !soloMode(g.Mode) || g.DType != primary {
 			continue
 		}
 		pts = append(pts, RooflinePoint{
@@ -104,6 +145,8 @@ func roofline(run *Run, device int32) (*Roofline, error) {
 		}
 	}
 	rl.Points = pts
+	rl.FP8 = fp8Ceiling(run.GEMM, device, rl.BandwidthBytesPerS)
+	rl.StepFloors, rl.FloorModel = stepFloors(run.ModelGEMM, device)
 	if m := run.Manifest; m != nil {
 		for _, g := range m.GPUs {
 			if g.Index == int(device) {
@@ -123,3 +166,76 @@ func roofline(run *Run, device int32) (*Roofline, error) {
 // agreement check, not the ceiling. Runs written before the mode column
 // was added leave it empty.
 func soloMode(mode string) bool { return mode == "" || mode == "solo" }
+
+// fp8Ceiling is the FP8 rows' ceiling, nil without any.
+func fp8Ceiling(rows []rundir.ProbeGEMMRow, device int32, bandwidth float64) *Ceiling {
+	c := &Ceiling{DType: DTypeFP8}
+	for _, g := range rows {
+		if g.Device != device || !soloMode(g.Mode) || g.DType != DTypeFP8 {
+			continue
+		}
+		c.Points = append(c.Points, RooflinePoint{Batch: g.Batch, Intensity: g.Intensity, FLOPPerS: g.FLOPPerS,
+			TimeS: g.TimeMedianS, TimeMinS: g.TimeMinS, TimeMaxS: g.TimeMaxS})
+		if g.FLOPPerS > c.PeakFLOPPerS {
+			c.PeakFLOPPerS, c.PeakBatch = g.FLOPPerS, int(g.Batch)
+		}
+	}
+	if len(c.Points) == 0 || bandwidth <= 0 {
+		return nil
+	}
+	c.RidgeFLOPPerByte = c.PeakFLOPPerS / bandwidth
+	sort.Slice(c.Points, func(i, j int) bool { return c.Points[i].Batch < c.Points[j].Batch })
+	for i := range c.Points {
+		p := &c.Points[i]
+		p.FractionPeak = p.FLOPPerS / c.PeakFLOPPerS
+		p.AttainableFLOPPerS = min(c.PeakFLOPPerS, p.Intensity*bandwidth)
+		if c.KneeBatch == 0 && p.FLOPPerS >= KneeFraction*c.PeakFLOPPerS {
+			c.KneeBatch = int(p.Batch)
+		}
+	}
+	return c
+}
+
+// stepFloors is the device's floors and the model they are of.
+func stepFloors(rows []rundir.ProbeModelGEMMRow, device int32) ([]StepFloor, string) {
+	var out []StepFloor
+	for _, f := range rundir.StepFloors(rows) {
+		if f.Device == device {
+			out = append(out, f)
+		}
+	}
+	model := ""
+	for _, r := range rows {
+		if r.Device == device {
+			model = r.Model
+		}
+	}
+	return out, model
+}
+
+// FloorAt is the measured GEMM floor of a decode step of batch b in dtype:
+// the floor at b, else linear between the nearest measured batches around
+// it; ok is false outside the measured batches or without a floor.
+func (rl *Roofline) FloorAt(b float64, dtype string) (seconds float64, ok bool) {
+	var lo, hi *StepFloor
+	for i := range rl.StepFloors {
+		f := &rl.StepFloors[i]
+		if f.DType != dtype {
+			continue
+		}
+		if float64(f.Batch) == b {
+			return f.GEMMSeconds, true
+		}
+		if float64(f.Batch) < b && (lo == nil || f.Batch > lo.Batch) {
+			lo = f
+		}
+		if float64(f.Batch) > b && (hi == nil || f.Batch < hi.Batch) {
+			hi = f
+		}
+	}
+	if lo == nil || hi == nil {
+		return 0, false
+	}
+	t := (b - float64(lo.Batch)) / float64(hi.Batch-lo.Batch)
+	return lo.GEMMSeconds + t*(hi.GEMMSeconds-lo.GEMMSeconds), true
+}

@@ -1,6 +1,7 @@
 package modelspec
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -64,6 +65,24 @@ func TestDecodeGEMMsMoE(t *testing.T) {
 		}
 		if p, w := GEMMWeightParams(gemms), m.WeightBytesPerStep(float64(b))/(m.WeightBits/8); !near(p, w, 1e-9) {
 			t.Errorf("b=%d: GEMMs read %.0f weights, WeightBytesPerStep %.0f", b, p, w)
+		}
+	}
+}
+
+// TestQuantizedHead: modules_to_not_convert without lm_head quantizes the
+// head too (as the GGUF models of testdata/h200-llamacpp are); with lm_head,
+// or without the list, the head stays at the activation dtype.
+func TestQuantizedHead(t *testing.T) {
+	base := `{"model_type":"llama","num_hidden_layers":1,"hidden_size":64,"num_attention_heads":4,"intermediate_size":128,"vocab_size":1000,"torch_dtype":"float16","quantization_config":{"bits":4.5%s}}`
+	head := 1000.0 * 64
+	for list, wantBits := range map[string]float64{``: 16, `,"modules_to_not_convert":[]`: 4.5, `,"modules_to_not_convert":["lm_head"]`: 16} {
+		m, err := Parse([]byte(fmt.Sprintf(base, list)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers := m.layerWeightParams(1) * 4.5 / 8
+		if got, want := m.WeightBytesPerStep(1), layers+head*wantBits/8; !near(got, want, 1e-12) {
+			t.Errorf("modules_to_not_convert %q: %v bytes per step, want the head at %v bits (%v)", list, got, wantBits, want)
 		}
 	}
 }

@@ -249,7 +249,7 @@ func printProbeSummary(w io.Writer, res *probe.Result) {
 				fmt.Fprintf(w, "  FP8 peak         %.1f TFLOP/s  (B=%d, E4M3 through cuBLASLt), ridge %.0f FLOP/byte, 90%% at batch %d\n",
 					d.PeakFP8TFLOPS, d.PeakFP8Batch, d.RidgeFP8FLOPsPerByte, d.KneeFP8Batch)
 			}
-			if floors := probe.StepFloors(d.ModelGEMM, nil); len(floors) > 0 {
+			if floors := deviceFloors(res, d); len(floors) > 0 {
 				fmt.Fprintf(w, "  %s decode step, weight GEMMs only (attention not included):\n", res.Model)
 				for _, fl := range floors {
 					fmt.Fprintf(w, "    B=%-4d %-8s %8.3f ms  (%.2f GB of weights: %.0f GB/s)\n", fl.Batch, fl.DType, fl.GEMMSeconds*1e3, fl.WeightBytes/1e9, fl.WeightBytes/fl.GEMMSeconds/1e9)
@@ -309,6 +309,20 @@ func progressLine(p probe.Progress) string {
 	}
 	what := progressWhat(p)
 	return fmt.Sprintf("probe GPU %d %-10s [%s%s] %2d/%d %s", p.Ordinal, p.Mode, strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, what)
+}
+
+// deviceFloors is one device's measured decode-step floors (solo runs only).
+func deviceFloors(res *probe.Result, d probe.DeviceResult) []rundir.StepFloor {
+	if d.Mode != probe.ModeSolo {
+		return nil
+	}
+	var out []rundir.StepFloor
+	for _, f := range rundir.StepFloors(res.ModelGEMMRows()) {
+		if f.Device == int32(d.GPU.Ordinal) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // progressWhat names the point being measured.

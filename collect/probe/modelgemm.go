@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/headroom-llm/headroom/cuda"
-	"github.com/headroom-llm/headroom/modelspec"
 )
 
 // modelPoints counts the model GEMM points a run measures, for progress.
@@ -77,52 +76,4 @@ func (r *deviceRun) modelGEMMsOf(ctx context.Context, dtype string, blas *cuda.B
 		}
 	}
 	return nil
-}
-
-// StepFloor is the measured GEMM floor of one decode step: the sum over the
-// model's decode GEMMs of count × median time, per decode batch and dtype.
-type StepFloor struct {
-	Batch int
-	DType string
-	// GEMMSeconds is Σ count × median time of the step's weight GEMMs.
-	GEMMSeconds float64
-	// WeightBytes is the weight bytes those GEMMs read.
-	WeightBytes float64
-}
-
-// StepFloors sums a device's model GEMM points into floors, in batch order
-// (bf16 first at each batch). A batch missing any of the model's GEMMs in a
-// dtype (the probe stopped part way) has no floor in that dtype.
-func StepFloors(points []ModelGEMMPoint, model *modelspec.Spec) []StepFloor {
-	type key struct {
-		batch int
-		dtype string
-	}
-	sums := map[key]*StepFloor{}
-	seen := map[key]int{}
-	var order []key
-	for _, p := range points {
-		k := key{p.Batch, p.DType}
-		f, ok := sums[k]
-		if !ok {
-			f = &StepFloor{Batch: p.Batch, DType: p.DType}
-			sums[k] = f
-			order = append(order, k)
-		}
-		f.GEMMSeconds += p.Count * p.TimeMS.Median / 1e3
-		elem := 2.0
-		if p.DType == DTypeFP8 {
-			elem = 1
-		}
-		f.WeightBytes += p.Count * float64(p.K) * float64(p.N) * elem
-		seen[k]++
-	}
-	var out []StepFloor
-	for _, k := range order {
-		if model != nil && seen[k] != len(model.DecodeGEMMs(k.batch)) {
-			continue
-		}
-		out = append(out, *sums[k])
-	}
-	return out
 }

@@ -143,7 +143,7 @@ func TestModelGEMMs(t *testing.T) {
 			t.Errorf("%s %s B=%d: %v ms (want %v), bytes %v (want %v), validation %+v", p.Op, p.DType, p.Batch, p.TimeMS.Median, wantMS, p.Bytes, bytes, p.Validation)
 		}
 	}
-	floors := StepFloors(d.ModelGEMM, model)
+	floors := rundir.StepFloors(res.ModelGEMMRows())
 	if len(floors) != 2*len(batches) {
 		t.Fatalf("%d floors, want %d", len(floors), 2*len(batches))
 	}
@@ -169,7 +169,7 @@ func TestModelGEMMs(t *testing.T) {
 		}
 	}
 	// A batch with a GEMM missing has no floor.
-	if got := StepFloors(d.ModelGEMM[1:], model); len(got) != len(floors)-1 {
+	if got := rundir.StepFloors(res.ModelGEMMRows()[1:]); len(got) != len(floors)-1 {
 		t.Errorf("with one point dropped: %d floors, want %d", len(got), len(floors)-1)
 	}
 
