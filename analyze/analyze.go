@@ -54,6 +54,13 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 		rep.Runs = append(rep.Runs, ra)
 	}
 	rep.Repeats = repeatGroups(runs, rep.Runs, set)
+	if set.PredictFrom != "" {
+		preds, err := reportPredictions(rep, set)
+		if err != nil {
+			return nil, err
+		}
+		rep.Predictions = preds
+	}
 	if rep.Headline == nil {
 		rep.Warnings = append(rep.Warnings, "no sweep run given: only the hardware ceiling is reported")
 	}
@@ -143,7 +150,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	}
 	recommend(&sw.Knees, sw.Levels, sw.Goodput)
 	if probe != nil {
-		sw.Decode = decodeRoofline(sw.Levels, sw.Knees, probe, probeDir, set.Model, sw.Mode, eng)
+		sw.Decode = decodeRoofline(sw.Levels, sw.Knees, probe, probeDir, set.modelFor(run.Dir), sw.Mode, eng)
 	} else {
 		sw.Missing = append(sw.Missing, "roofline gap: no probe run given (run `headroom probe`, then pass its directory with the sweep's)")
 	}

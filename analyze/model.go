@@ -23,8 +23,11 @@ type Report struct {
 	Runs     []RunAnalysis `json:"runs"`
 	// Repeats groups sweep runs of the same configuration given together,
 	// with intervals across the runs.
-	Repeats  []RepeatGroup `json:"repeats,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
+	Repeats []RepeatGroup `json:"repeats,omitempty"`
+	// Predictions are the report's other sweeps predicted from the one
+	// named by Settings.PredictFrom, against what each measured.
+	Predictions []Prediction `json:"predictions,omitempty"`
+	Warnings    []string     `json:"warnings,omitempty"`
 }
 
 // RunAnalysis is the analysis of one run directory.

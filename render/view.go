@@ -185,6 +185,10 @@ func buildRun(rep *analyze.Report, i int) (runView, error) {
 		methodologySection(id("methodology"), rep, r),
 		filesSection(id("files"), r),
 	}
+	if pred, ok := predictionSection(id("prediction"), rep, r); ok {
+		// After the roofline gap, whose bound the prediction builds on.
+		rv.Sections = append(rv.Sections[:4], append([]section{pred}, rv.Sections[4:]...)...)
+	}
 	// A probe run reported with sweeps keeps only what it measured, and
 	// its headline points at the sweeps, rather than repeating that each
 	// sweep section is missing and telling the reader to go and run one.
