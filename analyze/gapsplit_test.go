@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// llamacppRun loads one run of testdata/h200-llamacpp (llama.cpp's
+// llamacppRun loads one run of examples/runs/h200-llamacpp (llama.cpp's
 // llama-server on the H200, recorded 2026-12-01).
 func llamacppRun(t *testing.T, name string) *Run {
 	t.Helper()
-	run, err := Load(filepath.Join("..", "testdata", "h200-llamacpp", name))
+	run, err := Load(filepath.Join("..", "examples", "runs", "h200-llamacpp", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func llamacppRun(t *testing.T, name string) *Run {
 
 func llamacppConfig(t *testing.T, name string) *ModelSpec {
 	t.Helper()
-	m, err := ReadModelConfig(filepath.Join("..", "testdata", "h200-llamacpp", name))
+	m, err := ReadModelConfig(filepath.Join("..", "examples", "runs", "h200-llamacpp", name))
 	if err != nil {
 		t.Fatal(err)
 	}

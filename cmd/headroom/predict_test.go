@@ -10,7 +10,7 @@ import (
 	"github.com/headroom-llm/headroom/analyze"
 )
 
-const llamacppData = "../../testdata/h200-llamacpp"
+const llamacppData = "../../examples/runs/h200-llamacpp"
 
 func TestPredictCommand(t *testing.T) {
 	d := func(name string) string { return filepath.Join(llamacppData, name) }
