@@ -46,11 +46,14 @@ build_llama() {
     nice -n 19 cmake --build build -j16 --target llama-server
 }
 
-# server CMD: the llama-server command line for a model and its context/slot flags.
+# server CMD: the llama-server command line for a model and its context/slot flags. --cache-ram 0
+# turns off the host-RAM prompt cache: with its default (8 GiB) every finished 1,088-token request
+# evicts a 136 MiB entry once the cache is full, which stalled the server from c=4 on in the
+# 2026-12-01 recording (docs/gpu-engine.md); the sweeps' prompts share no prefix to cache.
 server() { # model port flags...
   local model=$1 port=$2
   shift 2
-  echo "env LD_LIBRARY_PATH=$LLAMA_LIB $B/llama-server -m $model -ngl 99 --host 127.0.0.1 --port $port --metrics --no-webui $*"
+  echo "env LD_LIBRARY_PATH=$LLAMA_LIB $B/llama-server -m $model -ngl 99 --host 127.0.0.1 --port $port --metrics --no-webui ${CACHE_RAM_FLAG---cache-ram 0} $*"
 }
 
 quant_sweep() { # type port seconds
