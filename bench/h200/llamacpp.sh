@@ -46,14 +46,15 @@ build_llama() {
     nice -n 19 cmake --build build -j16 --target llama-server
 }
 
-# server CMD: the llama-server command line for a model and its context/slot flags. --cache-ram 0
+# server CMD: the llama-server command line (run with LD_LIBRARY_PATH=$LLAMA_LIB in the environment,
+# not in the command, so that the manifest's engine flags are llama-server's alone) for a model and its context/slot flags. --cache-ram 0
 # turns off the host-RAM prompt cache: with its default (8 GiB) every finished 1,088-token request
 # evicts a 136 MiB entry once the cache is full, which stalled the server from c=4 on in the
 # 2026-12-01 recording (docs/gpu-engine.md); the sweeps' prompts share no prefix to cache.
 server() { # model port flags...
   local model=$1 port=$2
   shift 2
-  echo "env LD_LIBRARY_PATH=$LLAMA_LIB $B/llama-server -m $model -ngl 99 --host 127.0.0.1 --port $port --metrics --no-webui ${CACHE_RAM_FLAG---cache-ram 0} $*"
+  echo "$B/llama-server -m $model -ngl 99 --host 127.0.0.1 --port $port --metrics --no-webui ${CACHE_RAM_FLAG---cache-ram 0} $*"
 }
 
 quant_sweep() { # type port seconds
@@ -62,7 +63,7 @@ quant_sweep() { # type port seconds
   local m=$W/models/8b-$q.gguf
   local flags="-c 163840 -np 128 --alias llama-3.1-8b-shape-random-$q"
   log "sweep $name: $flags"
-  timeout -s INT -k 30 420 "$H" sweep --server-cmd "$(server "$m" "$port" "$flags")" --base-url "http://127.0.0.1:$port" \
+  LD_LIBRARY_PATH=$LLAMA_LIB timeout -s INT -k 30 420 "$H" sweep --server-cmd "$(server "$m" "$port" "$flags")" --base-url "http://127.0.0.1:$port" \
     --concurrency "$LEVELS" --prompt-tokens 1024 --output-tokens 64 --duration-per-level "$dur" --server-timeout 300s \
     --label "llama.cpp CUDA, 8B shape $q" --tag engine=llama.cpp --tag quant="$q" --tag gpu=h200 \
     --description "llama.cpp $SNAPSHOT (0.4.0) llama-server built with CUDA 13.0 for sm_90 on the H200, all layers on the GPU (-ngl 99), -c 163840 -np 128 (1280 tokens per slot), flash attention auto, CUDA graphs on; serving a random-weight Llama-3.1-8B-shaped GGUF at $q written by headroom's internal/gguf (the text is meaningless; the weights' bytes, shapes and the KV cache are the real shape's). Client and server on the same box." \
@@ -81,7 +82,7 @@ scenario() { # scen n port
   esac
   local flags="-c $ctx -np $slots --kv-unified -b 2048 -ub 512 --alias llama8b-random"
   log "scenario $name: $flags, levels $levels"
-  timeout -s INT -k 30 240 "$H" sweep --server-cmd "$(server "$W/models/8b-f16.gguf" "$port" "$flags")" \
+  LD_LIBRARY_PATH=$LLAMA_LIB timeout -s INT -k 30 240 "$H" sweep --server-cmd "$(server "$W/models/8b-f16.gguf" "$port" "$flags")" \
     --base-url "http://127.0.0.1:$port" --endpoint completions --concurrency "$levels" \
     --prompt-tokens 512 --output-tokens 32 --requests-per-level 100 --server-timeout 300s \
     --label "$scen $n" --tag verdicts --tag "$scen" \
@@ -96,7 +97,7 @@ script02() { # port
   skipped "$name" && return 0
   mkdir -p "$W/runs/$name"
   log "script 02 against f16"
-  $(server "$W/models/8b-f16.gguf" "$port" "-c 163840 -np 128 --alias llama-3.1-8b-shape-random-f16") \
+  LD_LIBRARY_PATH=$LLAMA_LIB $(server "$W/models/8b-f16.gguf" "$port" "-c 163840 -np 128 --alias llama-3.1-8b-shape-random-f16") \
     > "$W/runs/$name/server.out" 2> "$W/runs/$name/server.log" &
   local spid=$!
   for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/health" > /dev/null 2>&1 && break; sleep 1; done
