@@ -2,11 +2,12 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/headroom-llm/headroom/analyze/serverlog"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/stats"
@@ -26,7 +27,7 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	rooflines := make([]*Roofline, len(runs))
 	for i, run := range runs {
 		if len(run.GEMM) > 0 {
-			rl, err := roofline(run, run.GEMM[0].Device)
+			rl, err := probeRoofline(run, run.GEMM[0].Device)
 			if err != nil {
 				return nil, err
 			}
@@ -36,6 +37,15 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	for i, run := range runs {
 		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files}
 		eng := resolveEngine(run.Manifest, nil)
+		if run.File != "" {
+			li, err := Inspect(run.File, nil, serverlog.Options{Location: time.UTC})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", run.File, err)
+			}
+			ra.LogOnly = li
+			rep.Runs = append(rep.Runs, ra)
+			continue
+		}
 		if isSweep(run) {
 			probe, probeDir := pickProbe(i, runs, rooflines)
 			sw, swEng, err := analyzeSweep(run, probe, probeDir, set)
@@ -47,10 +57,10 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 				rep.Headline = headline(run, sw, probe)
 			}
 		} else if run.Manifest.HasKind(rundir.KindSweep) {
-			ra.Warnings = append(ra.Warnings, "the manifest says this run holds a sweep, but it recorded no levels or requests: nothing to analyse")
+			ra.Notes = append(ra.Notes, Note{Kind: NoteSweepIsEmpty})
 		}
 		ra.Context, ra.Missing = runContext(run, eng)
-		ra.Warnings = append(manifestWarnings(run.Manifest, ra.Sweep), ra.Warnings...)
+		ra.Warnings = manifestWarnings(run.Manifest, ra.Sweep)
 		rep.Runs = append(rep.Runs, ra)
 	}
 	rep.Repeats = repeatGroups(runs, rep.Runs, set)
@@ -62,7 +72,13 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 		rep.Predictions = preds
 	}
 	if rep.Headline == nil {
-		rep.Warnings = append(rep.Warnings, "no sweep run given: only the hardware ceiling is reported")
+		kind := NoteNoSweepRun
+		for _, ra := range rep.Runs {
+			if ra.LogOnly != nil {
+				kind = NoteLogOnlyRun
+			}
+		}
+		rep.Notes = append(rep.Notes, Note{Kind: kind})
 	}
 	return rep, nil
 }
@@ -113,18 +129,18 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		var counting tokenCounting
 		sw.Source = SourceRequests
 		sw.Levels, timings, counting = levelStatsFromRequests(run, set)
-		sw.TokenCount = counting.String()
+		sw.TokenCount = counting.TokenCounting
 		if counting.promptTarget > 0 {
-			sw.Warnings = append(sw.Warnings, fmt.Sprintf("the server reported no prompt token count for %d requests: the prompt target was used for total-token throughput", counting.promptTarget))
+			sw.Notes = append(sw.Notes, Note{Kind: NotePromptTarget, Count: counting.promptTarget})
 		}
 	case len(run.LevelStat) > 0:
 		sw.Source = SourceLevelStats
 		sw.Levels = levelStatsFromImport(run.LevelStat, set)
-		sw.TokenCount = "as the imported source counted them"
-		sw.Missing = append(sw.Missing, "per-request data: the source recorded per-level statistics only (no p90, ITL, intervals, per-request goodput, error classes)")
+		sw.TokenCount = TokenCounting{Imported: true}
+		sw.Notes = append(sw.Notes, Note{Kind: NoteOnlyLevelStats})
 	default:
 		sw.Source = SourceRequests
-		sw.Missing = append(sw.Missing, "requests: the sweep recorded levels but no requests")
+		sw.Notes = append(sw.Notes, Note{Kind: NoteNoRequests})
 	}
 	sort.SliceStable(sw.Levels, func(i, j int) bool {
 		if sw.Levels[i].Concurrency != sw.Levels[j].Concurrency {
@@ -143,47 +159,55 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	}
 	obs := observe(run, sw.Levels, set)
 	eng := resolveEngine(run.Manifest, obs.logSum)
-	sw.Warnings = append(sw.Warnings, obs.notes...)
-	sw.Knees = findKnees(sw.Levels, axis, set)
-	if set.SLO != nil {
-		sw.Goodput = goodput(sw.Levels, timings, set.SLO)
+	sw.Notes = append(sw.Notes, obs.notes...)
+	samples := samplesOf(timings)
+	sw.Knees = findKnees(sw.Levels, samples, axis, set)
+	slo, source := set.SLO, SLOUser
+	if slo == nil {
+		slo, source = DefaultSLO(), SLODefault
 	}
-	recommend(&sw.Knees, sw.Levels, sw.Goodput)
+	sw.Goodput = goodput(sw.Levels, timings, slo, source)
+	sw.Operating = operatingPoint(sw.Levels, sw.Goodput, sw.Knees)
 	if probe != nil {
 		sw.Decode = decodeRoofline(sw.Levels, sw.Knees, probe, probeDir, set.modelFor(run.Dir), sw.Mode, eng)
 	} else {
-		sw.Missing = append(sw.Missing, "roofline gap: no probe run given (run `headroom probe`, then pass its directory with the sweep's)")
+		sw.Notes = append(sw.Notes, Note{Kind: NoteNoProbe})
 	}
-	sw.Diagnosis = diagnose(sw.Levels, sw.Knees, obs, sw.Decode, set, eng.Name)
+	src := obs.sources()
+	src.Engine, src.Flags, src.Decode, src.PerRequest = eng.Name, eng.Flags, sw.Decode, sw.Source == SourceRequests
+	src.Accelerated = len(run.Manifest.GPUs) > 0 || src.GPU
+	sw.Diagnosis = diagnose(sw.Levels, samples, obs.perLevel, sw.Knees, src, set, sw.Operating)
 	cost, err := costOf(run, sw.Levels, sw.Knees, sw.Goodput, set, eng)
 	if err != nil {
 		return nil, eng, err
 	}
 	sw.Cost = cost
 	sw.Timeline = obs.timeline(sw.Levels, set.MaxTimelinePoints)
-	sw.Shape = shapeSentences(sw)
 	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {
-		note := "output lengths were not fixed (min_tokens/ignore_eos not honoured), so levels are less comparable: a level that generated fewer tokens looks faster"
-		if w.FixedOutputNote != "" {
-			note += " (" + w.FixedOutputNote + ")"
-		}
-		sw.Warnings = append(sw.Warnings, note)
+		sw.Notes = append(sw.Notes, Note{Kind: NoteOutputNotFixed, Text: w.FixedOutputNote})
 	}
 	return sw, eng, nil
 }
 
 func headline(run *Run, sw *SweepAnalysis, probe *Roofline) *Headline {
+	d := sw.Diagnosis
 	h := &Headline{
-		Run:                    runLabel(run),
-		PeakOutputTokPerS:      sw.Knees.PeakOutputTokPerS,
-		PeakConcurrency:        sw.Knees.PeakConcurrency,
-		RecommendedConcurrency: sw.Knees.RecommendedConcurrency,
-		RecommendedReason:      sw.Knees.RecommendedReason,
-		Axis:                   sw.Knees.Axis,
-		PeakRateRPS:            sw.Knees.PeakRateRPS,
-		RecommendedRateRPS:     sw.Knees.RecommendedRateRPS,
-		Wall:                   sw.Diagnosis.Wall,
-		WallSummary:            sw.Diagnosis.Summary,
+		Run:               runLabel(run),
+		PeakOutputTokPerS: sw.Knees.PeakOutputTokPerS,
+		PeakConcurrency:   sw.Knees.PeakConcurrency,
+		PeakRateRPS:       sw.Knees.PeakRateRPS,
+		Axis:              sw.Knees.Axis,
+		Wall:              d.Wall,
+		Primary:           d.Primary,
+		Secondary:         d.Secondary,
+		Confidence:        d.Confidence,
+		Operating:         sw.Operating,
+	}
+	if len(d.Primary.Evidence) > 0 {
+		h.Strongest = &d.Primary.Evidence[0]
+	}
+	if sw.Operating.At.Valid() {
+		h.RecommendedConcurrency, h.RecommendedRateRPS = sw.Operating.At.Concurrency, sw.Operating.At.RateRPS
 	}
 	if probe != nil {
 		h.RidgeFLOPPerByte = probe.RidgeFLOPPerByte
@@ -197,81 +221,6 @@ func runLabel(run *Run) string {
 		return run.Manifest.Label
 	}
 	return filepath.Base(run.Dir)
-}
-
-// shapeSentences are the seed's "four sentences explaining the shape of
-// the throughput curve", written from the numbers.
-func shapeSentences(sw *SweepAnalysis) []string {
-	k := sw.Knees
-	var levels []LevelStats
-	for _, l := range sw.Levels {
-		if l.OutputTokPerS > 0 {
-			levels = append(levels, l)
-		}
-	}
-	if len(levels) == 0 {
-		return []string{"The sweep measured no output throughput, so the curve has no shape to describe."}
-	}
-	label := func(li int) string {
-		if p := levelPos(sw.Levels, li); p >= 0 {
-			return sw.Levels[p].Load
-		}
-		return "?"
-	}
-	first, last := levels[0], levels[len(levels)-1]
-	what, theWhat := "concurrency", "the concurrency"
-	if k.Axis == AxisRate {
-		what, theWhat = "the arrival rate", "the arrival rate"
-	}
-	var out []string
-	// 1. How throughput grows.
-	out = append(out, fmt.Sprintf("Output throughput goes from %.0f tok/s at %s to %.0f tok/s at %s: %.1f× for %.0f× %s.",
-		first.OutputTokPerS, first.Load, last.OutputTokPerS, last.Load, last.OutputTokPerS/first.OutputTokPerS,
-		loadValue(last, k.Axis)/math.Max(loadValue(first, k.Axis), 1e-9), theWhat))
-	// 2. Where it flattens.
-	if k.PlateauLevel >= 0 {
-		out = append(out, fmt.Sprintf("It flattens after %s: from there every doubling of %s adds less than %.0f%%, and each extra request buys queueing delay, not throughput.",
-			label(k.PlateauLevel), what, 100*k.PlateauGainPerDoubling))
-	} else {
-		out = append(out, fmt.Sprintf("It has not flattened by %s (still gaining at least %.0f%% per doubling): the sweep stopped before the ceiling.",
-			last.Load, 100*k.PlateauGainPerDoubling))
-	}
-	// 3. Peak and where it is reached.
-	if k.PeakLevel >= 0 {
-		out = append(out, fmt.Sprintf("The peak sustained throughput is %.0f tok/s, reached at %s; that %s is the more useful of the two numbers.",
-			k.PeakOutputTokPerS, label(k.PeakLevel), strings.TrimPrefix(what, "the ")))
-	} else {
-		out = append(out, "No level sustained its throughput without errors, so there is no peak to quote.")
-	}
-	// 4. TPOT and the cap.
-	switch {
-	case k.BaselineLevel < 0:
-		out = append(out, "TPOT was not measured, so the flat region cannot be placed.")
-	case k.TPOTKneeLevel >= 0:
-		out = append(out, fmt.Sprintf("TPOT stays flat up to %s (at most %.2f× its %s value of %s) and passes %.1f× at %s; %s.",
-			label(k.FlatToLevel), k.FlatTPOTMaxRatio, label(k.BaselineLevel), fmtSeconds(k.BaselineTPOTP50S), k.TPOTKneeFactor, label(k.TPOTKneeLevel), wallPhrase(sw.Diagnosis)))
-	default:
-		out = append(out, fmt.Sprintf("TPOT stays flat across every level (at most %.2f× its %s value of %s): extra users were nearly free throughout.",
-			k.FlatTPOTMaxRatio, label(k.BaselineLevel), fmtSeconds(k.BaselineTPOTP50S)))
-	}
-	return out
-}
-
-func wallPhrase(d Diagnosis) string {
-	switch d.Wall {
-	case WallKVCache:
-		return "the server log shows the KV cache ran out"
-	case WallCompute:
-		if d.BusyNotSaturated {
-			return "the GPU was busy but far below its ridge: the engine's per-step work, not the silicon, is the limit"
-		}
-		return "the GPU was fully busy: the compute knee"
-	case WallClientBound:
-		return "but the load generator was saturated, so that bend may be the client's"
-	case WallQueueing:
-		return "queueing shows in the TTFT tail"
-	}
-	return "the run lacks the evidence to say which wall that is"
 }
 
 // repeatGroups groups sweep runs whose configuration matches and gives
@@ -349,7 +298,7 @@ func configKey(m *rundir.Manifest) string {
 		parts = append(parts, e.Name, e.Version, e.Model, e.Quantization, e.DType, strings.Join(e.Flags, " "))
 	}
 	if w := m.Workload; w != nil {
-		parts = append(parts, w.Endpoint, describeDist(w.Prompt), describeDist(w.Output), w.Mode, fmt.Sprint(w.Levels), fmt.Sprint(w.RatesRPS))
+		parts = append(parts, w.Endpoint, w.Prompt.String(), w.Output.String(), w.Mode, fmt.Sprint(w.Levels), fmt.Sprint(w.RatesRPS))
 	}
 	return strings.Join(parts, " | ")
 }

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -32,8 +31,7 @@ type DecodeRoofline struct {
 	FloorDType string        `json:"floor_dtype,omitempty"`
 	Levels     []DecodeLevel `json:"levels,omitempty"`
 	Ridge      RidgeCheck    `json:"ridge_check"`
-	Missing    []string      `json:"missing,omitempty"`
-	Notes      []string      `json:"notes,omitempty"`
+	Notes      []Note        `json:"notes,omitempty"`
 }
 
 // ModelFacts are the model numbers derived from its config.
@@ -106,9 +104,10 @@ type RidgeCheck struct {
 	RidgeFLOPPerByte float64 `json:"ridge_flop_per_byte"`
 	Ratio            float64 `json:"intensity_over_ridge"`
 	// Verdict: "agree", "knee_before_ridge", "knee_after_ridge",
-	// "no_knee", or "" when not computable.
-	Verdict  string `json:"verdict"`
-	Sentence string `json:"sentence"`
+	// "no_knee", or "" when not computable; AgreeFactor is the factor of
+	// the ridge within which the knee agrees with it.
+	Verdict     string  `json:"verdict"`
+	AgreeFactor float64 `json:"agree_factor"`
 }
 
 // Ridge check verdicts.
@@ -134,27 +133,23 @@ func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir 
 	weights := weightDType(model)
 	if weights == DTypeFP8 && probe.FP8 != nil {
 		d.PeakFLOPPerS, d.RidgeFLOPPerByte, d.CeilingDType = probe.FP8.PeakFLOPPerS*tp, probe.FP8.RidgeFLOPPerByte, DTypeFP8
-		d.Notes = append(d.Notes, "the model's weights are FP8: the compute ceiling is the probe's FP8 (E4M3) peak")
+		d.Notes = append(d.Notes, Note{Kind: NoteFP8Ceiling})
 	}
 	if floorUsable(probe, model, weights) {
 		d.FloorDType = weights
-		d.Notes = append(d.Notes, fmt.Sprintf("measured floor: the probe timed this model's decode GEMMs (%s, %s); attention's KV reads are added at the probe's bandwidth, modelled, not measured", probe.FloorModel, weights))
+		d.Notes = append(d.Notes, Note{Kind: NoteMeasuredFloor, Text: probe.FloorModel, Name: weights})
 	} else if model != nil && len(probe.StepFloors) > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("the probe timed the decode GEMMs of %s, not of this model's shape and weight type: no measured floor", probe.FloorModel))
+		d.Notes = append(d.Notes, Note{Kind: NoteFloorOtherModel, Text: probe.FloorModel})
 	}
 	if d.TensorParallel > 1 {
-		from := ""
-		if eng.fromLog[efTensorParallel] {
-			from = " (from server.log)"
-		}
-		d.Notes = append(d.Notes, fmt.Sprintf("tensor parallel %d%s: bandwidth and peak are %d × the probe's single-GPU values (perfect scaling assumed; all-reduce cost not modelled)", d.TensorParallel, from, d.TensorParallel))
+		d.Notes = append(d.Notes, Note{Kind: NoteTensorParallel, Count: d.TensorParallel, FromLog: eng.fromLog[efTensorParallel]})
 	}
 	if d.CeilingDType != DTypeFP8 && probe.DType != "" && model != nil && modelspec.NormalizeDType(probe.DType) != model.DType {
-		d.Notes = append(d.Notes, fmt.Sprintf("the probe measured %s GEMMs; the model runs in %s, so the compute ceiling is only indicative", probe.DType, model.DType))
+		d.Notes = append(d.Notes, Note{Kind: NoteDTypeMismatch, Text: probe.DType, Name: model.DType})
 	}
-	d.Notes = append(d.Notes, "decode-only bound: prefill of new prompts shares the GPU and is not in the prediction, so measured throughput below the ceiling is expected")
+	d.Notes = append(d.Notes, Note{Kind: NoteDecodeOnly})
 	if model == nil {
-		d.Missing = append(d.Missing, "model description (--model-config config.json): no per-level prediction")
+		d.Notes = append(d.Notes, Note{Kind: NoteNoModelConfig})
 	} else {
 		d.Model = &ModelFacts{
 			Spec: model, TotalParams: model.TotalParams(), ActiveParamsPerToken: model.ActiveParamsPerToken(),
@@ -270,18 +265,16 @@ func decodeBatch(l LevelStats, mode string) float64 {
 }
 
 func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpec, mode string) RidgeCheck {
-	rc := RidgeCheck{KneeConcurrency: knees.TPOTKneeConcurrency, RidgeFLOPPerByte: d.RidgeFLOPPerByte, AtLevel: -1}
+	rc := RidgeCheck{KneeConcurrency: knees.TPOTKneeConcurrency, RidgeFLOPPerByte: d.RidgeFLOPPerByte, AtLevel: -1, AgreeFactor: ridgeAgreeFactor}
 	p := levelPos(levels, knees.TPOTKneeLevel)
 	if p < 0 {
 		p = len(levels) - 1 // no knee: the highest level
 	}
 	if p < 0 || d.RidgeFLOPPerByte <= 0 {
-		rc.Sentence = "no level to compare with the ridge"
 		return rc
 	}
 	lvl := &levels[p]
 	rc.AtLevel, rc.AtConcurrency, rc.AtLoad = lvl.LevelIndex, lvl.Concurrency, lvl.Load
-	at := lvl.Load
 	b := decodeBatch(*lvl, mode)
 	if m != nil && lvl.MeanPromptTokens+lvl.MeanOutputTokens > 0 {
 		ctx := lvl.MeanPromptTokens + lvl.MeanOutputTokens/2
@@ -290,27 +283,15 @@ func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpe
 		rc.IntensityFLOPPerByte, rc.Approximate = b, true
 	}
 	rc.Ratio = rc.IntensityFLOPPerByte / d.RidgeFLOPPerByte
-	approx := ""
-	if rc.Approximate {
-		approx = " (intensity ≈ batch, the seed's approximation for 16-bit weights; give --model-config for the model's own)"
-	}
 	switch {
 	case knees.TPOTKneeLevel < 0:
 		rc.Verdict = RidgeNoKnee
-		rc.Sentence = fmt.Sprintf("TPOT never bent; at the highest level, %s, decode ran at about %.0f FLOP/byte, %.0f%% of the probe's ridge of %.0f FLOP/byte%s.",
-			at, rc.IntensityFLOPPerByte, 100*rc.Ratio, d.RidgeFLOPPerByte, approx)
 	case rc.Ratio < 1/ridgeAgreeFactor:
 		rc.Verdict = RidgeKneeBefore
-		rc.Sentence = fmt.Sprintf("The TPOT knee at %s lies at about %.0f FLOP/byte, well below the probe's ridge of %.0f FLOP/byte%s: decode was still memory-bound when TPOT rose, so the bend is not the compute wall. That disagreement is a finding: look at the KV cache, the scheduler and prefill interference.",
-			at, rc.IntensityFLOPPerByte, d.RidgeFLOPPerByte, approx)
 	case rc.Ratio > ridgeAgreeFactor:
 		rc.Verdict = RidgeKneeAfter
-		rc.Sentence = fmt.Sprintf("The TPOT knee at %s lies at about %.0f FLOP/byte, beyond the probe's ridge of %.0f FLOP/byte%s: decode kept scaling past the point the GEMM probe saturates. That disagreement is a finding: check the model description, the dtype and the probe.",
-			at, rc.IntensityFLOPPerByte, d.RidgeFLOPPerByte, approx)
 	default:
 		rc.Verdict = RidgeAgree
-		rc.Sentence = fmt.Sprintf("The TPOT knee at %s lies at about %.0f FLOP/byte, within %.0f× of the probe's ridge of %.0f FLOP/byte%s: the knee is where the roofline says compute takes over.",
-			at, rc.IntensityFLOPPerByte, ridgeAgreeFactor, d.RidgeFLOPPerByte, approx)
 	}
 	return rc
 }

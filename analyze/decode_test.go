@@ -2,7 +2,7 @@ package analyze
 
 import (
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/headroom-llm/headroom/examples"
@@ -73,7 +73,7 @@ func TestDecodeRooflineGap(t *testing.T) {
 		t.Errorf("c=1 TPOT floor %v", f)
 	}
 	rc := d.Ridge
-	if rc.KneeConcurrency != 16 || rc.Approximate || rc.Verdict != RidgeKneeBefore || !strings.Contains(rc.Sentence, "187 FLOP/byte") {
+	if rc.KneeConcurrency != 16 || rc.Approximate || rc.Verdict != RidgeKneeBefore || rc.RidgeFLOPPerByte < 186 || rc.RidgeFLOPPerByte > 188 {
 		t.Errorf("ridge check %+v", rc)
 	}
 	if h := rep.Headline; h == nil || h.RidgeFLOPPerByte != probe.Manifest.Probe.RidgeFLOPPerByte || h.PeakConcurrency != 32 {
@@ -90,15 +90,15 @@ func TestRidgeCheckApproximateAndMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := rep.Runs[1].Sweep.Decode
-	if d.Model != nil || len(d.Levels) != 0 || len(d.Missing) != 1 {
+	if d.Model != nil || len(d.Levels) != 0 || !slices.ContainsFunc(d.Notes, func(n Note) bool { return n.Kind == NoteNoModelConfig }) {
 		t.Errorf("without --model-config: %+v", d)
 	}
-	if !d.Ridge.Approximate || d.Ridge.IntensityFLOPPerByte != 16 || d.Ridge.Verdict != RidgeKneeBefore || !strings.Contains(d.Ridge.Sentence, "approximation") {
+	if !d.Ridge.Approximate || d.Ridge.IntensityFLOPPerByte != 16 || d.Ridge.Verdict != RidgeKneeBefore {
 		t.Errorf("ridge check %+v", d.Ridge)
 	}
 	sw := analyzeOne(t, kneeSweep(t).write(), testSettings())
-	if sw.Decode != nil || !strings.Contains(strings.Join(sw.Missing, " "), "no probe run") {
-		t.Errorf("no probe: decode %v, missing %q", sw.Decode, sw.Missing)
+	if sw.Decode != nil || !slices.ContainsFunc(sw.Notes, func(n Note) bool { return n.Kind == NoteNoProbe }) {
+		t.Errorf("no probe: decode %v, notes %+v", sw.Decode, sw.Notes)
 	}
 }
 
@@ -119,9 +119,10 @@ func TestTensorParallelFromFlags(t *testing.T) {
 	}
 }
 
-// A knee far below the ridge with the GPU "busy" is the compute knee by
-// the seed's test, but the report says the card was busy, not saturated.
-func TestComputeKneeBelowRidgeSaysBusyNotSaturated(t *testing.T) {
+// A knee far below the ridge with the GPU "busy" is not the compute wall:
+// NVML counts the time any kernel runs, not how much of the chip works, so
+// the verdict is the engine's overhead, on the ridge.
+func TestKneeBelowRidgeIsEngineOverhead(t *testing.T) {
 	t.Parallel()
 	f := kneeSweep(t)
 	cleanStats(t, f)
@@ -133,14 +134,12 @@ func TestComputeKneeBelowRidgeSaysBusyNotSaturated(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := rep.Runs[1].Sweep.Diagnosis
-	c := finding(d, WallCompute)
-	if d.Wall != WallCompute || c.Status != StatusHit || !strings.Contains(c.Summary, "busy, not saturated") || strings.Contains(c.Summary, "nothing to fix") {
-		t.Errorf("wall %q, compute %q: %s", d.Wall, c.Status, c.Summary)
+	wantWall(t, d, WallEngineOverhead, 16)
+	if d.Primary.Basis != BasisRidge || d.Primary.Evidence[0].Kind != EvRidge || check(d, WallCompute).Reason != ReasonBelowRidge {
+		t.Errorf("overhead %+v", d.Primary)
 	}
-	if !d.BusyNotSaturated || d.Short != "compute knee at c=16 (GPU busy, not saturated: far below the ridge)" {
-		t.Errorf("busy not saturated %v, short %q", d.BusyNotSaturated, d.Short)
-	}
-	if s := rep.Runs[1].Sweep.Shape; !strings.Contains(s[len(s)-1], "not the silicon") {
-		t.Errorf("last shape sentence %q", s[len(s)-1])
+	// vLLM without --enforce-eager already runs CUDA graphs: not suggested.
+	if !hasFix(d.Primary.Fixes, FixChunkedPrefill, "--max-num-batched-tokens") || hasFix(d.Primary.Fixes, FixCUDAGraphs, "--enforce-eager") {
+		t.Errorf("fixes %+v", d.Primary.Fixes)
 	}
 }

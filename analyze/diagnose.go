@@ -1,518 +1,807 @@
 package analyze
 
 import (
-	"fmt"
+	"math"
+	"slices"
+	"sort"
+
 	"github.com/headroom-llm/headroom/stats"
-	"strings"
 )
 
-// Diagnosis is the seed's "which wall did you hit": four checks, each with
-// its evidence, and the wall they point to.
-type Diagnosis struct {
-	// Wall is a Wall* value.
-	Wall string `json:"wall"`
-	// Short names the wall and where in a line, for headlines; Summary
-	// explains it.
-	Short   string `json:"short"`
-	Summary string `json:"summary"`
-	// BusyNotSaturated: the compute knee by the seed's test (GPU busy per
-	// NVML), but far below the probe's ridge, so the engine's per-step work
-	// rather than the silicon bent TPOT.
-	BusyNotSaturated bool      `json:"busy_not_saturated,omitempty"`
-	Findings         []Finding `json:"findings"`
-	// Missing names evidence the run lacks, for the "inconclusive" case
-	// and for the reader.
-	Missing []string `json:"missing,omitempty"`
+// Sources says which measurements a run (or a log) holds, and the facts
+// about the server the rules need.
+type Sources struct {
+	Log, LogTimes, Metrics, GPU, ServerCPU, Client, PerRequest bool
+	// KVObservable: the log or the metrics can show KV-cache pressure
+	// (preemptions or KV usage).
+	KVObservable bool
+	// Accelerated: the server has GPUs (the manifest lists them); without
+	// them the engine is CPU-served and its CPU is what to measure.
+	Accelerated bool
+	// Engine names the serving engine; Flags are its arguments as recorded.
+	Engine string
+	Flags  []string
+	// Decode is the roofline gap (nil without a probe).
+	Decode *DecodeRoofline
 }
 
-// Walls.
-const (
-	WallKVCache      = "kv_cache"
-	WallCompute      = "compute"
-	WallQueueing     = "queueing"
-	WallClientBound  = "client_bound"
-	WallNone         = "none" // TPOT stayed flat and nothing queued: no wall reached
-	WallInconclusive = "inconclusive"
-)
-
-// Finding is one check's result.
-type Finding struct {
-	Check string `json:"check"` // a Wall* value naming the check
-	// Status is "hit", "clear", "unknown" (evidence missing) or
-	// "not_applicable".
-	Status string `json:"status"`
-	// The level it is about: LevelIndex (-1 none), its concurrency and its
-	// name in sentences ("c=8", "4 req/s").
-	LevelIndex  int        `json:"level_index"`
-	Concurrency int        `json:"concurrency,omitempty"`
-	Load        string     `json:"load,omitempty"`
-	Summary     string     `json:"summary"`
-	Evidence    []Evidence `json:"evidence,omitempty"`
-	Fixes       []string   `json:"fixes,omitempty"`
-	Missing     []string   `json:"missing,omitempty"`
-	// AfterKnee marks a wall first hit past the TPOT knee: real, but not
-	// the one that bent TPOT, so it does not name the run's wall.
-	AfterKnee bool `json:"after_knee,omitempty"`
+// WindowEvidence holds the quotable observations of one window (a sweep
+// level, or a stretch of a log): log lines and the readings behind each
+// level's Server and Client fields.
+type WindowEvidence struct {
+	PreemptLog, KVFullLog []Evidence
+	KVMax, WaitingMax     *Evidence
+	PreemptMetric         *Evidence
+	GPUUtil               *Evidence
+	ServerCPU             *Evidence
+	ClientCPU, ClientLag  *Evidence
 }
 
-// Finding statuses.
-const (
-	StatusHit           = "hit"
-	StatusClear         = "clear"
-	StatusUnknown       = "unknown"
-	StatusNotApplicable = "not_applicable"
-)
+// Window is one stretch of steady load: a sweep level, or a cut of a
+// server log or of /metrics dumps. Level holds what is known of it (a
+// log-only window has no client requests: Requests 0, and TTFT or TPOT only
+// where the log gives them); TPOT and TTFT are per-request values when
+// known, for the interval decisions.
+type Window struct {
+	Level      LevelStats
+	Evidence   WindowEvidence
+	TPOT, TTFT []float64
+}
 
-// The seed's fixes.
-var (
-	queueFixes = []string{
-		"put admission control or a concurrency cap in front of the server (at the recommended concurrency); a bigger GPU will not help",
+// DiagnoseWindows applies the verdict rules to windows ordered by load,
+// the entry point for a verdict from a server log or metrics alone. The
+// axis is AxisConcurrency or AxisRate.
+func DiagnoseWindows(ws []Window, axis string, src Sources, set Settings) (Knees, Diagnosis) {
+	levels := make([]LevelStats, len(ws))
+	samples := map[int]levelSamples{}
+	obs := map[int]*WindowEvidence{}
+	for i := range ws {
+		levels[i] = ws[i].Level
+		samples[ws[i].Level.LevelIndex] = levelSamples{tpot: ws[i].TPOT, ttft: ws[i].TTFT}
+		ev := ws[i].Evidence
+		obs[ws[i].Level.LevelIndex] = &ev
 	}
-	clientFixes = []string{
-		"give the load generator more cores or its own machine, and rerun the levels it saturated",
-	}
-)
+	k := findKnees(levels, samples, axis, set)
+	return k, diagnose(levels, samples, obs, k, src, set, OperatingPoint{At: noPoint(axis)})
+}
 
-// Missing-evidence names.
-const (
-	missingLog       = "server log (server.log)"
-	missingMetrics   = "server metrics (server_metrics)"
-	missingGPU       = "GPU telemetry (gpu_telemetry)"
-	missingClient    = "client self-check (client_samples)"
-	missingLogTimes  = "log receive times (server_log_lines)"
-	missingPerReqest = "per-request data (requests)"
-)
-
-// diagnose runs the four checks over levels sorted by concurrency.
-// engine names the serving engine (manifest or log) for the fixes.
-func diagnose(levels []LevelStats, knees Knees, obs *observations, decode *DecodeRoofline, set Settings, engine string) Diagnosis {
-	var d Diagnosis
-	if !obs.hasLog {
-		d.Missing = append(d.Missing, missingLog)
-	} else if !obs.hasLogTimes {
-		d.Missing = append(d.Missing, missingLogTimes)
-	}
-	if !obs.hasMetrics {
-		d.Missing = append(d.Missing, missingMetrics)
-	}
-	if !obs.hasGPU {
-		d.Missing = append(d.Missing, missingGPU)
-	}
-	if !obs.hasClient {
-		d.Missing = append(d.Missing, missingClient)
-	}
-	kv := checkKV(levels, knees, obs, set, engine)
-	compute := checkCompute(levels, knees, obs, kv, decode, set)
-	queue := checkQueueing(levels, knees, obs, set)
-	client := checkClient(levels, knees, obs, set)
-	d.Findings = []Finding{kv, compute, queue, client}
-
-	switch {
-	case client.Status == StatusHit:
-		d.Wall = WallClientBound
-		d.Summary = client.Summary
-	case kv.Status == StatusHit && !kv.AfterKnee:
-		d.Wall, d.Summary = WallKVCache, kv.Summary
-	case compute.Status == StatusHit:
-		d.Wall, d.Summary = WallCompute, compute.Summary
-	case knees.TPOTKneeLevel >= 0:
-		d.Wall = WallInconclusive
-		var missing []string
-		for _, f := range []Finding{kv, compute} {
-			missing = appendUnique(missing, f.Missing...)
+// diagnose runs every check over levels sorted by load and names the
+// walls: the first reached is the primary, later ones secondary in order
+// of load; without any, none or (evidence missing) inconclusive.
+func diagnose(levels []LevelStats, samples map[int]levelSamples, obs map[int]*WindowEvidence, k Knees, src Sources, set Settings, op OperatingPoint) Diagnosis {
+	c := &checker{levels: levels, samples: samples, obs: obs, k: k, src: src, set: set, b: bootstrapOf(set)}
+	for _, l := range levels {
+		if obs[l.LevelIndex] == nil {
+			obs[l.LevelIndex] = &WindowEvidence{}
 		}
-		knee := levelLoad(levels, knees.TPOTKneeLevel)
-		if len(missing) > 0 {
-			d.Summary = fmt.Sprintf("TPOT bent at %s, but the run lacks the evidence to say why: no %s.", knee, strings.Join(missing, ", no "))
-		} else {
-			kvAtKnee := kv.Summary
-			if kv.AfterKnee {
-				kvAtKnee = "no KV-cache pressure at or before the knee"
-			}
-			d.Summary = fmt.Sprintf("TPOT bent at %s, but neither wall fits: %s; %s", knee, lowerFirst(kvAtKnee), lowerFirst(compute.Summary))
-			if kp := levelPos(levels, knees.TPOTKneeLevel); kp >= 0 && levels[kp].Server.GPUKnown &&
-				levels[kp].Server.GPUUtilMeanPct < set.Diagnosis.GPUUtilBusyPct && client.Status == StatusClear {
-				d.Summary += fmt.Sprintf(". With the client keeping up and no KV-cache pressure, a GPU idle %.0f%% of the time at the knee points at the engine's host side (scheduling, kernel launches, Python between steps): profile the server process.",
-					100-levels[kp].Server.GPUUtilMeanPct)
-			}
-		}
-		if queue.Status == StatusHit {
-			d.Summary += " Separately: " + queue.Summary
-		}
-	case queue.Status == StatusHit:
-		d.Wall, d.Summary = WallQueueing, queue.Summary
-	case len(levels) == 0:
-		d.Wall, d.Summary = WallInconclusive, "the sweep has no levels"
-	case knees.BaselineLevel < 0:
-		d.Wall, d.Summary = WallInconclusive, "no level has a TPOT, so no wall can be found"
-	default:
-		d.Wall = WallNone
-		d.Summary = fmt.Sprintf("No wall reached: p50 TPOT stayed within %.1f× of %s up to %s and TTFT did not show queueing. Raise the levels to find where the box stops.",
-			knees.TPOTKneeFactor, levelLoad(levels, knees.BaselineLevel), levelLoad(levels, knees.FlatToLevel))
 	}
-	d.BusyNotSaturated = d.Wall == WallCompute && decode != nil && decode.Ridge.Verdict == RidgeKneeBefore
-	d.Short = shortWall(d, levels, knees, kv, client, queue)
-	if kv.Status == StatusHit && kv.AfterKnee && d.Wall != WallKVCache {
-		d.Summary += " Then, past the knee: " + kv.Summary
-		d.Short += "; then the KV-cache wall from " + kv.Load
+	d := Diagnosis{Missing: missingOf(src)}
+	kv := c.checkKV()
+	engineCap := c.checkEngineCap(kv)
+	client := c.checkClient()
+	front := c.checkFrontQueue(kv, engineCap)
+	compute, overhead := c.checkKnee(kv, client)
+	d.Checks = []Finding{kv, engineCap, front, compute, overhead, client}
+
+	var walls []Wall
+	for _, f := range d.Checks {
+		if f.Status == StatusHit {
+			w := Wall{Kind: f.Check, At: f.At, Evidence: f.Evidence, Basis: basisOf(f)}
+			walls = append(walls, w)
+		}
 	}
+	sort.SliceStable(walls, func(i, j int) bool {
+		pi, pj := levelPos(levels, walls[i].At.LevelIndex), levelPos(levels, walls[j].At.LevelIndex)
+		if pi != pj {
+			return pi < pj
+		}
+		return wallPriority(walls[i].Kind) < wallPriority(walls[j].Kind)
+	})
+	if len(walls) > 0 {
+		d.Primary, d.Secondary = walls[0], walls[1:]
+	} else {
+		d.Primary = c.noWall(compute, overhead, engineCap, front)
+	}
+	d.Primary.Fixes = fixesFor(d.Primary, src.Engine, src.Flags, op)
+	for i := range d.Secondary {
+		d.Secondary[i].Fixes = fixesFor(d.Secondary[i], src.Engine, src.Flags, op)
+	}
+	d.Wall = d.Primary.Kind
+	d.Confidence = c.confidence(d.Primary, d.Checks)
 	return d
 }
 
-// shortWall names the wall and its level in a line.
-func shortWall(d Diagnosis, levels []LevelStats, knees Knees, kv, client, queue Finding) string {
-	knee := levelLoad(levels, knees.TPOTKneeLevel)
-	switch d.Wall {
-	case WallKVCache:
-		return "KV-cache wall at " + kv.Load
-	case WallCompute:
-		if d.BusyNotSaturated {
-			return "compute knee at " + knee + " (GPU busy, not saturated: far below the ridge)"
-		}
-		return "compute knee at " + knee
-	case WallClientBound:
-		return "client-bound from " + client.Load
-	case WallQueueing:
-		return "queueing from " + queue.Load
-	case WallNone:
-		return "no wall reached up to " + levelLoad(levels, knees.FlatToLevel)
-	}
-	if knees.TPOTKneeLevel >= 0 {
-		return "inconclusive: TPOT bent at " + knee
-	}
-	return "inconclusive"
+// wallPriority breaks ties between walls first seen at the same level: a
+// saturated client explains everything at its level; a full cache explains
+// a queue and a bent TPOT; a queue in the engine explains a backlog.
+func wallPriority(kind string) int {
+	return slices.Index([]string{WallClientBound, WallKVCache, WallEngineCap, WallFrontQueue, WallCompute, WallEngineOverhead}, kind)
 }
 
-// levelLoad names the level with the given index, "?" when absent.
-func levelLoad(levels []LevelStats, levelIndex int) string {
-	if p := levelPos(levels, levelIndex); p >= 0 {
-		return levels[p].Load
+func basisOf(f Finding) string {
+	if f.Check != WallCompute && f.Check != WallEngineOverhead {
+		return ""
 	}
-	return "?"
-}
-
-// about points a finding at a level.
-func (f *Finding) about(l LevelStats) {
-	f.LevelIndex, f.Concurrency, f.Load = l.LevelIndex, l.Concurrency, l.Load
-}
-
-// upToKnee returns the levels at or before the TPOT knee (all levels when
-// there is none).
-func upToKnee(levels []LevelStats, knees Knees) []LevelStats {
-	if p := levelPos(levels, knees.TPOTKneeLevel); p >= 0 {
-		return levels[:p+1]
-	}
-	return levels
-}
-
-func checkKV(levels []LevelStats, knees Knees, obs *observations, set Settings, engine string) Finding {
-	f := Finding{Check: WallKVCache, Fixes: kvFixes(engine), LevelIndex: -1}
-	if !obs.hasLog && !obs.hasMetrics {
-		f.Status = StatusUnknown
-		f.Missing = []string{missingLog, missingMetrics}
-		f.Summary = "no server log and no server metrics: preemptions and KV cache usage are unknown"
-		return f
-	}
-	before := upToKnee(levels, knees)
-	hit, ev := kvPressure(before, obs, set)
-	switch {
-	case hit != nil && knees.TPOTKneeLevel >= 0:
-		f.Status, f.Evidence = StatusHit, ev
-		f.about(*hit)
-		f.Summary = fmt.Sprintf("KV-cache wall: the server %s from %s, at or before the TPOT knee at %s. The scheduler admitted more sequences than it had cache for, or stopped admitting for want of cache: a memory problem.",
-			kvWhat(*hit, obs, set), hit.Load, levelLoad(levels, knees.TPOTKneeLevel))
-		if obs.logEngine == "node-llama-cpp" {
-			f.Summary += " (The test engine's KV wall is its own admission budget of tokens across sequences, not GPU memory.)"
-		}
-	case hit != nil:
-		f.Status, f.Evidence = StatusClear, ev
-		f.about(*hit)
-		f.Summary = fmt.Sprintf("the server %s from %s, but TPOT did not bend: the KV cache is tight, not yet a wall", kvWhat(*hit, obs, set), hit.Load)
-	default:
-		f.Status = StatusClear
-		f.Summary = "no preemptions and no full KV cache at or before the knee"
-		if !kvObservable(obs) {
-			f.Status = StatusUnknown
-			f.Summary = "the log and metrics carry neither preemptions nor KV cache usage"
-			f.Missing = []string{"a server log or metrics that report preemptions"}
-			break
-		}
-		// A KV wall past the knee is a second wall: report it as such.
-		if after, aev := kvPressure(levels[len(before):], obs, set); after != nil {
-			f.Status, f.Evidence, f.AfterKnee = StatusHit, aev, true
-			f.about(*after)
-			f.Summary = fmt.Sprintf("KV-cache wall after the knee: from %s the server %s. TPOT had already bent at %s for another reason; this second wall caps the box past it.",
-				after.Load, kvWhat(*after, obs, set), levelLoad(levels, knees.TPOTKneeLevel))
-		}
-	}
-	return f
-}
-
-// kvPressure returns the first of levels where the server showed KV-cache
-// pressure (preemptions, a full cache, or admission stopped for want of
-// cache), with the evidence of every such level.
-func kvPressure(levels []LevelStats, obs *observations, set Settings) (*LevelStats, []Evidence) {
-	var hit *LevelStats
-	var ev []Evidence
-	for i := range levels {
-		l := &levels[i]
-		lo := obs.perLevel[l.LevelIndex]
-		full := l.Server.KVUsageKnown && l.Server.KVUsageMaxFraction >= set.Diagnosis.KVUsageFull
-		capped := admissionCapped(*l, set)
-		if l.Server.Preemptions == 0 && len(lo.kvFullLog) == 0 && len(lo.preemptLog) == 0 && !full && !capped {
-			continue
-		}
-		if hit == nil {
-			hit = l
-		}
-		ev = append(ev, capEvidence(lo.preemptLog, set.Diagnosis.MaxEvidenceLines)...)
-		ev = append(ev, capEvidence(lo.kvFullLog, set.Diagnosis.MaxEvidenceLines)...)
-		if lo.preemptMetric != nil {
-			ev = append(ev, *lo.preemptMetric)
-		}
-		if lo.kvMax != nil {
-			ev = append(ev, *lo.kvMax)
-		}
-		if capped {
-			ev = append(ev, Evidence{Source: EvidenceMetric, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex,
-				Name: "running requests (max)", Value: l.Server.RunningMax, Unit: "requests",
-				Note: fmt.Sprintf("at most %.0f of %d requests ran while up to %.0f waited, with the KV cache %.0f%% full: admission stopped for want of cache",
-					l.Server.RunningMax, l.Concurrency, l.Server.WaitingMax, 100*l.Server.KVUsageMaxFraction)})
-			if lo.waitingMax != nil {
-				ev = append(ev, *lo.waitingMax)
+	for _, e := range f.Evidence {
+		switch e.Kind {
+		case EvServerCPU:
+			return BasisServerCPU
+		case EvGPUUtil:
+			if f.Check == WallCompute || f.Reason == ReasonGPUNotBusy {
+				return BasisGPU
 			}
 		}
 	}
-	return hit, ev
+	if f.Reason == ReasonBelowRidge || f.Check == WallEngineOverhead {
+		return BasisRidge
+	}
+	return BasisGPU
+}
+
+func missingOf(src Sources) []string {
+	var m []string
+	add := func(have bool, what string) {
+		if !have {
+			m = append(m, what)
+		}
+	}
+	add(src.Log, MeasureServerLog)
+	if src.Log {
+		add(src.LogTimes, MeasureLogTimes)
+	}
+	add(src.Metrics, MeasureServerMetrics)
+	switch {
+	case src.Accelerated:
+		add(src.GPU, MeasureGPUTelemetry)
+	default:
+		add(src.ServerCPU, MeasureServerCPU)
+	}
+	add(src.Client, MeasureClientSamples)
+	add(src.Decode != nil, MeasureProbe)
+	return m
+}
+
+// checker holds what every check reads.
+type checker struct {
+	levels  []LevelStats
+	samples map[int]levelSamples
+	obs     map[int]*WindowEvidence
+	k       Knees
+	src     Sources
+	set     Settings
+	b       stats.Bootstrap
+}
+
+func (c *checker) finding(check string) Finding {
+	return Finding{Check: check, At: noPoint(c.k.Axis)}
+}
+
+func (c *checker) point(i int) LoadPoint { return pointOf(c.levels[i], c.k.Axis) }
+
+// ev starts an evidence item about level i.
+func (c *checker) ev(i int, kind, source string) Evidence {
+	l := c.levels[i]
+	return Evidence{Kind: kind, Source: source, LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS}
+}
+
+// ttftGrowth compares the p50 TTFT of level i with the level below
+// (open loop: from the intended send time): ok when the interval of their
+// ratio clears QueueTTFTGrowth. Without per-request values the point
+// estimates decide.
+func (c *checker) ttftGrowth(i int) (Evidence, bool) {
+	if i <= 0 {
+		return Evidence{}, false
+	}
+	lo, hi := c.levels[i-1], c.levels[i]
+	a, b := judgedLatency(lo, "ttft"), judgedLatency(hi, "ttft")
+	if a == nil || b == nil || a.P50S <= 0 {
+		return Evidence{}, false
+	}
+	r := b.P50S / a.P50S
+	iv, ok := c.b.PercentileRatio(c.samples[lo.LevelIndex].ttft, c.samples[hi.LevelIndex].ttft, 50)
+	if !ok {
+		iv = stats.Interval{Estimate: r, Low: r, High: r}
+	}
+	e := c.ev(i, EvTTFTGrowth, EvidenceLatency)
+	e.Value, e.Ref, e.Ratio, e.Low, e.High, e.Unit = b.P50S, a.P50S, iv.Estimate, iv.Low, iv.High, "s"
+	return e, iv.Low > c.set.Diagnosis.QueueTTFTGrowth
+}
+
+// ---- KV cache ----
+
+// checkKV looks at every level for KV-cache pressure: preemptions, the
+// cache out of cells, admission stopped for want of cache, or the cache
+// full with requests waiting or TTFT growing. It needs no TPOT knee.
+func (c *checker) checkKV() Finding {
+	f := c.finding(WallKVCache)
+	if !c.src.KVObservable {
+		f.Status = StatusUnknown
+		f.Reason = ReasonNoKVSignals
+		f.Missing = []string{MeasureKVSignals}
+		return f
+	}
+	set := c.set.Diagnosis
+	tight := -1
+	var strongest []Evidence
+	var rest []Evidence
+	for i, l := range c.levels {
+		lo := c.obs[l.LevelIndex]
+		s := l.Server
+		full := s.KVUsageKnown && s.KVUsageMaxFraction >= set.KVUsageFull
+		capped := admissionCapped(l, c.set)
+		growth, grows := c.ttftGrowth(i)
+		symptom := (s.WaitingKnown && s.WaitingMax > 0) || grows
+		if s.Preemptions == 0 && len(lo.KVFullLog) == 0 && !capped && !(full && symptom) {
+			if full && tight < 0 {
+				tight = i
+			}
+			continue
+		}
+		first := !f.At.Valid()
+		if first {
+			f.At = c.point(i)
+		}
+		if s.Preemptions > 0 {
+			e := c.ev(i, EvPreemptions, EvidenceLog)
+			if lo.PreemptMetric != nil {
+				e = *lo.PreemptMetric
+			}
+			e.Value, e.Unit = float64(s.Preemptions), "preemptions"
+			if e.Name == "" {
+				e.Name, e.Count = s.PreemptionsSource, len(lo.PreemptLog)
+			}
+			strongest = append(strongest, e)
+		}
+		if capped {
+			e := c.ev(i, EvAdmission, EvidenceMetric)
+			e.Value, e.Ref, e.Unit = s.RunningMax, float64(l.Concurrency), "requests"
+			strongest = append(strongest, e)
+		}
+		if !first {
+			// Later levels: what shows the wall there, not every reading.
+			if s.Preemptions == 0 && !capped {
+				strongest = append(strongest, capEvidence(lo.KVFullLog, 1)...)
+			}
+			continue
+		}
+		rest = append(rest, capEvidence(lo.KVFullLog, set.MaxEvidenceLines)...)
+		if lo.KVMax != nil {
+			rest = append(rest, *lo.KVMax)
+		}
+		if s.WaitingKnown && s.WaitingMax > 0 && lo.WaitingMax != nil {
+			rest = append(rest, *lo.WaitingMax)
+		}
+		if grows && !capped && s.Preemptions == 0 {
+			rest = append(rest, growth)
+		}
+		rest = append(rest, capEvidence(lo.PreemptLog, set.MaxEvidenceLines)...)
+	}
+	switch {
+	case f.At.Valid():
+		f.Status, f.Evidence = StatusHit, append(strongest, rest...)
+	case tight >= 0:
+		f.Status, f.Reason = StatusClear, ReasonKVTight
+		f.At = c.point(tight)
+		if lo := c.obs[c.levels[tight].LevelIndex]; lo.KVMax != nil {
+			f.Evidence = []Evidence{*lo.KVMax}
+		}
+	default:
+		f.Status = StatusClear
+	}
+	return f
 }
 
 // admissionCapped reports the KV wall of engines that queue rather than
 // preempt when the cache runs out (transformers, vLLM V1 under load):
-// fewer requests running than were sent, others waiting, and the cache
-// nearly full.
+// fewer requests running than were sent, others waiting, and the cache too
+// full for one more request (cacheFull).
 func admissionCapped(l LevelStats, set Settings) bool {
 	s := l.Server
 	return s.RunningKnown && s.WaitingKnown && s.KVUsageKnown && s.WaitingMax > 0 &&
-		s.RunningMax < float64(l.Concurrency) && s.KVUsageMaxFraction >= set.Diagnosis.KVAdmissionFull
+		s.RunningMax < float64(l.Concurrency) && cacheFull(l, set)
 }
 
-// kvObservable says whether the run could have shown a KV wall.
-func kvObservable(obs *observations) bool {
-	if obs.metricHas["preemptions"] || obs.metricHas["kv_usage"] {
-		return true
+// cacheFull reports whether a level's KV cache had no room for one more
+// request: usage at or above KVAdmissionFull (engines keep some blocks
+// free), or, with the running requests holding about equal shares, one
+// more share would not fit (a few long requests fill a small cache well
+// below that fraction).
+func cacheFull(l LevelStats, set Settings) bool {
+	s := l.Server
+	if !s.KVUsageKnown {
+		return false
 	}
-	return obs.hasLog && obs.logEngine != ""
+	u := s.KVUsageMaxFraction
+	return u >= set.Diagnosis.KVAdmissionFull || (s.RunningMax >= 1 && u*(s.RunningMax+1)/s.RunningMax > 1)
 }
 
-func kvWhat(l LevelStats, obs *observations, set Settings) string {
-	var parts []string
-	if l.Server.Preemptions > 0 {
-		parts = append(parts, fmt.Sprintf("preempted %d sequence(s)", l.Server.Preemptions))
-	}
-	if lo := obs.perLevel[l.LevelIndex]; len(lo.kvFullLog) > 0 {
-		parts = append(parts, "ran out of KV cache cells")
-	}
-	if l.Server.KVUsageKnown && l.Server.KVUsageMaxFraction >= set.Diagnosis.KVUsageFull {
-		parts = append(parts, fmt.Sprintf("filled its KV cache to %.0f%%", 100*l.Server.KVUsageMaxFraction))
-	}
-	if admissionCapped(l, set) {
-		capped := fmt.Sprintf("ran at most %.0f of %d requests while up to %.0f waited", l.Server.RunningMax, l.Concurrency, l.Server.WaitingMax)
-		if l.Server.KVUsageMaxFraction < set.Diagnosis.KVUsageFull { // else the cache's fill is already named
-			capped += fmt.Sprintf(", its KV cache %.0f%% full", 100*l.Server.KVUsageMaxFraction)
-		}
-		parts = append(parts, capped)
-	}
-	if len(parts) > 0 {
-		return strings.Join(parts, " and ")
-	}
-	return "showed KV cache pressure"
+// cacheHasRoom reports whether requests that waited at a level waited
+// with room in the KV cache: nothing preempted, no cell shortage logged,
+// the cache not full for one more request.
+func (c *checker) cacheHasRoom(i int) bool {
+	l := c.levels[i]
+	return l.Server.Preemptions == 0 && len(c.obs[l.LevelIndex].KVFullLog) == 0 && !cacheFull(l, c.set)
 }
 
-func checkCompute(levels []LevelStats, knees Knees, obs *observations, kv Finding, decode *DecodeRoofline, set Settings) Finding {
-	f := Finding{Check: WallCompute, LevelIndex: -1}
-	kp := levelPos(levels, knees.TPOTKneeLevel)
-	if kp < 0 {
-		f.Status, f.Summary = StatusNotApplicable, "TPOT did not bend"
-		return f
+// ---- queueing at the engine's sequence cap ----
+
+// pinnedAt returns the cap on running requests that level i is held at:
+// its most running requests, below what was sent, and the same at another
+// level that also had requests waiting or was sent exactly that many (or
+// the engine's cap flag says so). ok is false when level i is not held.
+func (c *checker) pinnedAt(i int, capValue int) (float64, int, bool) {
+	l := c.levels[i]
+	s := l.Server
+	if !s.RunningKnown || s.RunningMax <= 0 || s.RunningMax >= float64(l.Concurrency)-0.5 {
+		return 0, 0, false
 	}
-	knee := levels[kp]
-	f.about(knee)
-	if kv.Status == StatusHit && !kv.AfterKnee {
-		f.Status, f.Summary = StatusClear, "the log is not clean: KV-cache pressure explains the knee"
-		return f
-	}
-	if kv.Status == StatusUnknown {
-		f.Missing = append(f.Missing, kv.Missing...)
-	}
-	if decode != nil && decode.Ridge.Sentence != "" {
-		f.Evidence = append(f.Evidence, Evidence{Source: EvidenceLatency, Concurrency: knee.Concurrency, LevelIndex: knee.LevelIndex,
-			Name: "intensity at the knee", Value: decode.Ridge.IntensityFLOPPerByte, Unit: "FLOP/byte", Note: decode.Ridge.Sentence})
-	}
-	if lo := obs.perLevel[knee.LevelIndex]; lo != nil && lo.gpuUtil != nil {
-		f.Evidence = append(f.Evidence, *lo.gpuUtil)
-	}
-	f.Evidence = append(f.Evidence, tpotEvidence(knee, knees, levelLoad(levels, knees.BaselineLevel)))
-	if !knee.Server.GPUKnown {
-		f.Status = StatusUnknown
-		f.Missing = append(f.Missing, missingGPU)
-		f.Summary = fmt.Sprintf("TPOT rose at %s with a clean log, but GPU utilization was not recorded", knee.Load)
-		return f
-	}
-	if len(f.Missing) > 0 {
-		f.Status = StatusUnknown
-		f.Summary = fmt.Sprintf("GPU %.0f%% busy at the knee %s, but without a log or metrics the KV cache cannot be ruled out", knee.Server.GPUUtilMeanPct, knee.Load)
-		return f
-	}
-	if knee.Server.GPUUtilMeanPct >= set.Diagnosis.GPUUtilBusyPct {
-		f.Status = StatusHit
-		if decode != nil && decode.Ridge.Verdict == RidgeKneeBefore {
-			// NVML's utilization is the share of time any kernel runs, not
-			// how much of the chip works: a step far below the ridge can keep
-			// it near 100% while the card does a fraction of what it could.
-			f.Summary = fmt.Sprintf("Compute knee, by the seed's test: TPOT rose at %s with a clean log and the GPU %.0f%% busy. But the card is busy, not saturated: %s NVML counts the time any kernel runs, not how much of the chip works, so the engine's per-step work (kernel launches, scheduling, prefill interleaved with decode) is the limit, not the silicon.",
-				knee.Load, knee.Server.GPUUtilMeanPct, decode.Ridge.Sentence)
-			return f
+	same := func(a, b float64) bool { return math.Abs(a-b) < 0.5 }
+	n := 1
+	for j, m := range c.levels {
+		if j == i || !m.Server.RunningKnown || !same(m.Server.RunningMax, s.RunningMax) {
+			continue
 		}
-		f.Summary = fmt.Sprintf("Compute knee: TPOT rose at %s with a clean log and the GPU %.0f%% busy. The card is fully used; nothing to fix.", knee.Load, knee.Server.GPUUtilMeanPct)
-		if decode != nil && decode.Ridge.Verdict != "" && decode.Ridge.Verdict != RidgeAgree {
-			f.Summary += " But the knee does not sit at the probe's ridge: " + decode.Ridge.Sentence
+		if (m.Server.WaitingKnown && m.Server.WaitingMax > 0) || same(float64(m.Concurrency), s.RunningMax) {
+			n++
 		}
+	}
+	if n < 2 && !(capValue > 0 && same(float64(capValue), s.RunningMax)) {
+		return 0, 0, false
+	}
+	return s.RunningMax, n, true
+}
+
+// checkEngineCap looks for queueing at the engine's cap on running
+// sequences: running held at a constant below the load, requests waiting
+// in the engine through the level (a mean of at least CapWaitingMean)
+// while the cache has room, and TTFT growing with the load.
+// Little's law (wait = waiting ÷ completion rate) is its cross-check.
+func (c *checker) checkEngineCap(kv Finding) Finding {
+	f := c.finding(WallEngineCap)
+	if !c.queueObservable() {
+		f.Status, f.Missing = StatusUnknown, []string{MeasureQueueDepth}
+		return f
+	}
+	set := c.set.Diagnosis
+	flag, flagValue, hasFlag := capFlag(c.src.Engine, c.src.Flags)
+	waited, heldNoGrowth := false, false
+	for i, l := range c.levels {
+		s := l.Server
+		if !s.WaitingKnown || s.WaitingMax <= 0 {
+			continue
+		}
+		waited = true
+		if !c.cacheHasRoom(i) {
+			continue // waiting for want of cache: the KV check's
+		}
+		if s.WaitingMean < set.CapWaitingMean {
+			continue // a burst, not a queue held through the level
+		}
+		capRunning, levels, ok := c.pinnedAt(i, flagValue)
+		if !ok {
+			continue
+		}
+		growth, grows := c.ttftGrowth(i)
+		if !grows {
+			heldNoGrowth = true
+			continue
+		}
+		f.Status, f.At = StatusHit, c.point(i)
+		e := c.ev(i, EvRunningPinned, EvidenceMetric)
+		e.Value, e.Count, e.Ref, e.Unit = capRunning, levels, float64(c.levels[len(c.levels)-1].Concurrency), "requests"
+		f.Evidence = append(f.Evidence, e)
+		if hasFlag {
+			fe := c.ev(i, EvCapFlag, EvidenceFlags)
+			fe.Name, fe.Value = flag, float64(flagValue)
+			f.Evidence = append(f.Evidence, fe)
+		}
+		if lo := c.obs[l.LevelIndex]; lo.WaitingMax != nil {
+			f.Evidence = append(f.Evidence, *lo.WaitingMax)
+		}
+		if le, ok := c.little(i); ok {
+			f.Evidence = append(f.Evidence, le)
+		}
+		f.Evidence = append(f.Evidence, growth)
 		return f
 	}
 	f.Status = StatusClear
-	f.Summary = fmt.Sprintf("the GPU was only %.0f%% busy at the knee %s (below %.0f%%): not the compute wall", knee.Server.GPUUtilMeanPct, knee.Load, set.Diagnosis.GPUUtilBusyPct)
-	return f
-}
-
-func tpotEvidence(l LevelStats, knees Knees, baseline string) Evidence {
-	return Evidence{Source: EvidenceLatency, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, Name: "p50 TPOT", Value: l.TPOT.P50S, Unit: "s",
-		Note: fmt.Sprintf("p50 TPOT %s at %s, %.2f× the %s at %s", fmtSeconds(l.TPOT.P50S), l.Load, l.TPOT.P50S/knees.BaselineTPOTP50S, fmtSeconds(knees.BaselineTPOTP50S), baseline)}
-}
-
-// checkQueueing looks for p99 TTFT pulling away from p50 while TPOT is
-// flat: a level in the flat region whose p99/p50 TTFT is at least the
-// threshold and higher than at every lower level.
-func checkQueueing(levels []LevelStats, knees Knees, obs *observations, set Settings) Finding {
-	f := Finding{Check: WallQueueing, Fixes: queueFixes, LevelIndex: -1}
-	ratioMax := 0.0
-	threshold := set.Diagnosis.QueueTTFTRatio
-	flatTo := levelPos(levels, knees.FlatToLevel)
-	hitPos := -1
-	var ev []Evidence
-	unreliable := 0
-	for i, l := range levels {
-		if l.TTFTP99OverP50 <= 0 {
-			continue
-		}
-		// Below stats.MinSamples(99) the "p99" is the sample maximum: one
-		// slow request would read as a queue. Such levels cannot show it.
-		if !reliableP99(l.TTFT) {
-			unreliable++
-			continue
-		}
-		flat := flatTo < 0 || i <= flatTo
-		r := l.TTFTP99OverP50
-		if flat && r >= threshold && r > ratioMax && ratioMax > 0 {
-			if hitPos < 0 {
-				hitPos = i
-			}
-			ev = append(ev, Evidence{Source: EvidenceLatency, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, Name: "p99/p50 TTFT", Value: r,
-				Note: fmt.Sprintf("TTFT p99 %s vs p50 %s (%.1f×) at %s, up from at most %.1f× below", fmtSeconds(l.TTFT.P99S), fmtSeconds(l.TTFT.P50S), r, l.Load, ratioMax)})
-			if lo := obs.perLevel[l.LevelIndex]; lo != nil && lo.waitingMax != nil && lo.waitingMax.Value > 0 {
-				ev = append(ev, *lo.waitingMax)
-			}
-		}
-		ratioMax = max(ratioMax, r)
-	}
-	if ratioMax == 0 && unreliable > 0 {
-		f.Status = StatusUnknown
-		f.Summary = fmt.Sprintf("no level has enough requests for a p99 TTFT (%d needed per level), so a growing tail cannot be told from one slow request", stats.MinSamples(99))
-		f.Missing = []string{fmt.Sprintf("at least %d measured requests per level (--requests-per-level)", stats.MinSamples(99))}
-		return f
-	}
-	if ratioMax == 0 {
-		f.Status, f.Summary = StatusUnknown, "no level has both a p50 and a p99 TTFT"
-		f.Missing = []string{missingPerReqest}
-		return f
-	}
-	if hitPos < 0 {
-		f.Status = StatusClear
-		f.Summary = fmt.Sprintf("p99 TTFT stayed within %.0f× of p50 while TPOT was flat, or did not grow level over level", threshold)
-		return f
-	}
-	f.Status, f.Evidence = StatusHit, ev
-	f.about(levels[hitPos])
-	f.Summary = fmt.Sprintf("Queueing: from %s p99 TTFT pulls away from p50 while TPOT is still flat. Requests are waiting to be admitted.", levels[hitPos].Load)
-	// Only the server's queue while TPOT was still flat confirms this wall:
-	// past the knee a queue can come from the other walls.
-	lastFlat := len(levels) - 1
-	if flatTo >= hitPos {
-		lastFlat = flatTo
-	}
-	waitingSeen := false
-	waitingKnown := false
-	for _, l := range levels[hitPos : lastFlat+1] {
-		if l.Server.WaitingKnown {
-			waitingKnown = true
-			waitingSeen = waitingSeen || l.Server.WaitingMax > 0
-		}
-	}
 	switch {
-	case waitingSeen:
-		f.Summary += " The server's own queue confirms it."
-	case waitingKnown:
-		f.Summary += " The server reported no waiting requests, so the queue is in front of the engine (HTTP server, proxy) or in the client."
+	case heldNoGrowth:
+		f.Reason = ReasonTTFTFlat
+	case !waited:
+		f.Reason = ReasonNoQueue
+	case kv.Status == StatusHit:
+		f.Reason = ReasonCacheFull
 	default:
-		f.Missing = []string{"waiting-request counts (server metrics or a log with queue stats)"}
-		f.Summary += " (Client numbers only: the run has no server queue depth to confirm it.)"
+		f.Reason = ReasonNotPinned
 	}
 	return f
 }
 
-func checkClient(levels []LevelStats, knees Knees, obs *observations, set Settings) Finding {
-	f := Finding{Check: WallClientBound, Fixes: clientFixes, LevelIndex: -1}
-	if !obs.hasClient {
-		f.Status, f.Summary, f.Missing = StatusUnknown, "the run has no client self-check", []string{missingClient}
-		return f
+// queueObservable: running and waiting counts exist at some level.
+func (c *checker) queueObservable() bool {
+	for _, l := range c.levels {
+		if l.Server.RunningKnown && l.Server.WaitingKnown {
+			return true
+		}
 	}
-	hitPos := -1
-	var ev []Evidence
-	for i, l := range levels {
-		if !l.Client.Known {
+	return false
+}
+
+// little is Little's law at level i: the mean number waiting over the
+// completion rate predicts the mean wait, against the measured wait (p50
+// TTFT over the lowest level's).
+func (c *checker) little(i int) (Evidence, bool) {
+	l := c.levels[i]
+	base := judgedLatency(c.levels[0], "ttft")
+	cur := judgedLatency(l, "ttft")
+	if l.RequestsPerS <= 0 || base == nil || cur == nil || l.Server.WaitingMean <= 0 {
+		return Evidence{}, false
+	}
+	measured := cur.P50S - base.P50S
+	if measured <= 0 {
+		return Evidence{}, false
+	}
+	e := c.ev(i, EvLittle, EvidenceMetric)
+	e.Value, e.Ref, e.Unit = l.Server.WaitingMean/l.RequestsPerS, measured, "s"
+	e.Ratio = e.Value / e.Ref
+	return e, true
+}
+
+// ---- queueing in front of the engine ----
+
+// checkFrontQueue looks for a queue before the engine: in an open loop, an
+// achieved rate significantly below the offered one or requests waiting
+// for a free client slot; in a closed loop, the engine's own queue empty
+// while fewer requests run than were sent and TTFT grows. A queue the
+// engine holds (its cap, or the cache) is not this one.
+func (c *checker) checkFrontQueue(kv, engineCap Finding) Finding {
+	f := c.finding(WallFrontQueue)
+	explained := func(i int) bool {
+		p := func(g Finding) bool {
+			return g.Status == StatusHit && levelPos(c.levels, g.At.LevelIndex) <= i
+		}
+		return p(kv) || p(engineCap)
+	}
+	inEngine := false
+	for i, l := range c.levels {
+		var ev []Evidence
+		if l.RateRPS > 0 {
+			if openLoopSaturated(l) {
+				e := c.ev(i, EvAchievedRate, EvidenceClient)
+				e.Value, e.Ref, e.Unit = l.RequestsPerS, l.RateRPS, "req/s"
+				e.Ratio = e.Value / e.Ref
+				ev = append(ev, e)
+			}
+			if w := l.SendWait; w != nil && w.P90S >= c.set.Diagnosis.SlotWaitS {
+				e := c.ev(i, EvSlotWait, EvidenceClient)
+				e.Value, e.Ref, e.Unit = w.P90S, c.set.Diagnosis.SlotWaitS, "s"
+				ev = append(ev, e)
+			}
+		} else if s := l.Server; s.WaitingKnown && s.WaitingMax == 0 && s.RunningKnown {
+			if _, _, ok := c.pinnedAt(i, 0); ok {
+				if growth, grows := c.ttftGrowth(i); grows {
+					e := c.ev(i, EvServerQueue0, EvidenceMetric)
+					e.Value, e.Ref, e.Unit = 0, s.RunningMax, "requests"
+					ev = append(ev, e, growth)
+				}
+			}
+		}
+		if len(ev) == 0 {
 			continue
 		}
-		lo := obs.perLevel[l.LevelIndex]
-		busy := l.Client.CPUBusyFraction >= set.Diagnosis.ClientCPUBusy
-		lag := l.Client.SendLagMaxS > sendLagLimit(l, set)
-		if !busy && !lag {
+		if explained(i) || (l.Server.WaitingKnown && l.Server.WaitingMax > 0 && l.RateRPS == 0) {
+			inEngine = true
 			continue
 		}
-		if hitPos < 0 {
-			hitPos = i
+		if f.At.Valid() {
+			f.Evidence = append(f.Evidence, ev[0]) // a later level: what shows it there
+			continue
 		}
-		if busy && lo.clientCPU != nil {
-			ev = append(ev, *lo.clientCPU)
+		if l.Server.WaitingKnown && l.Server.WaitingMax == 0 && l.RateRPS > 0 {
+			e := c.ev(i, EvServerQueue0, EvidenceMetric)
+			e.Value, e.Ref, e.Unit = 0, l.Server.RunningMax, "requests"
+			ev = append(ev, e)
 		}
-		if lag && lo.clientLag != nil {
-			ev = append(ev, *lo.clientLag)
+		if growth, grows := c.ttftGrowth(i); grows && l.RateRPS > 0 {
+			ev = append(ev, growth)
 		}
+		f.Status, f.At, f.Evidence = StatusHit, c.point(i), ev
 	}
-	if hitPos < 0 {
-		f.Status = StatusClear
-		f.Summary = fmt.Sprintf("the load generator stayed below %.0f%% CPU and %s send lag at every level", 100*set.Diagnosis.ClientCPUBusy, fmtSeconds(set.Diagnosis.ClientSendLagS))
+	if f.At.Valid() {
 		return f
 	}
-	hit := levels[hitPos]
-	f.about(hit)
-	f.Evidence = ev
-	if kp := levelPos(levels, knees.TPOTKneeLevel); kp >= 0 && hitPos > kp {
-		f.Status = StatusClear
-		f.Summary = fmt.Sprintf("the load generator saturated from %s, after the TPOT knee at %s: levels from %s measure the client as much as the server", hit.Load, levels[kp].Load, hit.Load)
-		return f
+	f.Status = StatusClear
+	switch {
+	case inEngine:
+		f.Reason = ReasonQueueInEngine
+	case c.k.Axis == AxisRate:
+		f.Reason = ReasonKeptUp
+	case !c.queueObservable():
+		f.Status, f.Missing = StatusUnknown, []string{MeasureQueueDepth}
+	case slices.ContainsFunc(c.levels, func(l LevelStats) bool { return l.Server.WaitingKnown && l.Server.WaitingMax > 0 }):
+		f.Reason = ReasonQueueInEngine
+	default:
+		f.Reason = ReasonNoQueue
 	}
-	f.Status = StatusHit
-	f.Summary = fmt.Sprintf("Client-bound: from %s the load generator itself was the bottleneck (CPU or send lag past its limit), so the numbers there measure the client, not the server.", hit.Load)
 	return f
+}
+
+// ---- the TPOT knee: compute or engine overhead ----
+
+// checkKnee says what bent TPOT at the knee: compute when the accelerator
+// (or, for a CPU engine, the server's busiest thread) was saturated and the
+// knee is not far below the probe's ridge; engine overhead when the knee
+// lies far below the ridge or the accelerator was not saturated. KV
+// pressure or a saturated client at or before the knee explain it instead.
+func (c *checker) checkKnee(kv, client Finding) (compute, overhead Finding) {
+	compute, overhead = c.finding(WallCompute), c.finding(WallEngineOverhead)
+	both := func(status, reason string) {
+		compute.Status, compute.Reason = status, reason
+		overhead.Status, overhead.Reason = status, reason
+	}
+	kp := levelPos(c.levels, c.k.TPOTKneeLevel)
+	if kp < 0 {
+		both(StatusNotApplicable, ReasonNoKnee)
+		return
+	}
+	compute.At, overhead.At = c.point(kp), c.point(kp)
+	before := func(g Finding) bool {
+		return g.Status == StatusHit && levelPos(c.levels, g.At.LevelIndex) <= kp
+	}
+	if before(kv) {
+		both(StatusClear, ReasonKneeIsKV)
+		return
+	}
+	if before(client) {
+		both(StatusClear, ReasonKneeIsClient)
+		return
+	}
+	knee := c.levels[kp]
+	lo := c.obs[knee.LevelIndex]
+	tpot := c.ev(kp, EvTPOTRatio, EvidenceLatency)
+	tpot.Value, tpot.Ref, tpot.Unit = knee.TPOT.P50S, c.k.BaselineTPOTP50S, "s"
+	tpot.Ratio, tpot.Low, tpot.High = c.k.TPOTKneeRatio, c.k.TPOTKneeRatioLow, c.k.TPOTKneeRatioHigh
+	var ridge *Evidence
+	belowRidge := false
+	if d := c.src.Decode; d != nil && d.Ridge.Verdict != "" && d.Ridge.Verdict != RidgeNoKnee {
+		e := c.ev(kp, EvRidge, EvidenceProbe)
+		e.Value, e.Ref, e.Ratio, e.Unit = d.Ridge.IntensityFLOPPerByte, d.Ridge.RidgeFLOPPerByte, d.Ridge.Ratio, "FLOP/byte"
+		ridge = &e
+		belowRidge = d.Ridge.Verdict == RidgeKneeBefore
+	}
+	if !c.src.KVObservable {
+		both(StatusUnknown, ReasonNoKVSignals)
+		compute.Missing, overhead.Missing = []string{MeasureKVSignals}, []string{MeasureKVSignals}
+		compute.Evidence = []Evidence{tpot}
+		return
+	}
+	hit := func(f *Finding, reason string, ev ...*Evidence) {
+		f.Status, f.Reason = StatusHit, reason
+		for _, e := range ev {
+			if e != nil {
+				f.Evidence = append(f.Evidence, *e)
+			}
+		}
+	}
+	set := c.set.Diagnosis
+	switch {
+	case knee.Server.GPUKnown:
+		util := lo.GPUUtil
+		switch {
+		case knee.Server.GPUUtilMeanPct >= set.GPUUtilBusyPct && belowRidge:
+			hit(&overhead, ReasonBelowRidge, ridge, util, &tpot)
+			compute.Status, compute.Reason = StatusClear, ReasonBelowRidge
+		case knee.Server.GPUUtilMeanPct >= set.GPUUtilBusyPct:
+			hit(&compute, ReasonSaturated, &tpot, util, ridge)
+			overhead.Status, overhead.Reason = StatusClear, ReasonSaturated
+		default:
+			hit(&overhead, ReasonGPUNotBusy, util, &tpot, ridge)
+			compute.Status, compute.Reason = StatusClear, ReasonGPUNotBusy
+		}
+	case knee.Server.CPUKnown:
+		threads := cpuThreads(c.src.Engine, c.src.Flags, knee.Server.CPUHostCores)
+		total := c.ev(kp, EvServerCPUTotal, EvidenceTelemetry)
+		total.Value, total.Ref, total.Unit = knee.Server.CPUProcessDemand, threads, "cores"
+		cpu := lo.ServerCPU
+		if knee.Server.CPUThreadDemand >= set.ServerCPUBusy || knee.Server.CPUProcessDemand >= set.ServerCPUBusy*threads {
+			hit(&compute, ReasonSaturated, &tpot, &total, cpu, ridge)
+			overhead.Status, overhead.Reason = StatusClear, ReasonSaturated
+		} else {
+			hit(&overhead, ReasonCPUNotBusy, &total, cpu, &tpot, ridge)
+			compute.Status, compute.Reason = StatusClear, ReasonCPUNotBusy
+		}
+	case belowRidge:
+		hit(&overhead, ReasonBelowRidge, ridge, &tpot)
+		compute.Status, compute.Reason = StatusClear, ReasonBelowRidge
+	default:
+		both(StatusUnknown, ReasonNoGPUNoCPU)
+		compute.Missing = []string{MeasureServerCPU}
+		if c.src.Accelerated {
+			compute.Missing = []string{MeasureGPUTelemetry}
+		}
+		overhead.Missing = compute.Missing
+		compute.Evidence = []Evidence{tpot}
+	}
+	return
+}
+
+// ---- the client ----
+
+// checkClient finds the first level where the load generator was the
+// bottleneck by the client-bound rule (package clientbound, applied in
+// observeClient): its CPU demand (CPU time plus waiting for a core) at or
+// above ClientCPUBusy of its GOMAXPROCS, or its send lag over the limit in
+// at least half of the level's samples (two at least), so one late send on
+// a busy host does not decide it.
+func (c *checker) checkClient() Finding {
+	f := c.finding(WallClientBound)
+	if !c.src.Client {
+		f.Status, f.Missing = StatusUnknown, []string{MeasureClientSamples}
+		return f
+	}
+	for i, l := range c.levels {
+		cl := l.Client
+		if !cl.Known {
+			continue
+		}
+		busy, lagging := cl.CPUBound, cl.Lagging
+		if !busy && !lagging {
+			continue
+		}
+		lo := c.obs[l.LevelIndex]
+		first := !f.At.Valid()
+		if first {
+			f.Status, f.At = StatusHit, c.point(i)
+		}
+		// The first level's readings, then what shows it at later levels.
+		if busy && lo.ClientCPU != nil {
+			f.Evidence = append(f.Evidence, *lo.ClientCPU)
+		}
+		if lagging && lo.ClientLag != nil && (first || !busy) {
+			f.Evidence = append(f.Evidence, *lo.ClientLag)
+		}
+	}
+	if !f.At.Valid() {
+		f.Status, f.Reason = StatusClear, ReasonClientIdle
+	}
+	return f
+}
+
+// ---- no wall ----
+
+// raiseKVUsageMin: a cache at least this full at the highest level says
+// where it would run out; a nearly empty one says nothing.
+const raiseKVUsageMin = 0.25
+
+// noWall is the verdict when no check hit: inconclusive when the evidence
+// that would decide is missing (naming it and the likely wall), else none,
+// with how far to raise the load.
+func (c *checker) noWall(compute, overhead, engineCap, front Finding) Wall {
+	axis := c.k.Axis
+	w := Wall{At: noPoint(axis)}
+	inconclusive := func(likely, deciding string) Wall {
+		w.Kind, w.Likely, w.Deciding = WallInconclusive, likely, deciding
+		return w
+	}
+	if len(c.levels) == 0 {
+		return inconclusive("", MeasureRequests)
+	}
+	if compute.Status == StatusUnknown {
+		// TPOT bent and the run cannot say why. The likeliest wall is what
+		// the evidence there points to: far below the ridge, the engine's
+		// overhead; else the compute wall.
+		w.At = compute.At
+		likely := WallCompute
+		if d := c.src.Decode; d != nil && d.Ridge.Verdict == RidgeKneeBefore {
+			likely = WallEngineOverhead
+		}
+		if l := c.levels[levelPos(c.levels, compute.At.LevelIndex)]; l.Server.GPUKnown && l.Server.GPUUtilMeanPct < c.set.Diagnosis.GPUUtilBusyPct {
+			likely = WallEngineOverhead
+		}
+		w.Evidence = compute.Evidence
+		return inconclusive(likely, compute.Missing[0])
+	}
+	if engineCap.Status == StatusUnknown || front.Status == StatusUnknown {
+		for i := range c.levels {
+			if e, grows := c.ttftGrowth(i); grows {
+				w.At, w.Evidence = c.point(i), []Evidence{e}
+				likely := WallEngineCap
+				if axis == AxisRate {
+					likely = WallFrontQueue
+				}
+				return inconclusive(likely, MeasureQueueDepth)
+			}
+		}
+	}
+	if c.k.BaselineLevel < 0 && c.k.PeakLevel < 0 {
+		return inconclusive("", MeasureTPOT)
+	}
+	top := c.levels[len(c.levels)-1]
+	w.Kind, w.At = WallNone, c.point(len(c.levels)-1)
+	w.RaiseTo, w.RaiseBasis = 4*loadValue(top, axis), RaiseDoubling
+	if u := top.Server.KVUsageMaxFraction; top.Server.KVUsageKnown && u >= raiseKVUsageMin && u < c.set.Diagnosis.KVUsageFull {
+		// The cache fills about in proportion to the sequences running:
+		// from a quarter full or more, that says where it runs out.
+		w.RaiseTo, w.RaiseBasis = math.Max(math.Ceil(loadValue(top, axis)/u), 2*loadValue(top, axis)), RaiseKVUsage
+	}
+	if lo := c.obs[top.LevelIndex]; lo.KVMax != nil {
+		w.Evidence = []Evidence{*lo.KVMax}
+	}
+	return w
+}
+
+// ---- confidence ----
+
+// confidence grades the verdict: high when the primary wall rests on the
+// server's own counters or on differences that clear their intervals, at
+// more than one level; medium with any reason for doubt (one level only,
+// Little's law disagreeing, no probe for a compute verdict, a queue seen
+// in client latencies only); low when inconclusive.
+func (c *checker) confidence(w Wall, checks []Finding) Confidence {
+	switch w.Kind {
+	case WallInconclusive:
+		return Confidence{Level: ConfidenceLow, Reasons: []string{WhyMissing}}
+	case WallNone:
+		return Confidence{Level: ConfidenceMedium, Reasons: []string{WhyUntested}}
+	}
+	var good, doubt []string
+	server := false
+	for _, e := range w.Evidence {
+		switch e.Kind {
+		case EvPreemptions, EvPreemptLog, EvKVFullLog, EvAdmission, EvRunningPinned, EvAchievedRate:
+			server = true
+		case EvLittle:
+			if e.Ratio > 2 || e.Ratio < 0.5 {
+				doubt = append(doubt, WhyLittleDisagrees)
+			}
+		case EvTTFTGrowth, EvTPOTRatio:
+			if e.Low > 0 {
+				good = appendUnique(good, WhyIntervalsClear)
+			}
+		}
+	}
+	if server {
+		good = append([]string{WhyServerEvidence}, good...)
+	}
+	if c.severalLevels(w) {
+		good = append(good, WhySeveralLevels)
+	} else {
+		doubt = append(doubt, WhyOneLevel)
+	}
+	for _, f := range checks {
+		if f.Status == StatusUnknown && f.At.Valid() && levelPos(c.levels, f.At.LevelIndex) < levelPos(c.levels, w.At.LevelIndex) {
+			doubt = appendUnique(doubt, WhyEarlierUnknown)
+		}
+	}
+	if w.Kind == WallCompute && w.Basis == BasisGPU && c.src.Decode == nil {
+		doubt = append(doubt, WhyNoRidge)
+	}
+	if w.Kind == WallFrontQueue && !server && !slices.ContainsFunc(w.Evidence, func(e Evidence) bool { return e.Kind == EvServerQueue0 || e.Kind == EvSlotWait }) {
+		doubt = append(doubt, WhyTTFTOnly)
+	}
+	if len(doubt) > 0 {
+		return Confidence{Level: ConfidenceMedium, Reasons: doubt}
+	}
+	return Confidence{Level: ConfidenceHigh, Reasons: good}
+}
+
+// severalLevels reports whether a wall shows at more than one level: its
+// evidence spans two levels or more, a cap held at several levels, or a
+// TPOT knee below the highest level (TPOT stays bent above it).
+func (c *checker) severalLevels(w Wall) bool {
+	seen := map[int]bool{}
+	for _, e := range w.Evidence {
+		seen[e.LevelIndex] = true
+		if e.Kind == EvRunningPinned && e.Count >= 2 {
+			return true
+		}
+	}
+	if len(seen) >= 2 {
+		return true
+	}
+	knee := w.Kind == WallCompute || w.Kind == WallEngineOverhead
+	return knee && levelPos(c.levels, w.At.LevelIndex) < len(c.levels)-1
 }
 
 func capEvidence(ev []Evidence, n int) []Evidence {
@@ -524,49 +813,9 @@ func capEvidence(ev []Evidence, n int) []Evidence {
 
 func appendUnique(dst []string, xs ...string) []string {
 	for _, x := range xs {
-		found := false
-		for _, d := range dst {
-			if d == x {
-				found = true
-			}
-		}
-		if !found {
+		if !slices.Contains(dst, x) {
 			dst = append(dst, x)
 		}
 	}
 	return dst
-}
-
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
-}
-
-// reliableP99 reports whether a latency's p99 rests on enough samples to
-// be a tail estimate rather than the sample maximum.
-func reliableP99(l *Latency) bool {
-	if l == nil {
-		return false
-	}
-	for _, q := range l.Percentiles {
-		if q.Percentile == 99 {
-			return q.Reliable
-		}
-	}
-	return false
-}
-
-// sendLagLimit is the send lag above which the client fell behind. In a
-// closed loop a lag only idles one stream between requests, so it counts
-// relative to the mean time per request per stream: the limit is the larger
-// of ClientSendLagS and 1% of that (collect/sweep's warning uses the same
-// rule). In an open loop the schedule is absolute.
-func sendLagLimit(l LevelStats, set Settings) float64 {
-	limit := set.Diagnosis.ClientSendLagS
-	if l.RateRPS == 0 && l.Requests > 0 && l.WindowS > 0 {
-		limit = max(limit, l.WindowS*float64(l.Concurrency)/float64(l.Requests)/100)
-	}
-	return limit
 }

@@ -28,8 +28,10 @@ type fakeSweep struct {
 	client   []rundir.ClientSampleRow
 	logLines []string
 	logTimes []int64
-	next     int64 // start of the next level, Unix ns
-	noTokens bool
+	// serverCPU holds the server's thread samples (serverCPULevel).
+	serverCPU []rundir.ServerCPURow
+	next      int64 // start of the next level, Unix ns
+	noTokens  bool
 }
 
 var fakeStart = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -160,6 +162,9 @@ func (f *fakeSweep) write() *Run {
 	if len(f.client) > 0 {
 		must(rundir.WriteTable(dir, rundir.TableClientSamples, f.client))
 	}
+	if len(f.serverCPU) > 0 {
+		must(rundir.WriteTable(dir, rundir.TableServerCPU, f.serverCPU))
+	}
 	if len(f.logLines) > 0 {
 		must(os.WriteFile(filepath.Join(dir, rundir.ServerLogFile), []byte(strings.Join(f.logLines, "\n")+"\n"), 0o644))
 		var rows []rundir.ServerLogLineRow
@@ -225,4 +230,70 @@ func readConfig(t *testing.T, name string) *ModelSpec {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// serverCPULevel records the server's threads across level i's window:
+// its work spread evenly over `threads` busy threads wanting demand cores
+// in all, and an idle main thread.
+func (f *fakeSweep) serverCPULevel(i int, demand float64, threads int) {
+	l := f.levels[i]
+	run := map[int32]float64{}
+	for _, r := range f.serverCPU {
+		run[r.TID] = max(run[r.TID], r.RunS+r.WaitS)
+	}
+	prev := l.WarmupEndNS
+	for k := range 5 {
+		ns := f.at(i, float64(k)/4)
+		for t := range threads {
+			tid := int32(11 + t)
+			run[tid] += demand / float64(threads) * float64(ns-prev) / 1e9
+			f.serverCPU = append(f.serverCPU, rundir.ServerCPURow{TimeNS: ns, PID: 10, TID: tid, Thread: "decode",
+				CPUUserS: run[tid] * 0.8, RunS: run[tid] * 0.8, WaitS: run[tid] * 0.2, HostCPUs: 2})
+		}
+		prev = ns
+		f.serverCPU = append(f.serverCPU, rundir.ServerCPURow{TimeNS: ns, PID: 10, TID: 10, Thread: "node", RunS: 0.01 * float64(k), HostCPUs: 2})
+	}
+}
+
+// openLevel adds an open-loop level: n measured requests (and one warm-up)
+// arriving every 1/rate s on schedule, served by slots client slots, each
+// request taking ttftS to its first token and then fakeTokens tokens tpotS
+// apart. Past slots/(service time) requests per second they wait for a
+// free slot, as headroom's open loop does.
+func (f *fakeSweep) openLevel(rate float64, n, slots int, ttftS, tpotS float64) {
+	idx := int32(len(f.levels))
+	start := f.next
+	free := make([]int64, slots)
+	for k := range free {
+		free[k] = start
+	}
+	warmEnd, end := int64(0), start
+	for j := -1; j < n; j++ {
+		intended := start + int64(float64(j+1)/rate*1e9)
+		k := 0
+		for s := range free {
+			if free[s] < free[k] {
+				k = s
+			}
+		}
+		send := max(intended, free[k])
+		first := send + int64(ttftS*1e9)
+		stop := first + int64(tpotS*1e9*(fakeTokens-1))
+		free[k] = stop
+		nTok, prompt := int64(fakeTokens), int64(512)
+		ft := first
+		f.reqs = append(f.reqs, rundir.RequestRow{
+			RequestID: "o" + itoa(int(idx)) + "-" + itoa(j+1), LevelIndex: idx, Concurrency: int64(slots), Seq: int64(j + 1), Warmup: j < 0, Endpoint: "completions",
+			IntendedSendNS: intended, SendNS: send, FirstTokenNS: &ft, EndNS: stop,
+			PromptTokensTarget: 512, OutputTokensTarget: fakeTokens, ClientChunks: fakeTokens,
+			ServerPromptTokens: &prompt, ServerCompletionTokens: &nTok, FinishReason: "length", Status: rundir.StatusOK, HTTPStatus: 200,
+		})
+		if j < 0 {
+			warmEnd = intended + int64(1e9/rate)
+		}
+		end = max(end, stop)
+	}
+	f.levels = append(f.levels, rundir.LevelRow{LevelIndex: idx, Concurrency: int64(slots), RateRPS: rate, StartNS: start, WarmupEndNS: warmEnd, EndNS: end,
+		Requests: int64(n), Complete: true})
+	f.next = end + int64(time.Second)
 }

@@ -1,61 +1,190 @@
 package analyze
 
-import "github.com/headroom-llm/headroom/analyze/serverlog"
+import (
+	"slices"
+	"strconv"
+	"strings"
 
-// kvFixes are the seed's KV-cache fixes (less cache per sequence, more
-// memory for the cache, a quantised cache, a smaller or more grouped
-// model) in the named engine's own flags, so a reader can act on them.
-// Each engine's flags are from its documentation: vLLM's engine arguments,
-// SGLang's server arguments, llama.cpp's llama-server --help,
-// docs/gpu-engine.md for transformers-cb and test/engine/server.mjs for the
-// test engine. An engine not listed gets the same advice without flags.
-func kvFixes(engine string) []string {
-	eng, _ := serverlog.ParseEngine(engine)
-	if engine == "" {
-		eng = serverlog.EngineUnknown
+	"github.com/headroom-llm/headroom/analyze/serverlog"
+)
+
+// The fixes of each wall, in the serving engine's own flags. Each engine's
+// flags are from its documentation: vLLM's engine arguments, SGLang's
+// server arguments, llama.cpp's llama-server --help, docs/gpu-engine.md for
+// transformers-cb and docs/test-engine.md for the test engine. An engine
+// not listed gets the same actions without flags.
+
+// engineFlags maps a fix action to the engine's flag for it; an action an
+// engine lacks is absent.
+var engineFlags = map[serverlog.Engine]map[string]string{
+	serverlog.EngineVLLM: {
+		FixLowerContext: "--max-model-len", FixMoreKVMemory: "--gpu-memory-utilization", FixQuantizeKV: "--kv-cache-dtype",
+		FixFewerSequences: "--max-num-seqs", FixSwapPreempted: "--swap-space", FixRaiseSequenceCap: "--max-num-seqs",
+		FixChunkedPrefill: "--max-num-batched-tokens", FixCUDAGraphs: "--enforce-eager", FixMoreCompute: "--tensor-parallel-size",
+	},
+	serverlog.EngineSGLang: {
+		FixLowerContext: "--context-length", FixMoreKVMemory: "--mem-fraction-static", FixQuantizeKV: "--kv-cache-dtype",
+		FixFewerSequences: "--max-running-requests", FixRaiseSequenceCap: "--max-running-requests",
+		FixChunkedPrefill: "--chunked-prefill-size", FixCUDAGraphs: "--cuda-graph-max-bs", FixMoreCompute: "--tp-size",
+	},
+	serverlog.EngineLlamaCpp: {
+		FixMoreKVMemory: "--ctx-size", FixQuantizeKV: "--cache-type-k", FixFewerSequences: "--parallel",
+		FixRaiseSequenceCap: "--parallel", FixMoreThreads: "--threads", FixChunkedPrefill: "--ubatch-size",
+	},
+	serverlog.EngineTransformersCB: {
+		FixLowerContext: "--max-model-len", FixMoreKVMemory: "--kv-blocks", FixSwapPreempted: "--cpu-offload-gib",
+		FixChunkedPrefill: "--max-batch-tokens", FixCUDAGraphs: "--cuda-graph",
+	},
+	serverlog.EngineNodeLlamaCpp: {
+		FixKVBudget: "--kv-budget-tokens", FixRaiseSequenceCap: "--sequences", FixMoreThreads: "--threads",
+		FixChunkedPrefill: "--batch-tokens",
+	},
+}
+
+// capFlags are the flags that set an engine's cap on running sequences,
+// with their short forms.
+var capFlags = map[serverlog.Engine][]string{
+	serverlog.EngineVLLM:         {"--max-num-seqs"},
+	serverlog.EngineSGLang:       {"--max-running-requests"},
+	serverlog.EngineLlamaCpp:     {"--parallel", "-np"},
+	serverlog.EngineNodeLlamaCpp: {"--sequences"},
+}
+
+// fixValues are suggested settings for actions that take one.
+var fixValues = map[serverlog.Engine]map[string]string{
+	serverlog.EngineVLLM:           {FixQuantizeKV: "fp8", FixCUDAGraphs: "remove"},
+	serverlog.EngineSGLang:         {FixQuantizeKV: "fp8_e5m2"},
+	serverlog.EngineLlamaCpp:       {FixQuantizeKV: "q8_0"},
+	serverlog.EngineTransformersCB: {FixCUDAGraphs: "on"},
+}
+
+func parseEngine(name string) serverlog.Engine {
+	if name == "" {
+		return serverlog.EngineUnknown
 	}
-	smaller := "serve a smaller model, or one with more aggressive grouped-query attention (fewer KV heads)"
-	switch eng {
-	case serverlog.EngineVLLM:
-		return []string{
-			"lower --max-model-len (less KV cache per sequence)",
-			"raise --gpu-memory-utilization (more memory for KV cache blocks)",
-			"enable KV cache quantisation (e.g. --kv-cache-dtype fp8)",
-			"lower --max-num-seqs (fewer sequences competing for the cache, fewer preemptions)",
-			smaller,
+	e, _ := serverlog.ParseEngine(name)
+	return e
+}
+
+// fixesFor lists the fixes of a wall for the engine. flags are the
+// server's arguments as recorded (a fix already applied is left out).
+func fixesFor(w Wall, engine string, flags []string, op OperatingPoint) []Fix {
+	eng := parseEngine(engine)
+	var actions []string
+	switch w.Kind {
+	case WallKVCache:
+		if eng == serverlog.EngineNodeLlamaCpp {
+			actions = []string{FixKVBudget}
+			break
 		}
-	case serverlog.EngineSGLang:
-		return []string{
-			"lower --context-length (less KV cache per sequence)",
-			"raise --mem-fraction-static (more memory for the KV cache pool)",
-			"enable KV cache quantisation (e.g. --kv-cache-dtype fp8_e5m2)",
-			"lower --max-running-requests, or raise --schedule-conservativeness (admit fewer sequences than the cache can only just hold, fewer retractions)",
-			smaller,
+		actions = []string{FixLowerContext, FixMoreKVMemory, FixQuantizeKV, FixFewerSequences}
+		if preempted(w.Evidence) {
+			actions = append(actions, FixSwapPreempted)
 		}
-	case serverlog.EngineLlamaCpp:
-		return []string{
-			"raise --ctx-size (-c): the KV cache is shared by the slots, each gets ctx-size ÷ --parallel tokens",
-			"lower --parallel (-np): fewer slots, more context for each",
-			"quantise the KV cache (--cache-type-k and --cache-type-v, e.g. q8_0)",
-			smaller,
+		actions = append(actions, FixSmallerModel)
+	case WallEngineCap:
+		actions = []string{FixRaiseSequenceCap, FixAdmissionControl}
+	case WallFrontQueue:
+		actions = []string{FixAdmissionControl}
+	case WallCompute:
+		if w.Basis == BasisServerCPU {
+			actions = []string{FixMoreThreads, FixMoreCompute}
+		} else {
+			actions = []string{FixMoreCompute, FixQuantizeWeights}
 		}
-	case serverlog.EngineTransformersCB:
-		return []string{
-			"raise --kv-blocks (more KV cache blocks; unset, the engine sizes the cache from --max-memory-percent of free GPU memory)",
-			"lower --max-model-len (a shorter longest request)",
-			"give preempted requests a CPU swap pool with --cpu-offload-gib instead of recomputing them",
-			smaller,
+	case WallEngineOverhead:
+		if w.Basis == BasisServerCPU {
+			actions = []string{FixProfileHost}
+		} else {
+			actions = []string{FixCUDAGraphs, FixChunkedPrefill, FixProfileHost}
 		}
+	case WallClientBound:
+		actions = []string{FixClientCores}
+	case WallNone:
+		return []Fix{{Action: FixRaiseLoad, Value: strconv.FormatFloat(w.RaiseTo, 'g', 4, 64)}}
+	case WallInconclusive:
+		return []Fix{{Action: FixRecordMeasurement, Value: w.Deciding}}
+	}
+	var out []Fix
+	for _, a := range actions {
+		f := Fix{Action: a, Flag: engineFlags[eng][a], Value: fixValues[eng][a]}
+		if a == FixAdmissionControl && op.At.Valid() {
+			f.Value = strconv.FormatFloat(op.At.Value(), 'g', 4, 64)
+		}
+		if applied(f, flags) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// preempted reports whether the evidence counts any preemption.
+func preempted(ev []Evidence) bool {
+	return slices.ContainsFunc(ev, func(e Evidence) bool {
+		return (e.Kind == EvPreemptions && e.Value > 0) || e.Kind == EvPreemptLog
+	})
+}
+
+// applied reports whether a fix with a suggested value is already in the
+// server's flags: CUDA graphs already on (transformers-cb --cuda-graph on),
+// or, for vLLM's --enforce-eager (the fix is to remove it), not there.
+func applied(f Fix, flags []string) bool {
+	if f.Action != FixCUDAGraphs || f.Flag == "" {
+		return false
+	}
+	v, ok := flagValue(flags, f.Flag)
+	if f.Value == "remove" {
+		return !ok
+	}
+	return ok && v == f.Value
+}
+
+// flagValue finds a flag's value in a server's arguments ("--f v",
+// "--f=v", or a bare "--f").
+func flagValue(flags []string, names ...string) (string, bool) {
+	for i, a := range flags {
+		name, val, hasVal := strings.Cut(a, "=")
+		if !slices.Contains(names, name) {
+			continue
+		}
+		if !hasVal && i+1 < len(flags) && !strings.HasPrefix(flags[i+1], "-") {
+			val = flags[i+1]
+		}
+		return val, true
+	}
+	return "", false
+}
+
+// capFlag returns the engine's sequence-cap flag and its value when the
+// server's arguments set it.
+func capFlag(engine string, flags []string) (string, int, bool) {
+	for _, name := range capFlags[parseEngine(engine)] {
+		if v, ok := flagValue(flags, name); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return name, n, true
+			}
+		}
+	}
+	return "", 0, false
+}
+
+// cpuThreads is how many cores a CPU-served engine decodes on: its
+// --threads flag when the run recorded it, else its default (the test
+// engine 1, llama.cpp the physical cores, taken as half the host's CPUs),
+// else the host's CPUs. An engine wanting that many cores at the knee is
+// saturated, however its work hops between threads.
+func cpuThreads(engine string, flags []string, hostCores int) float64 {
+	if v, ok := flagValue(flags, "--threads", "-t"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return float64(n)
+		}
+	}
+	switch parseEngine(engine) {
 	case serverlog.EngineNodeLlamaCpp:
-		return []string{
-			"raise --kv-budget-tokens (default --sequences × --ctx-per-seq): the test engine's own admission budget of tokens across sequences, not GPU memory",
-		}
+		return 1
+	case serverlog.EngineLlamaCpp:
+		return float64(max(hostCores/2, 1))
 	}
-	return []string{
-		"lower the server's maximum context length per request (less KV cache per sequence)",
-		"give the KV cache more GPU memory (the engine's memory-fraction or KV-cache-size setting)",
-		"quantise the KV cache (fp8 or 8-bit), if the engine supports it",
-		"cap the number of concurrently running sequences",
-		smaller,
-	}
+	return float64(max(hostCores, 1))
 }

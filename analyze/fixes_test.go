@@ -5,38 +5,70 @@ import (
 	"testing"
 )
 
-// Each engine's KV fixes name its own flags and none of another engine's;
-// an unknown engine gets advice without flags.
-func TestKVFixesPerEngine(t *testing.T) {
+// Each engine's fixes name its own flags and none of another engine's; an
+// unknown engine gets the same actions without flags.
+func TestFixesPerEngine(t *testing.T) {
 	t.Parallel()
-	vllmOnly := []string{"--gpu-memory-utilization", "--max-num-seqs"}
+	preempting := Wall{Kind: WallKVCache, Evidence: []Evidence{{Kind: EvPreemptions, Value: 3}}}
+	capped := Wall{Kind: WallKVCache, Evidence: []Evidence{{Kind: EvAdmission, Value: 12, Ref: 16}}}
 	for _, tt := range []struct {
 		engine  string
-		want    []string
+		wall    Wall
+		want    []string // flags
 		notWant []string
 	}{
-		{"vllm", []string{"--max-model-len", "--gpu-memory-utilization", "--kv-cache-dtype fp8", "--max-num-seqs"}, []string{"--mem-fraction-static", "--kv-blocks"}},
-		{"sglang", []string{"--mem-fraction-static", "--max-running-requests", "--context-length", "--kv-cache-dtype fp8_e5m2"}, vllmOnly},
-		{"llamacpp", []string{"--ctx-size", "--parallel", "--cache-type-k"}, append(vllmOnly, "--max-model-len")},
-		{"llama.cpp", []string{"--ctx-size", "--parallel"}, vllmOnly},
-		{"transformers-cb", []string{"--kv-blocks", "--max-memory-percent", "--max-model-len", "--cpu-offload-gib"}, vllmOnly},
-		{"node-llama-cpp", []string{"--kv-budget-tokens"}, append(vllmOnly, "--max-model-len")},
-		{"", nil, []string{"--"}},
-		{"tgi", nil, []string{"--"}},
+		{"vllm", preempting, []string{"--max-model-len", "--gpu-memory-utilization", "--kv-cache-dtype", "--max-num-seqs", "--swap-space"}, []string{"--mem-fraction-static", "--kv-blocks"}},
+		{"vllm", capped, []string{"--gpu-memory-utilization"}, []string{"--swap-space"}},
+		{"sglang", preempting, []string{"--mem-fraction-static", "--max-running-requests", "--context-length", "--kv-cache-dtype"}, []string{"--gpu-memory-utilization", "--max-num-seqs"}},
+		{"llamacpp", preempting, []string{"--ctx-size", "--parallel", "--cache-type-k"}, []string{"--max-model-len", "--max-num-seqs"}},
+		{"llama.cpp", preempting, []string{"--ctx-size", "--parallel"}, []string{"--max-num-seqs"}},
+		{"transformers-cb", preempting, []string{"--kv-blocks", "--max-model-len", "--cpu-offload-gib"}, []string{"--gpu-memory-utilization"}},
+		{"transformers-cb", capped, []string{"--kv-blocks"}, []string{"--cpu-offload-gib"}},
+		{"node-llama-cpp", preempting, []string{"--kv-budget-tokens"}, []string{"--max-model-len"}},
+		{"", preempting, nil, []string{"--"}},
+		{"tgi", preempting, nil, []string{"--"}},
+		{"vllm", Wall{Kind: WallEngineCap}, []string{"--max-num-seqs"}, nil},
+		{"llamacpp", Wall{Kind: WallEngineCap}, []string{"--parallel"}, nil},
+		{"node-llama-cpp", Wall{Kind: WallEngineCap}, []string{"--sequences"}, nil},
+		{"node-llama-cpp", Wall{Kind: WallCompute, Basis: BasisServerCPU}, []string{"--threads"}, nil},
 	} {
-		got := strings.Join(kvFixes(tt.engine), "\n")
-		if got == "" {
-			t.Errorf("%q: no fixes", tt.engine)
+		fs := fixesFor(tt.wall, tt.engine, nil, OperatingPoint{})
+		if len(fs) == 0 {
+			t.Errorf("%q %s: no fixes", tt.engine, tt.wall.Kind)
 		}
+		var flags []string
+		for _, f := range fs {
+			flags = append(flags, f.Flag)
+		}
+		got := strings.Join(flags, " ")
 		for _, w := range tt.want {
 			if !strings.Contains(got, w) {
-				t.Errorf("%q fixes lack %q:\n%s", tt.engine, w, got)
+				t.Errorf("%q %s fixes lack %q: %+v", tt.engine, tt.wall.Kind, w, fs)
 			}
 		}
 		for _, w := range tt.notWant {
 			if strings.Contains(got, w) {
-				t.Errorf("%q fixes name %q:\n%s", tt.engine, w, got)
+				t.Errorf("%q %s fixes name %q: %+v", tt.engine, tt.wall.Kind, w, fs)
 			}
 		}
+	}
+}
+
+// A fix already applied is not suggested: CUDA graphs on for
+// transformers-cb, and for vLLM --enforce-eager not passed.
+func TestFixAlreadyApplied(t *testing.T) {
+	t.Parallel()
+	w := Wall{Kind: WallEngineOverhead, Basis: BasisRidge}
+	if fs := fixesFor(w, "transformers-cb", []string{"--cuda-graph", "on"}, OperatingPoint{}); hasFix(fs, FixCUDAGraphs, "--cuda-graph") {
+		t.Errorf("suggests CUDA graphs with --cuda-graph on: %+v", fs)
+	}
+	if fs := fixesFor(w, "transformers-cb", []string{"--cuda-graph", "auto"}, OperatingPoint{}); !hasFix(fs, FixCUDAGraphs, "--cuda-graph") {
+		t.Errorf("no CUDA graphs fix with --cuda-graph auto: %+v", fs)
+	}
+	if fs := fixesFor(w, "vllm", []string{"vllm", "serve", "m"}, OperatingPoint{}); hasFix(fs, FixCUDAGraphs, "--enforce-eager") {
+		t.Errorf("suggests dropping --enforce-eager that was not given: %+v", fs)
+	}
+	if fs := fixesFor(w, "vllm", []string{"vllm", "serve", "m", "--enforce-eager"}, OperatingPoint{}); !hasFix(fs, FixCUDAGraphs, "--enforce-eager") {
+		t.Errorf("no fix for --enforce-eager: %+v", fs)
 	}
 }

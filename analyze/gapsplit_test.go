@@ -30,7 +30,7 @@ func llamacppConfig(t *testing.T, name string) *ModelSpec {
 // roofline (the seed's) and carries the FP8 one beside it; the FP8 rows must
 // not become the bf16 peak.
 func TestProbeCeilingsByDType(t *testing.T) {
-	rl, err := roofline(llamacppRun(t, "probe"), 0)
+	rl, err := probeRoofline(llamacppRun(t, "probe"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

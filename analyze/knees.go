@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"math"
+
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // Load axes.
@@ -20,7 +22,7 @@ func loadValue(l LevelStats, axis string) float64 {
 	return float64(l.Concurrency)
 }
 
-// loadLabel names a level in sentences: "c=8" or "4 req/s".
+// loadLabel names a level in tables and charts: "c=8" or "4 req/s".
 func loadLabel(l LevelStats, axis string) string {
 	if axis == AxisRate {
 		return fmt.Sprintf("%.3g req/s", l.RateRPS)
@@ -42,11 +44,30 @@ func levelPos(levels []LevelStats, levelIndex int) int {
 	return -1
 }
 
+// levelSamples are a level's per-request values the interval decisions
+// resample: TPOT and TTFT of successful measured requests (TTFT from the
+// intended send time in an open loop). Nil for imported statistics.
+type levelSamples struct {
+	tpot, ttft []float64
+}
+
+// Plateau states.
+const (
+	PlateauReached    = "reached"    // later levels gain less than the threshold per doubling
+	PlateauRising     = "rising"     // the last step still gains significantly: stopped before the ceiling
+	PlateauUnresolved = "unresolved" // neither can be told from the noise
+	PlateauSaturated  = "saturated"  // open loop: the achieved rate fell below the offered rate
+)
+
 // findKnees finds the TPOT knee, the flat region, the throughput plateau
-// and the peak over levels sorted by load.
-func findKnees(levels []LevelStats, axis string, set Settings) Knees {
+// and the peak over levels sorted by load. The knee is the first level
+// where the interval of p50 TPOT over the baseline's clears the factor and
+// every higher level stays above it; without per-request data (imports)
+// the point estimates decide.
+func findKnees(levels []LevelStats, samples map[int]levelSamples, axis string, set Settings) Knees {
 	k := Knees{Axis: axis, TPOTKneeFactor: set.TPOTKneeFactor, PlateauGainPerDoubling: set.PlateauGainPerDoubling,
-		BaselineLevel: -1, TPOTKneeLevel: -1, FlatToLevel: -1, PlateauLevel: -1, PeakLevel: -1, RecommendedLevel: -1}
+		BaselineLevel: -1, TPOTKneeLevel: -1, FlatToLevel: -1, PlateauLevel: -1, PeakLevel: -1, UnsustainedPeakLevel: -1, SaturatedLevel: -1}
+	b := bootstrapOf(set)
 	var tp []LevelStats // levels with a p50 TPOT
 	for _, l := range levels {
 		if l.TPOT != nil && l.TPOT.P50S > 0 {
@@ -56,23 +77,41 @@ func findKnees(levels []LevelStats, axis string, set Settings) Knees {
 	if len(tp) > 0 {
 		base := tp[0]
 		k.BaselineLevel, k.BaselineConcurrency, k.BaselineTPOTP50S = base.LevelIndex, base.Concurrency, base.TPOT.P50S
-		if axis == AxisRate {
-			k.Notes = append(k.Notes, fmt.Sprintf("open loop: TPOT is compared with the lowest arrival rate, %s", base.Load))
-		} else if base.Concurrency != 1 {
-			k.Notes = append(k.Notes, fmt.Sprintf("the sweep has no concurrency-1 level with a TPOT; TPOT is compared with its lowest level, %s", base.Load))
-		}
+		k.BaselineIsLowestRate = axis == AxisRate
+		k.BaselineNotC1 = axis != AxisRate && base.Concurrency != 1
 		k.FlatFromConcurrency = base.Concurrency
-		for _, l := range tp {
+		k.Intervals = true
+		flatEnded := false
+		// stays reports whether every level from position i on keeps its
+		// p50 TPOT above the factor: a knee is where TPOT bends for good,
+		// not one level slowed by a busy host.
+		stays := func(i int) bool {
+			for _, l := range tp[i:] {
+				if l.TPOT.P50S/base.TPOT.P50S <= set.TPOTKneeFactor {
+					return false
+				}
+			}
+			return true
+		}
+		for i, l := range tp {
 			r := l.TPOT.P50S / base.TPOT.P50S
+			iv, ok := b.PercentileRatio(samples[base.LevelIndex].tpot, samples[l.LevelIndex].tpot, 50)
+			if !ok {
+				k.Intervals = false
+				iv = stats.Interval{Estimate: r, Low: r, High: r}
+			}
 			if r > set.TPOTKneeFactor {
+				flatEnded = true
+			}
+			if !flatEnded {
+				k.FlatToLevel, k.FlatToConcurrency, k.FlatToRateRPS = l.LevelIndex, l.Concurrency, l.RateRPS
+				k.FlatTPOTMaxRatio = math.Max(k.FlatTPOTMaxRatio, r)
+			}
+			if iv.Low > set.TPOTKneeFactor && stays(i) {
 				k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS = l.LevelIndex, l.Concurrency, l.RateRPS
+				k.TPOTKneeRatio, k.TPOTKneeRatioLow, k.TPOTKneeRatioHigh = iv.Estimate, iv.Low, iv.High
 				break
 			}
-			k.FlatToLevel, k.FlatToConcurrency, k.FlatToRateRPS = l.LevelIndex, l.Concurrency, l.RateRPS
-			k.FlatTPOTMaxRatio = math.Max(k.FlatTPOTMaxRatio, r)
-		}
-		if k.TPOTKneeLevel < 0 {
-			k.Notes = append(k.Notes, fmt.Sprintf("p50 TPOT never exceeded %.1f× its %s value: the sweep did not reach the knee; raise the levels", set.TPOTKneeFactor, base.Load))
 		}
 	}
 
@@ -104,8 +143,24 @@ func findKnees(levels []LevelStats, axis string, set Settings) Knees {
 			k.PlateauLevel, k.PlateauConcurrency, k.PlateauRateRPS = th[i].LevelIndex, th[i].Concurrency, th[i].RateRPS
 		}
 	}
-	if len(th) > 1 && k.PlateauLevel < 0 {
-		k.Notes = append(k.Notes, fmt.Sprintf("throughput was still gaining at least %.0f%% per doubling at the last level: no plateau reached", 100*set.PlateauGainPerDoubling))
+	switch {
+	case len(th) < 2:
+		k.Plateau = PlateauUnresolved
+	case k.PlateauLevel >= 0:
+		k.Plateau = PlateauReached
+	case significantGain(th[len(th)-2], th[len(th)-1], axis, set.PlateauGainPerDoubling):
+		k.Plateau = PlateauRising
+	default:
+		k.Plateau = PlateauUnresolved
+	}
+	if axis == AxisRate {
+		for _, l := range levels {
+			if openLoopSaturated(l) {
+				k.SaturatedLevel, k.SaturatedRateRPS = l.LevelIndex, l.RateRPS
+				k.Plateau = PlateauSaturated
+				break
+			}
+		}
 	}
 	raw := -1
 	for i, l := range th {
@@ -120,17 +175,27 @@ func findKnees(levels []LevelStats, axis string, set Settings) Knees {
 		}
 	}
 	if raw >= 0 && th[raw].LevelIndex != k.PeakLevel {
-		k.Notes = append(k.Notes, fmt.Sprintf("%s reached %.0f tok/s but is not sustained (%s); the peak is taken over sustained levels only",
-			th[raw].Load, th[raw].OutputTokPerS, unsustainedReason(th[raw], set)))
+		k.UnsustainedPeakLevel = th[raw].LevelIndex
 	}
 	return k
 }
 
-func unsustainedReason(l LevelStats, set Settings) string {
-	if !l.Complete {
-		return "the level did not complete"
+// significantGain reports whether b's throughput clears a's by at least
+// gain per doubling of the load, interval against interval (estimates when
+// a level has no interval).
+func significantGain(a, b LevelStats, axis string, gain float64) bool {
+	d := math.Log2(loadValue(b, axis) / loadValue(a, axis))
+	if d <= 0 {
+		return false
 	}
-	return fmt.Sprintf("%.1f%% of its requests failed, above the %.1f%% limit", 100*l.ErrorFraction, 100*set.MaxErrorFraction)
+	aHigh, bLow := a.OutputTokPerS, b.OutputTokPerS
+	if iv := a.Confidence.OutputTokPerS; iv != nil {
+		aHigh = iv.High
+	}
+	if iv := b.Confidence.OutputTokPerS; iv != nil {
+		bLow = iv.Low
+	}
+	return aHigh > 0 && bLow >= aHigh*math.Pow(1+gain, d)
 }
 
 // gainPerDoubling is the throughput gain from a to b expressed per
@@ -143,47 +208,29 @@ func gainPerDoubling(a, b LevelStats, axis string) float64 {
 	return math.Pow(b.OutputTokPerS/a.OutputTokPerS, 1/d) - 1
 }
 
-// recommend sets the production cap: the end of the flat-TPOT region (the
-// seed's FAQ), lowered to the SLO operating point when the SLO fails
-// earlier. In an open loop the cap is an arrival rate (admission control).
-func recommend(k *Knees, levels []LevelStats, g *Goodput) {
-	set := func(li int) {
-		p := levelPos(levels, li)
-		if p < 0 {
-			k.RecommendedLevel, k.RecommendedConcurrency, k.RecommendedRateRPS = -1, 0, 0
-			return
-		}
-		l := levels[p]
-		k.RecommendedLevel, k.RecommendedConcurrency, k.RecommendedRateRPS = l.LevelIndex, l.Concurrency, l.RateRPS
+// Open-loop saturation: completions over the measured window against the
+// arrivals the offered rate predicts.
+const (
+	// saturatedRateFraction: achieved below this share of the offered rate
+	// is a shortfall worth naming.
+	saturatedRateFraction = 0.9
+	// saturatedZ: and the shortfall is at least this many standard
+	// deviations of a Poisson count, so arrival noise cannot fake it.
+	saturatedZ = 3.0
+)
+
+// openLoopSaturated reports whether an open-loop level completed
+// significantly fewer requests than its offered rate sends: the server
+// could not keep up and a backlog built.
+func openLoopSaturated(l LevelStats) bool {
+	if l.RateRPS <= 0 || l.WindowS <= 0 {
+		return false
 	}
-	label := func(li int) string {
-		if p := levelPos(levels, li); p >= 0 {
-			return levels[p].Load
-		}
-		return "?"
-	}
-	switch {
-	case k.FlatToLevel < 0:
-		k.RecommendedReason = "no TPOT measured: no recommendation"
-		return
-	case k.TPOTKneeLevel < 0:
-		set(k.FlatToLevel)
-		k.RecommendedReason = fmt.Sprintf("TPOT stayed flat up to the highest level, %s; the real cap may be higher (the sweep did not find the knee)", label(k.FlatToLevel))
-	default:
-		set(k.FlatToLevel)
-		k.RecommendedReason = fmt.Sprintf("the end of the flat-TPOT region: p50 TPOT stays within %.1f× of %s up to %s and exceeds it at %s",
-			k.TPOTKneeFactor, label(k.BaselineLevel), label(k.FlatToLevel), label(k.TPOTKneeLevel))
-	}
-	if g == nil {
-		return
-	}
-	if g.OperatingLevel < 0 {
-		set(-1)
-		k.RecommendedReason = fmt.Sprintf("no level meets the SLO %s, not even the first", g.SLO.Spec)
-		return
-	}
-	if levelPos(levels, g.OperatingLevel) < levelPos(levels, k.RecommendedLevel) {
-		k.RecommendedReason = fmt.Sprintf("the SLO %s holds only up to %s, below the flat-TPOT end %s", g.SLO.Spec, label(g.OperatingLevel), label(k.RecommendedLevel))
-		set(g.OperatingLevel)
-	}
+	want := l.RateRPS * l.WindowS
+	got := l.RequestsPerS * l.WindowS
+	return got < saturatedRateFraction*want && (want-got)/math.Sqrt(want) >= saturatedZ
+}
+
+func bootstrapOf(set Settings) stats.Bootstrap {
+	return stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
 }

@@ -27,51 +27,69 @@ type Report struct {
 	// Predictions are the report's other sweeps predicted from the one
 	// named by Settings.PredictFrom, against what each measured.
 	Predictions []Prediction `json:"predictions,omitempty"`
-	Warnings    []string     `json:"warnings,omitempty"`
+	Notes       []Note       `json:"notes,omitempty"`
 }
 
 // RunAnalysis is the analysis of one run directory.
 type RunAnalysis struct {
 	Dir      string           `json:"dir"`
 	Manifest *rundir.Manifest `json:"manifest"`
-	// Context is the run's context as labelled values, in display order;
-	// Missing names context a reader would need that the run lacks.
+	// Context is the run's context as keyed values, in display order;
+	// Missing names (by key) context a reader would need that the run
+	// lacks.
 	Context  []ContextItem  `json:"context"`
 	Missing  []string       `json:"missing_context,omitempty"`
 	Roofline *Roofline      `json:"roofline,omitempty"`
 	Sweep    *SweepAnalysis `json:"sweep,omitempty"`
+	// LogOnly is set for a bare server log or /metrics dump given in place
+	// of a run: what it holds and the wall it alone supports.
+	LogOnly *LogInspection `json:"log_only,omitempty"`
 	// Files lists the run's data files, for the raw-data section.
-	Files    []string `json:"files,omitempty"`
+	Files []string `json:"files,omitempty"`
+	// Warnings are the manifest's, as the collector wrote them; Notes the
+	// analyzer's.
 	Warnings []string `json:"warnings,omitempty"`
+	Notes    []Note   `json:"notes,omitempty"`
 }
 
-// ContextItem is one labelled fact about the run.
+// ContextItem is one fact about the run, as data: Key names it (a Ctx*
+// value, or CtxEngineConfig + "." + the manifest's key), and the value is
+// in whichever fields fit it: a recorded string, a list, numbers, a
+// distribution. The report words it.
 type ContextItem struct {
-	Label string `json:"label"`
-	Value string `json:"value"`
+	Key     string       `json:"key"`
+	Value   string       `json:"value,omitempty"`
+	Values  []string     `json:"values,omitempty"`
+	Numbers []float64    `json:"numbers,omitempty"`
+	Dist    *rundir.Dist `json:"dist,omitempty"`
 	// Source names where the value came from when it is not the manifest,
 	// e.g. "server.log" for a fact the server printed at start-up.
 	Source string `json:"source,omitempty"`
 }
 
-// Headline holds the numbers the report leads with. Zero values mean "not
-// available"; the matching *Missing field says why.
+// Headline holds what the report leads with: the first sweep run's peak,
+// its wall and the load to run at. Zero values mean "not available"; the
+// matching *Missing field says why.
 type Headline struct {
 	Run string `json:"run"` // the run's label or directory
-	// Peak sustained output throughput and the concurrency reaching it.
+	// Peak sustained output throughput and the load reaching it.
 	PeakOutputTokPerS float64 `json:"peak_output_tok_per_s"`
 	PeakConcurrency   int     `json:"peak_concurrency"`
-	// RecommendedConcurrency is the production concurrency cap.
-	RecommendedConcurrency int    `json:"recommended_concurrency"`
-	RecommendedReason      string `json:"recommended_reason"`
-	// Open-loop sweeps (Axis "rate_rps"): the arrival rates of the peak and
-	// of the recommended cap.
-	Axis               string  `json:"axis"`
-	PeakRateRPS        float64 `json:"peak_rate_rps,omitempty"`
-	RecommendedRateRPS float64 `json:"recommended_rate_rps,omitempty"`
-	Wall               string  `json:"wall"` // a Wall* value
-	WallSummary        string  `json:"wall_summary"`
-	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte,omitempty"`
+	PeakRateRPS       float64 `json:"peak_rate_rps,omitempty"`
+	Axis              string  `json:"axis"`
+	// Wall is Primary.Kind; Primary and Secondary are the diagnosis's
+	// walls, Strongest the primary wall's strongest evidence (nil: none).
+	Wall       string     `json:"wall"`
+	Primary    Wall       `json:"primary"`
+	Secondary  []Wall     `json:"secondary,omitempty"`
+	Strongest  *Evidence  `json:"strongest,omitempty"`
+	Confidence Confidence `json:"confidence"`
+	// Operating is the load to run at; RecommendedConcurrency and
+	// RecommendedRateRPS repeat Operating.At (0: none).
+	Operating              OperatingPoint `json:"operating"`
+	RecommendedConcurrency int            `json:"recommended_concurrency"`
+	RecommendedRateRPS     float64        `json:"recommended_rate_rps,omitempty"`
+	RidgeFLOPPerByte       float64        `json:"ridge_flop_per_byte,omitempty"`
 	// Cost at the honest operating point (the SLO's when given, else the
 	// peak) and the nearest hosted API price.
 	CostPoint         string           `json:"cost_point,omitempty"`
@@ -85,24 +103,24 @@ type Headline struct {
 // statistics, knees, goodput, the roofline gap, the diagnosis and cost.
 type SweepAnalysis struct {
 	// Source is SourceRequests (per-request data) or SourceLevelStats
-	// (imported per-level statistics, see Missing).
+	// (imported per-level statistics, see Notes).
 	Source string `json:"source"`
 	Mode   string `json:"mode"` // closed or open loop
 	// TokenCount says how output tokens were counted.
-	TokenCount string          `json:"token_count"`
-	Levels     []LevelStats    `json:"levels"`
-	Knees      Knees           `json:"knees"`
-	Goodput    *Goodput        `json:"goodput,omitempty"`
-	Decode     *DecodeRoofline `json:"decode_roofline,omitempty"`
-	Diagnosis  Diagnosis       `json:"diagnosis"`
-	Cost       *Cost           `json:"cost,omitempty"`
-	Timeline   *Timeline       `json:"timeline,omitempty"`
-	// Shape is four sentences on the shape of the throughput curve,
-	// generated from the numbers above.
-	Shape []string `json:"shape_sentences"`
-	// Missing names analyses that could not be made and why.
-	Missing  []string `json:"missing,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	TokenCount TokenCounting `json:"token_count"`
+	Levels     []LevelStats  `json:"levels"`
+	Knees      Knees         `json:"knees"`
+	// Goodput is the sweep judged against the user's SLO, or the default
+	// one (Goodput.SLOSource); Operating is the load to run at.
+	Goodput   *Goodput        `json:"goodput,omitempty"`
+	Operating OperatingPoint  `json:"operating"`
+	Decode    *DecodeRoofline `json:"decode_roofline,omitempty"`
+	Diagnosis Diagnosis       `json:"diagnosis"`
+	Cost      *Cost           `json:"cost,omitempty"`
+	Timeline  *Timeline       `json:"timeline,omitempty"`
+	// Notes are caveats: analyses that could not be made, inputs that were
+	// incomplete.
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // Sweep data sources.
@@ -165,9 +183,9 @@ type LevelStats struct {
 	Server     LevelServer     `json:"server"`
 	Client     LevelClient     `json:"client"`
 
-	// Missing names statistics the source does not have.
-	Missing  []string `json:"missing,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Missing names statistics the source does not have (Lack* values).
+	Missing []string `json:"missing,omitempty"`
+	Notes   []Note   `json:"notes,omitempty"`
 }
 
 // Latency is the distribution of one latency over a level's requests.
@@ -210,18 +228,32 @@ type LevelServer struct {
 	KVUsageKnown       bool    `json:"kv_usage_known"`
 	KVUsageSource      string  `json:"kv_usage_source,omitempty"`
 	WaitingMax         float64 `json:"waiting_max"`
-	WaitingKnown       bool    `json:"waiting_known"`
-	RunningMax         float64 `json:"running_max"`
-	RunningKnown       bool    `json:"running_known"`
-	Preemptions        int     `json:"preemptions"`
-	PreemptionsKnown   bool    `json:"preemptions_known"`
-	PreemptionsSource  string  `json:"preemptions_source,omitempty"`
-	LogLines           int     `json:"log_lines"`
-	LogErrors          int     `json:"log_errors"`
-	GPUUtilMeanPct     float64 `json:"gpu_util_mean_pct"`
-	GPUPowerMeanW      float64 `json:"gpu_power_mean_w"` // summed over devices
-	GPUKnown           bool    `json:"gpu_known"`
-	GPUThrottle        string  `json:"gpu_throttle,omitempty"`
+	// WaitingMean is the mean over the measured window's samples, for
+	// Little's law.
+	WaitingMean       float64 `json:"waiting_mean"`
+	WaitingKnown      bool    `json:"waiting_known"`
+	RunningMax        float64 `json:"running_max"`
+	RunningKnown      bool    `json:"running_known"`
+	Preemptions       int     `json:"preemptions"`
+	PreemptionsKnown  bool    `json:"preemptions_known"`
+	PreemptionsSource string  `json:"preemptions_source,omitempty"`
+	LogLines          int     `json:"log_lines"`
+	LogErrors         int     `json:"log_errors"`
+	GPUUtilMeanPct    float64 `json:"gpu_util_mean_pct"`
+	GPUPowerMeanW     float64 `json:"gpu_power_mean_w"` // summed over devices
+	GPUKnown          bool    `json:"gpu_known"`
+	GPUThrottle       string  `json:"gpu_throttle,omitempty"`
+	// The server process's CPU over the measured window (server_cpu):
+	// demand is CPU time plus time runnable but waiting for a core, over
+	// wall time, so a thread that never sleeps reads 1 however busy the
+	// host is. CPUBusiestThread names the busiest thread (its demand in
+	// CPUThreadDemand, a fraction of one core); CPUProcessDemand is the
+	// whole process in cores.
+	CPUKnown         bool    `json:"cpu_known"`
+	CPUThreadDemand  float64 `json:"cpu_thread_demand"`
+	CPUBusiestThread string  `json:"cpu_busiest_thread,omitempty"`
+	CPUProcessDemand float64 `json:"cpu_process_demand_cores"`
+	CPUHostCores     int     `json:"cpu_host_cores,omitempty"`
 }
 
 // LevelClient is the load generator's self-check during a level.
@@ -230,8 +262,21 @@ type LevelClient struct {
 	// CPUBusyFraction is client CPU time over wall time over GOMAXPROCS.
 	CPUBusyFraction float64 `json:"cpu_busy_fraction"`
 	CPUs            int     `json:"cpus"`
-	SendLagMaxS     float64 `json:"send_lag_max_s"`
-	OpenStreamsMax  int64   `json:"open_streams_max"`
+	// CPUDemand adds the time the client's threads waited for a core
+	// (cpu_wait_s) to its CPU time; equal to CPUBusyFraction for runs
+	// recorded before that column existed (CPUDemandKnown false).
+	CPUDemand      float64 `json:"cpu_demand_fraction"`
+	CPUDemandKnown bool    `json:"cpu_demand_known"`
+	SendLagMaxS    float64 `json:"send_lag_max_s"`
+	// Samples is the level's client samples; LagSamples those whose send
+	// lag exceeded the limit (LagLimitS). CPUBound and Lagging are the
+	// client-bound rule's verdicts (package clientbound).
+	Samples        int     `json:"samples"`
+	LagSamples     int     `json:"lag_samples"`
+	LagLimitS      float64 `json:"lag_limit_s"`
+	CPUBound       bool    `json:"cpu_bound"`
+	Lagging        bool    `json:"lagging"`
+	OpenStreamsMax int64   `json:"open_streams_max"`
 }
 
 // Knees are where the curves bend. Levels are named by their LevelIndex
@@ -241,46 +286,57 @@ type LevelClient struct {
 type Knees struct {
 	Axis string `json:"axis"` // AxisConcurrency or AxisRate
 	// Level indexes of the points below; -1 when there is none.
-	BaselineLevel    int `json:"baseline_level"`
-	TPOTKneeLevel    int `json:"tpot_knee_level"`
-	FlatToLevel      int `json:"flat_to_level"`
-	PlateauLevel     int `json:"plateau_level"`
-	PeakLevel        int `json:"peak_level"`
-	RecommendedLevel int `json:"recommended_level"`
+	BaselineLevel int `json:"baseline_level"`
+	TPOTKneeLevel int `json:"tpot_knee_level"`
+	FlatToLevel   int `json:"flat_to_level"`
+	PlateauLevel  int `json:"plateau_level"`
+	PeakLevel     int `json:"peak_level"`
 	// Open loop: the arrival rates of those levels.
-	TPOTKneeRateRPS    float64 `json:"tpot_knee_rate_rps,omitempty"`
-	FlatToRateRPS      float64 `json:"flat_to_rate_rps,omitempty"`
-	PlateauRateRPS     float64 `json:"plateau_rate_rps,omitempty"`
-	PeakRateRPS        float64 `json:"peak_rate_rps,omitempty"`
-	RecommendedRateRPS float64 `json:"recommended_rate_rps,omitempty"`
+	TPOTKneeRateRPS float64 `json:"tpot_knee_rate_rps,omitempty"`
+	FlatToRateRPS   float64 `json:"flat_to_rate_rps,omitempty"`
+	PlateauRateRPS  float64 `json:"plateau_rate_rps,omitempty"`
+	PeakRateRPS     float64 `json:"peak_rate_rps,omitempty"`
 
 	// BaselineConcurrency is the level TPOT is compared with: 1 when the
-	// sweep measured it, else its lowest level (see Notes).
-	BaselineConcurrency int     `json:"baseline_concurrency"`
-	BaselineTPOTP50S    float64 `json:"baseline_tpot_p50_s"`
-	TPOTKneeFactor      float64 `json:"tpot_knee_factor"`
-	// TPOTKneeConcurrency is the first level whose p50 TPOT exceeds
-	// TPOTKneeFactor × the baseline; 0 when never reached.
-	TPOTKneeConcurrency int `json:"tpot_knee_concurrency"`
+	// sweep measured it, else its lowest level (BaselineNotC1; in an open
+	// loop the lowest rate, BaselineIsLowestRate).
+	BaselineConcurrency  int     `json:"baseline_concurrency"`
+	BaselineTPOTP50S     float64 `json:"baseline_tpot_p50_s"`
+	BaselineNotC1        bool    `json:"baseline_not_c1,omitempty"`
+	BaselineIsLowestRate bool    `json:"baseline_is_lowest_rate,omitempty"`
+	TPOTKneeFactor       float64 `json:"tpot_knee_factor"`
+	// TPOTKneeConcurrency is the first level whose p50 TPOT over the
+	// baseline's clears TPOTKneeFactor with its whole interval
+	// (TPOTKneeRatio, TPOTKneeRatioLow..High); 0 when never. Intervals is
+	// false when per-request data was missing and the point estimates
+	// decided.
+	TPOTKneeConcurrency int     `json:"tpot_knee_concurrency"`
+	TPOTKneeRatio       float64 `json:"tpot_knee_ratio,omitempty"`
+	TPOTKneeRatioLow    float64 `json:"tpot_knee_ratio_low,omitempty"`
+	TPOTKneeRatioHigh   float64 `json:"tpot_knee_ratio_high,omitempty"`
+	Intervals           bool    `json:"intervals"`
 	// The flat region: levels from the baseline up to FlatToConcurrency
 	// keep p50 TPOT within the factor ("extra users are nearly free").
 	FlatFromConcurrency int     `json:"flat_from_concurrency"`
 	FlatToConcurrency   int     `json:"flat_to_concurrency"`
 	FlatTPOTMaxRatio    float64 `json:"flat_tpot_max_ratio"`
 	// PlateauConcurrency is the level after which output throughput gains
-	// less than PlateauGainPerDoubling per doubling of concurrency; 0 none.
+	// less than PlateauGainPerDoubling per doubling of the load; 0 none.
+	// Plateau says what the curve did (a Plateau* value).
 	PlateauConcurrency     int              `json:"plateau_concurrency"`
 	PlateauGainPerDoubling float64          `json:"plateau_gain_per_doubling"`
+	Plateau                string           `json:"plateau"`
 	Steps                  []ThroughputStep `json:"steps"`
+	// Open loop: the first level whose achieved rate fell significantly
+	// below the offered rate (-1: none).
+	SaturatedLevel   int     `json:"saturated_level"`
+	SaturatedRateRPS float64 `json:"saturated_rate_rps,omitempty"`
 	// Peak output throughput over sustained levels (complete, error
-	// fraction within the limit) and the concurrency reaching it.
-	PeakOutputTokPerS float64 `json:"peak_output_tok_per_s"`
-	PeakConcurrency   int     `json:"peak_concurrency"`
-	// RecommendedConcurrency is the production cap: the flat-TPOT end,
-	// lowered to the SLO operating point when that is lower.
-	RecommendedConcurrency int      `json:"recommended_concurrency"`
-	RecommendedReason      string   `json:"recommended_reason"`
-	Notes                  []string `json:"notes,omitempty"`
+	// fraction within the limit) and the load reaching it;
+	// UnsustainedPeakLevel is a higher level that was not sustained (-1).
+	PeakOutputTokPerS    float64 `json:"peak_output_tok_per_s"`
+	PeakConcurrency      int     `json:"peak_concurrency"`
+	UnsustainedPeakLevel int     `json:"unsustained_peak_level"`
 }
 
 // ThroughputStep is the output-throughput gain between two levels,
@@ -293,19 +349,26 @@ type ThroughputStep struct {
 	GainPerDoubling float64 `json:"gain_per_doubling"` // 0.25 = +25% per doubling of the load
 }
 
-// Goodput is the sweep judged against the user's SLO.
+// Goodput is the sweep judged against an SLO: the user's, or the stated
+// default (SLOSource).
 type Goodput struct {
-	SLO    SLO            `json:"slo"`
-	Levels []LevelGoodput `json:"levels"`
+	SLO       SLO    `json:"slo"`
+	SLOSource string `json:"slo_source"` // SLOUser or SLODefault
+	// TTFTFrom says what TTFT was judged on: TTFTFromIntended (open loop,
+	// the wait for a free slot counts) or TTFTFromSend.
+	TTFTFrom string         `json:"ttft_from"`
+	Levels   []LevelGoodput `json:"levels"`
 	// OperatingConcurrency is the highest level inside the SLO below the
 	// first level that fails it; 0 when even the first level fails.
-	OperatingConcurrency    int      `json:"operating_concurrency"`
-	OperatingLevel          int      `json:"operating_level"` // -1: none
-	OperatingRateRPS        float64  `json:"operating_rate_rps,omitempty"`
-	OperatingOutputTokPerS  float64  `json:"operating_output_tok_per_s"`
-	FirstFailingConcurrency int      `json:"first_failing_concurrency"`
-	FirstFailingLevel       int      `json:"first_failing_level"` // -1: none
-	Notes                   []string `json:"notes,omitempty"`
+	OperatingConcurrency    int     `json:"operating_concurrency"`
+	OperatingLevel          int     `json:"operating_level"` // -1: none
+	OperatingRateRPS        float64 `json:"operating_rate_rps,omitempty"`
+	OperatingOutputTokPerS  float64 `json:"operating_output_tok_per_s"`
+	FirstFailingConcurrency int     `json:"first_failing_concurrency"`
+	FirstFailingLevel       int     `json:"first_failing_level"` // -1: none
+	// PassAgainLevels meet the SLO again after the first failure; the
+	// operating point stays below the first failure.
+	PassAgainLevels []int `json:"pass_again_levels,omitempty"`
 }
 
 // LevelGoodput is one level against the SLO.
@@ -315,9 +378,14 @@ type LevelGoodput struct {
 	RateRPS     float64 `json:"rate_rps,omitempty"`
 	Pass        bool    `json:"pass"`
 	// Known is false when a bound's percentile is not available at this
-	// level (imported statistics); Pass is then false.
-	Known  bool     `json:"known"`
-	Failed []string `json:"failed,omitempty"` // bounds exceeded, in words
+	// level (imported statistics); Pass is then false. Unsustained: the
+	// level lost too many requests or did not finish, so it cannot pass.
+	Known       bool `json:"known"`
+	Unsustained bool `json:"unsustained,omitempty"`
+	// Saturated: an open-loop level that completed significantly fewer
+	// requests than arrived cannot pass, its backlog growing.
+	Saturated bool       `json:"saturated,omitempty"`
+	Bounds    []BoundHit `json:"bounds"`
 	// The level goodput is its throughput when it passes, else 0.
 	GoodputOutputTokPerS float64 `json:"goodput_output_tok_per_s"`
 	// Per request: the fraction of measured requests meeting every bound
@@ -373,6 +441,7 @@ const (
 	SeriesGPUSMClock  = "gpu_sm_clock"
 	SeriesGPUTemp     = "gpu_temperature"
 	SeriesClientCPU   = "client_cpu"
+	SeriesServerCPU   = "server_cpu"
 )
 
 // RepeatGroup is a set of sweep runs with the same configuration, and

@@ -1,43 +1,14 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/headroom-llm/headroom/analyze/serverlog"
 	"github.com/headroom-llm/headroom/analyze/servermetrics"
+	"github.com/headroom-llm/headroom/clientbound"
 	"github.com/headroom-llm/headroom/rundir"
-)
-
-// Evidence is one observation a verdict rests on: a quoted log line, a
-// metric value, a telemetry or client reading, or a client latency figure.
-type Evidence struct {
-	Source      string `json:"source"` // an Evidence* value
-	Concurrency int    `json:"concurrency,omitempty"`
-	LevelIndex  int    `json:"level_index"`
-	// TimeNS is when it was observed (Unix ns); 0 when unknown.
-	TimeNS int64 `json:"time_ns,omitempty"`
-	// Log evidence: the 1-based line in server.log and its text as read.
-	Line int64  `json:"line,omitempty"`
-	Text string `json:"text,omitempty"`
-	// Metric, telemetry and client evidence.
-	Name  string  `json:"name,omitempty"`
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit,omitempty"`
-	// Note says in words what it shows.
-	Note string `json:"note"`
-}
-
-// Evidence sources.
-const (
-	EvidenceLog       = "log"
-	EvidenceMetric    = "metric"
-	EvidenceTelemetry = "telemetry"
-	EvidenceClient    = "client"
-	EvidenceLatency   = "latency"
 )
 
 // observations is what the server log, metrics, GPU telemetry and the
@@ -47,29 +18,48 @@ type observations struct {
 	logEngine                                          string
 	metricsEngine                                      string
 	// metricHas says which quantities the metrics carried.
-	metricHas map[servermetrics.Quantity]bool
-	perLevel  map[int]*levelObs
-	logSum    *serverlog.Summary
-	notes     []string
-	series    []TimeSeries // for the timeline, absolute times in TS (ns/1e9)
+	hasServerCPU bool
+	metricHas    map[servermetrics.Quantity]bool
+	perLevel     map[int]*WindowEvidence
+	// waiting sums the waiting counts seen inside each level's measured
+	// window, per source, for its mean.
+	waitLog, waitMetric map[int]*meanAcc
+	logSum              *serverlog.Summary
+	notes               []Note
+	series              []TimeSeries // for the timeline, absolute times in TS (ns/1e9)
 }
 
-// levelObs holds evidence items of one level for the diagnosis.
-type levelObs struct {
-	preemptLog, kvFullLog, errorLog []Evidence
-	kvMax, waitingMax               *Evidence
-	preemptMetric                   *Evidence
-	gpuUtil                         *Evidence
-	clientCPU, clientLag            *Evidence
+// meanAcc accumulates a mean.
+type meanAcc struct {
+	sum float64
+	n   int
+}
+
+func (m *meanAcc) add(v float64) { m.sum += v; m.n++ }
+
+// sources is what the observations hold, for the diagnosis.
+func (o *observations) sources() Sources {
+	return Sources{Log: o.hasLog, LogTimes: o.hasLogTimes, Metrics: o.hasMetrics, GPU: o.hasGPU, ServerCPU: o.hasServerCPU,
+		Client: o.hasClient, KVObservable: o.kvObservable()}
+}
+
+// kvObservable says whether the run could have shown a KV wall.
+func (o *observations) kvObservable() bool {
+	if o.metricHas[servermetrics.Preemptions] || o.metricHas[servermetrics.KVUsage] {
+		return true
+	}
+	return o.hasLog && o.logEngine != ""
 }
 
 // observe fills each level's Server and Client fields and gathers the
 // evidence the diagnosis quotes. Problems reading the log or metrics become
 // notes, never errors: the analysis goes on with what it has.
 func observe(run *Run, levels []LevelStats, set Settings) *observations {
-	o := &observations{perLevel: map[int]*levelObs{}, metricHas: map[servermetrics.Quantity]bool{}}
+	o := &observations{perLevel: map[int]*WindowEvidence{}, metricHas: map[servermetrics.Quantity]bool{},
+		waitLog: map[int]*meanAcc{}, waitMetric: map[int]*meanAcc{}}
 	for _, l := range levels {
-		o.perLevel[l.LevelIndex] = &levelObs{}
+		o.perLevel[l.LevelIndex] = &WindowEvidence{}
+		o.waitLog[l.LevelIndex], o.waitMetric[l.LevelIndex] = &meanAcc{}, &meanAcc{}
 	}
 	find := func(ns int64) []int {
 		var out []int
@@ -83,7 +73,18 @@ func observe(run *Run, levels []LevelStats, set Settings) *observations {
 	o.observeLog(run, levels, find, set)
 	o.observeMetrics(run, levels, find)
 	o.observeGPU(run, levels)
-	o.observeClient(run, levels)
+	o.observeServerCPU(run, levels)
+	o.observeClient(run, levels, set)
+	for i := range levels {
+		l := &levels[i]
+		acc := o.waitMetric[l.LevelIndex]
+		if acc.n == 0 {
+			acc = o.waitLog[l.LevelIndex]
+		}
+		if acc.n > 0 {
+			l.Server.WaitingMean = acc.sum / float64(acc.n)
+		}
+	}
 	return o
 }
 
@@ -98,9 +99,9 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	if run.LogPath == "" {
 		return
 	}
-	f, err := os.Open(run.LogPath)
+	f, err := run.openLog()
 	if err != nil {
-		o.notes = append(o.notes, fmt.Sprintf("server log %s: %v", run.LogPath, err))
+		o.notes = append(o.notes, Note{Kind: NoteLogUnreadable, File: run.LogPath, Error: err.Error()})
 		return
 	}
 	defer f.Close()
@@ -108,20 +109,15 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	eng, _ := serverlog.ParseEngine(engineName(run.Manifest))
 	opts := serverlog.Options{Engine: eng, Reference: run.Manifest.StartTime, File: run.LogPath}
 	if len(run.LogLines) > 0 {
-		var maxLine int64
-		for _, l := range run.LogLines {
-			maxLine = max(maxLine, l.Line)
+		clock, err := logClock(run.LogLines)
+		if err != nil {
+			o.notes = append(o.notes, Note{Kind: NoteLogClockBad, File: run.Dir, Error: err.Error()})
+		} else {
+			opts.Clock = clock
+			o.hasLogTimes = true
 		}
-		rt := make(serverlog.RecvTimes, maxLine)
-		for _, l := range run.LogLines {
-			if l.Line >= 1 {
-				rt[l.Line-1] = l.RecvNS
-			}
-		}
-		opts.Clock = rt
-		o.hasLogTimes = true
 	} else {
-		o.notes = append(o.notes, "no server_log_lines table: the log is cut per level by the engine's own timestamps, which may be offset from the client's clock")
+		o.notes = append(o.notes, Note{Kind: NoteNoLogTimes})
 	}
 	sc := serverlog.NewScanner(f, opts)
 	z := serverlog.NewSummarizer()
@@ -151,33 +147,34 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 			l := &levels[i]
 			lo := o.perLevel[l.LevelIndex]
 			l.Server.LogLines++
-			evd := Evidence{Source: EvidenceLog, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: ns, Line: ev.Line, Text: ev.Raw}
+			evd := Evidence{Source: EvidenceLog, Concurrency: l.Concurrency, RateRPS: l.RateRPS, LevelIndex: l.LevelIndex, TimeNS: ns, Line: ev.Line, Text: ev.Raw}
 			switch ev.Kind {
 			case serverlog.KindPreemption:
 				l.Server.Preemptions += max(ev.Preemption.Count, 1)
 				l.Server.PreemptionsKnown, l.Server.PreemptionsSource = true, "server log"
-				evd.Note = fmt.Sprintf("%s preemption", ev.Preemption.Mode)
-				lo.preemptLog = append(lo.preemptLog, evd)
+				evd.Kind, evd.Mode = EvPreemptLog, string(ev.Preemption.Mode)
+				lo.PreemptLog = append(lo.PreemptLog, evd)
 			case serverlog.KindKVFull:
-				evd.Note = "no free KV cache cells"
-				lo.kvFullLog = append(lo.kvFullLog, evd)
+				evd.Kind = EvKVFullLog
+				lo.KVFullLog = append(lo.KVFullLog, evd)
 			case serverlog.KindError:
 				l.Server.LogErrors++
-				evd.Note = "error: " + ev.Problem.Class
-				lo.errorLog = append(lo.errorLog, evd)
 			case serverlog.KindStats:
 				st := &ev.Stats
 				if st.Has(serverlog.FieldKVUsage) && (!l.Server.KVUsageKnown || l.Server.KVUsageSource == "server log") && st.KVUsage >= l.Server.KVUsageMaxFraction {
 					l.Server.KVUsageMaxFraction, l.Server.KVUsageKnown, l.Server.KVUsageSource = st.KVUsage, true, "server log"
 					e := evd
-					e.Name, e.Value, e.Unit, e.Note = "KV cache usage", st.KVUsage, "fraction", fmt.Sprintf("KV cache %.0f%% used", 100*st.KVUsage)
-					lo.kvMax = &e
+					e.Kind, e.Name, e.Value, e.Unit = EvKVUsage, "KV cache usage", st.KVUsage, "fraction"
+					lo.KVMax = &e
 				}
-				if st.Has(serverlog.FieldWaiting) && (!l.Server.WaitingKnown || lo.waitingMax == nil || lo.waitingMax.Source == EvidenceLog) && float64(st.Waiting) >= l.Server.WaitingMax {
+				if st.Has(serverlog.FieldWaiting) && ns >= l.WarmupEndNS && ns <= l.EndNS {
+					o.waitLog[l.LevelIndex].add(float64(st.Waiting))
+				}
+				if st.Has(serverlog.FieldWaiting) && (!l.Server.WaitingKnown || lo.WaitingMax == nil || lo.WaitingMax.Source == EvidenceLog) && float64(st.Waiting) >= l.Server.WaitingMax {
 					l.Server.WaitingMax, l.Server.WaitingKnown = float64(st.Waiting), true
 					e := evd
-					e.Name, e.Value, e.Unit, e.Note = "waiting requests", float64(st.Waiting), "requests", fmt.Sprintf("%d requests waiting", st.Waiting)
-					lo.waitingMax = &e
+					e.Kind, e.Name, e.Value, e.Unit = EvWaiting, "waiting requests", float64(st.Waiting), "requests"
+					lo.WaitingMax = &e
 				}
 				if st.Has(serverlog.FieldRunning) && float64(st.Running) > l.Server.RunningMax {
 					l.Server.RunningMax, l.Server.RunningKnown = float64(st.Running), true
@@ -192,10 +189,10 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	}
 	o.logSum, o.logEngine = &sum, string(sum.Engine)
 	if err := sc.Err(); err != nil {
-		o.notes = append(o.notes, fmt.Sprintf("server log %s: read stopped: %v", run.LogPath, err))
+		o.notes = append(o.notes, Note{Kind: NoteLogReadStopped, File: run.LogPath, Error: err.Error()})
 	}
 	if sum.Engine == serverlog.EngineUnknown {
-		o.notes = append(o.notes, fmt.Sprintf("server log %s: the engine's log format was not recognised (%d lines read); the log cannot show preemptions", run.LogPath, sum.Counts.Lines))
+		o.notes = append(o.notes, Note{Kind: NoteLogUnrecognised, File: run.LogPath, Count: int(sum.Counts.Lines)})
 	}
 	// A level the log covers without a preemption line had none only when
 	// the engine logs every preemption (SGLang, the test engines), or logs a
@@ -234,7 +231,7 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	}
 	samples := make([]servermetrics.Sample, len(run.Metrics))
 	for i, m := range run.Metrics {
-		samples[i] = servermetrics.Sample{TimeNS: m.TimeNS, Name: m.Name, Labels: m.Labels, Value: m.Value}
+		samples[i] = servermetrics.Sample(m)
 	}
 	eng := engineName(run.Manifest)
 	if _, ok := servermetrics.Lookup(eng); !ok {
@@ -242,11 +239,13 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	}
 	res, err := servermetrics.Extract(samples, servermetrics.Options{Engine: eng})
 	if err != nil {
-		o.notes = append(o.notes, "server metrics: "+err.Error())
+		o.notes = append(o.notes, Note{Kind: NoteMetricsError, Error: err.Error()})
 		return
 	}
 	o.hasMetrics, o.metricsEngine = true, res.Engine
-	o.notes = append(o.notes, res.Warnings...)
+	for _, w := range res.Warnings {
+		o.notes = append(o.notes, Note{Kind: NoteMetricsWarning, Text: w})
+	}
 	// Sum running/waiting over label sets (data-parallel engines) at each
 	// scrape; KV usage takes the fullest.
 	combine := func(q servermetrics.Quantity, sum bool) ([]servermetrics.Point, string) {
@@ -276,7 +275,7 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 		sort.Slice(pts, func(i, j int) bool { return pts[i].TimeNS < pts[j].TimeNS })
 		return pts, name
 	}
-	gauge := func(q servermetrics.Quantity, series, unit string, sum bool, apply func(l *LevelStats, lo *levelObs, p servermetrics.Point, metric string)) {
+	gauge := func(q servermetrics.Quantity, series, unit string, sum bool, apply func(l *LevelStats, lo *WindowEvidence, p servermetrics.Point, metric string)) {
 		pts, name := combine(q, sum)
 		if len(pts) == 0 {
 			return
@@ -291,24 +290,27 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 		}
 		o.replaceSeries(ts)
 	}
-	gauge(servermetrics.KVUsage, SeriesKVUsage, "fraction", false, func(l *LevelStats, lo *levelObs, p servermetrics.Point, metric string) {
+	gauge(servermetrics.KVUsage, SeriesKVUsage, "fraction", false, func(l *LevelStats, lo *WindowEvidence, p servermetrics.Point, metric string) {
 		// Metrics take the place of log-derived values.
 		if l.Server.KVUsageSource == metric && p.Value <= l.Server.KVUsageMaxFraction {
 			return
 		}
 		l.Server.KVUsageMaxFraction, l.Server.KVUsageKnown, l.Server.KVUsageSource = p.Value, true, metric
-		lo.kvMax = &Evidence{Source: EvidenceMetric, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: p.TimeNS,
-			Name: metric, Value: p.Value, Unit: "fraction", Note: fmt.Sprintf("KV cache %.0f%% used", 100*p.Value)}
+		lo.KVMax = &Evidence{Kind: EvKVUsage, Source: EvidenceMetric, Concurrency: l.Concurrency, RateRPS: l.RateRPS, LevelIndex: l.LevelIndex, TimeNS: p.TimeNS,
+			Name: metric, Value: p.Value, Unit: "fraction"}
 	})
-	gauge(servermetrics.Waiting, SeriesWaiting, "requests", true, func(l *LevelStats, lo *levelObs, p servermetrics.Point, metric string) {
-		if lo.waitingMax != nil && lo.waitingMax.Source == EvidenceMetric && p.Value <= l.Server.WaitingMax {
+	gauge(servermetrics.Waiting, SeriesWaiting, "requests", true, func(l *LevelStats, lo *WindowEvidence, p servermetrics.Point, metric string) {
+		if p.TimeNS >= l.WarmupEndNS && p.TimeNS <= l.EndNS {
+			o.waitMetric[l.LevelIndex].add(p.Value)
+		}
+		if lo.WaitingMax != nil && lo.WaitingMax.Source == EvidenceMetric && p.Value <= l.Server.WaitingMax {
 			return
 		}
 		l.Server.WaitingMax, l.Server.WaitingKnown = p.Value, true
-		lo.waitingMax = &Evidence{Source: EvidenceMetric, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: p.TimeNS,
-			Name: metric, Value: p.Value, Unit: "requests", Note: fmt.Sprintf("%.0f requests waiting", p.Value)}
+		lo.WaitingMax = &Evidence{Kind: EvWaiting, Source: EvidenceMetric, Concurrency: l.Concurrency, RateRPS: l.RateRPS, LevelIndex: l.LevelIndex, TimeNS: p.TimeNS,
+			Name: metric, Value: p.Value, Unit: "requests"}
 	})
-	gauge(servermetrics.Running, SeriesRunning, "requests", true, func(l *LevelStats, _ *levelObs, p servermetrics.Point, _ string) {
+	gauge(servermetrics.Running, SeriesRunning, "requests", true, func(l *LevelStats, _ *WindowEvidence, p servermetrics.Point, _ string) {
 		if !l.Server.RunningKnown || p.Value > l.Server.RunningMax {
 			l.Server.RunningMax, l.Server.RunningKnown = p.Value, true
 		}
@@ -336,9 +338,8 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 				l.Server.PreemptionsKnown = true
 				l.Server.Preemptions += int(math.Round(p.Increase))
 				if p.Increase > 0 {
-					lo.preemptMetric = &Evidence{Source: EvidenceMetric, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: p.EndNS,
-						Name: r.Metric, Value: float64(l.Server.Preemptions), Unit: "preemptions",
-						Note: fmt.Sprintf("%d preemptions counted by %s during the level", l.Server.Preemptions, r.Metric)}
+					lo.PreemptMetric = &Evidence{Kind: EvPreemptions, Source: EvidenceMetric, Concurrency: l.Concurrency, RateRPS: l.RateRPS, LevelIndex: l.LevelIndex, TimeNS: p.EndNS,
+						Name: r.Metric, Value: float64(l.Server.Preemptions), Unit: "preemptions"}
 				}
 			}
 		}
@@ -432,13 +433,12 @@ func (o *observations) observeGPU(run *Run, levels []LevelStats) {
 		}
 		sort.Strings(ts)
 		l.Server.GPUThrottle = strings.Join(ts, ",")
-		o.perLevel[l.LevelIndex].gpuUtil = &Evidence{Source: EvidenceTelemetry, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex,
-			Name: "gpu_util_pct", Value: l.Server.GPUUtilMeanPct, Unit: "percent",
-			Note: fmt.Sprintf("GPU utilization %.0f%% (mean over the measured window, %d GPU(s))", l.Server.GPUUtilMeanPct, n)}
+		o.perLevel[l.LevelIndex].GPUUtil = &Evidence{Kind: EvGPUUtil, Source: EvidenceTelemetry, Concurrency: l.Concurrency, RateRPS: l.RateRPS, LevelIndex: l.LevelIndex,
+			Name: "gpu_util_pct", Value: l.Server.GPUUtilMeanPct, Unit: "percent", Count: n}
 	}
 }
 
-func (o *observations) observeClient(run *Run, levels []LevelStats) {
+func (o *observations) observeClient(run *Run, levels []LevelStats, set Settings) {
 	if len(run.Client) == 0 {
 		return
 	}
@@ -471,21 +471,21 @@ func (o *observations) observeClient(run *Run, levels []LevelStats) {
 		}
 		c := &l.Client
 		c.Known = true
-		c.CPUs = int(in[0].CPUs)
 		for _, r := range in {
-			c.SendLagMaxS = math.Max(c.SendLagMaxS, r.SendLagMaxS)
 			c.OpenStreamsMax = max(c.OpenStreamsMax, r.OpenStreams)
 		}
-		if f, ok := cpuBusy(in[0], in[len(in)-1]); ok {
-			c.CPUBusyFraction = f
-		}
+		// The client-bound rule is clientbound's, the collector's too.
+		chk := clientbound.Judge(clientbound.Thresholds{CPUFraction: set.Diagnosis.ClientCPUBusy, SendLagS: set.Diagnosis.ClientSendLagS},
+			clientbound.Level{FromNS: from, ToNS: to, OpenLoop: l.RateRPS > 0, Concurrency: l.Concurrency, Requests: int64(l.Requests)}, in)
+		c.CPUs, c.Samples, c.LagSamples, c.LagLimitS, c.SendLagMaxS = chk.CPUs, chk.Samples, chk.LagSamples, chk.LagLimitS, chk.LagMaxS
+		c.CPUBusyFraction, c.CPUDemand, c.CPUDemandKnown = chk.CPUFraction, chk.CPUDemand, chk.DemandKnown
+		c.CPUBound, c.Lagging = chk.CPUBound, chk.Lagging
+		last := in[len(in)-1]
 		lo := o.perLevel[l.LevelIndex]
-		lo.clientCPU = &Evidence{Source: EvidenceClient, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex, TimeNS: in[len(in)-1].TimeNS,
-			Name: "client CPU", Value: c.CPUBusyFraction, Unit: "fraction of GOMAXPROCS",
-			Note: fmt.Sprintf("load generator CPU %.0f%% of %d core(s)", 100*c.CPUBusyFraction, c.CPUs)}
-		lo.clientLag = &Evidence{Source: EvidenceClient, Concurrency: l.Concurrency, LevelIndex: l.LevelIndex,
-			Name: "send lag max", Value: c.SendLagMaxS, Unit: "s",
-			Note: fmt.Sprintf("largest send lag %s", fmtSeconds(c.SendLagMaxS))}
+		lo.ClientCPU = &Evidence{Kind: EvClientCPU, Source: EvidenceClient, Concurrency: l.Concurrency, RateRPS: l.RateRPS, LevelIndex: l.LevelIndex,
+			TimeNS: last.TimeNS, Name: "client CPU", Value: c.CPUDemand, Ref: set.Diagnosis.ClientCPUBusy, Unit: "fraction of GOMAXPROCS", Count: c.CPUs}
+		lo.ClientLag = &Evidence{Kind: EvSendLag, Source: EvidenceClient, Concurrency: l.Concurrency, RateRPS: l.RateRPS, LevelIndex: l.LevelIndex,
+			Name: "send lag max", Value: c.SendLagMaxS, Ref: c.LagLimitS, Unit: "s", Count: c.LagSamples}
 	}
 }
 
@@ -498,6 +498,99 @@ func cpuBusy(a, b rundir.ClientSampleRow) (float64, bool) {
 	}
 	cpu := (b.CPUUserS + b.CPUSystemS) - (a.CPUUserS + a.CPUSystemS)
 	return cpu / dt / float64(b.CPUs), true
+}
+
+// observeServerCPU cuts the server process's thread samples per level:
+// each thread's CPU demand over the measured window (time on a CPU plus
+// time runnable but waiting for one, over wall time; CPU time alone when
+// the kernel gives no schedstat), the busiest thread, and the process's
+// total in cores.
+func (o *observations) observeServerCPU(run *Run, levels []LevelStats) {
+	if len(run.ServerCPU) == 0 {
+		return
+	}
+	o.hasServerCPU = true
+	type key struct{ pid, tid int32 }
+	byThread := map[key][]rundir.ServerCPURow{}
+	var keys []key
+	for _, r := range run.ServerCPU {
+		k := key{r.PID, r.TID}
+		if _, ok := byThread[k]; !ok {
+			keys = append(keys, k)
+		}
+		byThread[k] = append(byThread[k], r)
+	}
+	for _, k := range keys {
+		rows := byThread[k]
+		sort.Slice(rows, func(i, j int) bool { return rows[i].TimeNS < rows[j].TimeNS })
+	}
+	busy := func(r rundir.ServerCPURow) float64 {
+		if r.RunS > 0 || r.WaitS > 0 {
+			return r.RunS + r.WaitS
+		}
+		return r.CPUUserS + r.CPUSystemS
+	}
+	// The process's demand over time, for the timeline: per thread, the
+	// increase between its consecutive samples, summed at the later time.
+	total := map[int64]float64{}
+	for _, k := range keys {
+		rows := byThread[k]
+		for i := 1; i < len(rows); i++ {
+			if dt := float64(rows[i].TimeNS-rows[i-1].TimeNS) / 1e9; dt > 0 {
+				total[rows[i].TimeNS] += max(busy(rows[i])-busy(rows[i-1]), 0) / dt
+			}
+		}
+	}
+	series := TimeSeries{Name: SeriesServerCPU, Unit: "cores", Source: "server_cpu"}
+	for t, v := range total {
+		series.Points = append(series.Points, TimePoint{TS: float64(t), V: v})
+	}
+	if len(series.Points) > 0 {
+		o.series = append(o.series, series)
+	}
+	for i := range levels {
+		l := &levels[i]
+		from, to := l.WarmupEndNS, l.EndNS
+		if from == 0 || to <= from {
+			continue
+		}
+		window := float64(to-from) / 1e9
+		var best float64
+		var bestName string
+		var sum float64
+		hostCPUs := 0
+		seen := false
+		for _, k := range keys {
+			var first, last *rundir.ServerCPURow
+			for j := range byThread[k] {
+				r := &byThread[k][j]
+				if r.TimeNS < from || r.TimeNS > to {
+					continue
+				}
+				if first == nil {
+					first = r
+				}
+				last = r
+			}
+			if first == nil || last == first {
+				continue
+			}
+			seen = true
+			hostCPUs = int(last.HostCPUs)
+			d := max(busy(*last)-busy(*first), 0)
+			sum += d
+			if f := d / (float64(last.TimeNS-first.TimeNS) / 1e9); f > best {
+				best, bestName = f, last.Thread
+			}
+		}
+		if !seen {
+			continue
+		}
+		s := &l.Server
+		s.CPUKnown, s.CPUThreadDemand, s.CPUBusiestThread, s.CPUProcessDemand, s.CPUHostCores = true, best, bestName, sum/window, hostCPUs
+		o.perLevel[l.LevelIndex].ServerCPU = &Evidence{Kind: EvServerCPU, Source: EvidenceTelemetry, Concurrency: l.Concurrency, RateRPS: l.RateRPS,
+			LevelIndex: l.LevelIndex, Name: bestName, Value: best, Ref: s.CPUProcessDemand, Unit: "cores", Count: hostCPUs}
+	}
 }
 
 // timeline turns the gathered series into plot data relative to the sweep

@@ -2,14 +2,14 @@ package analyze
 
 import (
 	"fmt"
-	"sort"
 
+	"github.com/headroom-llm/headroom/roofline"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
 // KneeFraction is the seed's definition of the compute knee: the smallest
 // batch whose throughput reaches this fraction of the peak.
-const KneeFraction = 0.9
+const KneeFraction = roofline.KneeFraction
 
 // Roofline is the hardware ceiling measured by a probe.
 type Roofline struct {
@@ -39,6 +39,26 @@ type Roofline struct {
 	// batch and dtype (`probe --model-config`); FloorModel names the model.
 	StepFloors []StepFloor `json:"step_floors,omitempty"`
 	FloorModel string      `json:"floor_model,omitempty"`
+}
+
+// RooflinePoint is one measured GEMM shape.
+type RooflinePoint struct {
+	Batch        int64   `json:"batch"`
+	Intensity    float64 `json:"intensity_flop_per_byte"`
+	FLOPPerS     float64 `json:"flop_per_s"`
+	TimeS        float64 `json:"time_per_call_s"`
+	TimeMinS     float64 `json:"time_per_call_min_s"`
+	TimeMaxS     float64 `json:"time_per_call_max_s"`
+	FractionPeak float64 `json:"fraction_of_peak"`
+	// Attainable is min(peak, intensity x bandwidth): the roofline's bound.
+	AttainableFLOPPerS float64 `json:"attainable_flop_per_s"`
+}
+
+// BandwidthPoint is one measured bandwidth.
+type BandwidthPoint struct {
+	Method      string  `json:"method"`
+	BufferBytes int64   `json:"buffer_bytes"`
+	BytesPerS   float64 `json:"bytes_per_s"`
 }
 
 // Ceiling is one dtype's GEMM peak, ridge (against the probe's copy
@@ -72,126 +92,76 @@ func primaryDType(rows []rundir.ProbeGEMMRow) string {
 	return ""
 }
 
-// RooflinePoint is one measured GEMM shape.
-type RooflinePoint struct {
-	Batch        int64   `json:"batch"`
-	Intensity    float64 `json:"intensity_flop_per_byte"`
-	FLOPPerS     float64 `json:"flop_per_s"`
-	TimeS        float64 `json:"time_per_call_s"`
-	TimeMinS     float64 `json:"time_per_call_min_s"`
-	TimeMaxS     float64 `json:"time_per_call_max_s"`
-	FractionPeak float64 `json:"fraction_of_peak"`
-	// Attainable is min(peak, intensity x bandwidth): the roofline's bound.
-	AttainableFLOPPerS float64 `json:"attainable_flop_per_s"`
-}
-
-// BandwidthPoint is one measured bandwidth.
-type BandwidthPoint struct {
-	Method      string  `json:"method"`
-	BufferBytes int64   `json:"buffer_bytes"`
-	BytesPerS   float64 `json:"bytes_per_s"`
-}
-
-// roofline builds the roofline of one device of a probe run. Peak,
-// bandwidth, ridge and knee follow the seed's script 01: peak is the best
-// measured GEMM, bandwidth the best measured copy, ridge = peak/bandwidth,
-// knee the smallest batch at >= 90% of peak.
-func roofline(run *Run, device int32) (*Roofline, error) {
-	var pts []RooflinePoint
-	rl := &Roofline{}
-	primary := primaryDType(run.GEMM)
-	for _, g := range run.GEMM {
-		if g.Device != device || !soloMode(g.Mode) || g.DType != primary {
-			continue
-		}
-		pts = append(pts, RooflinePoint{
-			Batch: g.Batch, Intensity: g.Intensity, FLOPPerS: g.FLOPPerS,
-			TimeS: g.TimeMedianS, TimeMinS: g.TimeMinS, TimeMaxS: g.TimeMaxS,
-		})
-		rl.DType, rl.K, rl.N = g.DType, int(g.K), int(g.N)
-		if g.FLOPPerS > rl.PeakFLOPPerS {
-			rl.PeakFLOPPerS, rl.PeakBatch = g.FLOPPerS, int(g.Batch)
-		}
-	}
-	if len(pts) == 0 {
+// probeRoofline builds the roofline of one device of a probe run. Peak,
+// bandwidth, ridge and knee are the manifest's, which the probe wrote by
+// the rule of package roofline (the seed's script 01); a run whose
+// manifest lacks them (older runs, hand-made ones) gets them from its
+// tables by the same rule. The points come from the tables.
+func probeRoofline(run *Run, device int32) (*Roofline, error) {
+	rf := roofline.Compute(run.GEMM, run.Bandwidth, roofline.Select{Device: device, DType: primaryDType(run.GEMM)})
+	if len(rf.GEMM) == 0 {
 		return nil, fmt.Errorf("%s: no GEMM rows for device %d", run.Dir, device)
 	}
-	for _, b := range run.Bandwidth {
-		if b.Device != device || !soloMode(b.Mode) {
-			continue
-		}
-		rl.Bandwidths = append(rl.Bandwidths, BandwidthPoint{Method: b.Method, BufferBytes: b.BufferBytes, BytesPerS: b.BytesPerS})
-		// The slope is copy bandwidth (bytes read plus bytes written), as the
-		// seed's script 01 measures it; a read-only kernel moves half the
-		// bytes per byte of buffer and is listed, not used.
-		if b.BytesPerCall < 2*float64(b.BufferBytes) {
-			continue
-		}
-		if b.BytesPerS > rl.BandwidthBytesPerS {
-			rl.BandwidthBytesPerS, rl.BandwidthMethod = b.BytesPerS, b.Method
-		}
+	rl := &Roofline{
+		DType: rf.DType, K: int(rf.K), N: int(rf.N),
+		PeakFLOPPerS: rf.PeakFLOPPerS, PeakBatch: int(rf.PeakBatch),
+		BandwidthBytesPerS: rf.BandwidthBytesPerS, BandwidthMethod: rf.BandwidthMethod,
+		RidgeFLOPPerByte: rf.RidgeFLOPPerByte, KneeBatch: int(rf.KneeBatch),
 	}
-	if rl.BandwidthBytesPerS <= 0 {
-		return nil, fmt.Errorf("%s: no bandwidth rows for device %d", run.Dir, device)
-	}
-	rl.RidgeFLOPPerByte = rl.PeakFLOPPerS / rl.BandwidthBytesPerS
-	sort.Slice(pts, func(i, j int) bool { return pts[i].Batch < pts[j].Batch })
-	for i := range pts {
-		p := &pts[i]
-		p.FractionPeak = p.FLOPPerS / rl.PeakFLOPPerS
-		p.AttainableFLOPPerS = min(rl.PeakFLOPPerS, p.Intensity*rl.BandwidthBytesPerS)
-		if rl.KneeBatch == 0 && p.FLOPPerS >= KneeFraction*rl.PeakFLOPPerS {
-			rl.KneeBatch = int(p.Batch)
-		}
-	}
-	rl.Points = pts
-	rl.FP8 = fp8Ceiling(run.GEMM, device, rl.BandwidthBytesPerS)
-	rl.StepFloors, rl.FloorModel = stepFloors(run.ModelGEMM, device)
 	if m := run.Manifest; m != nil {
 		for _, g := range m.GPUs {
 			if g.Index == int(device) {
 				rl.GPU = g.Name
 			}
 		}
-		if m.Probe != nil {
-			rl.Validated, rl.Throttled = m.Probe.Validated, m.Probe.Throttled
-			rl.ClocksBelowBase, rl.Busy = m.Probe.ClocksBelowBase, m.Probe.Busy
+		if p := m.Probe; p != nil {
+			rl.Validated, rl.Throttled = p.Validated, p.Throttled
+			rl.ClocksBelowBase, rl.Busy = p.ClocksBelowBase, p.Busy
+			if p.PeakFLOPPerS > 0 && p.BandwidthBytesPerS > 0 && p.RidgeFLOPPerByte > 0 && (len(p.Devices) == 0 || p.Devices[0] == int(device)) {
+				rl.PeakFLOPPerS, rl.PeakBatch = p.PeakFLOPPerS, p.PeakBatch
+				rl.BandwidthBytesPerS, rl.BandwidthMethod = p.BandwidthBytesPerS, p.BandwidthMethod
+				rl.RidgeFLOPPerByte = p.RidgeFLOPPerByte
+				if p.KneeBatch > 0 { // absent in runs that did not reach it, or predate it
+					rl.KneeBatch = p.KneeBatch
+				}
+			}
 		}
 	}
+	if rl.BandwidthBytesPerS <= 0 {
+		return nil, fmt.Errorf("%s: no bandwidth rows for device %d", run.Dir, device)
+	}
+	for _, b := range rf.Bandwidth {
+		rl.Bandwidths = append(rl.Bandwidths, BandwidthPoint{Method: b.Method, BufferBytes: b.BufferBytes, BytesPerS: b.BytesPerS})
+	}
+	for _, g := range rf.GEMM {
+		rl.Points = append(rl.Points, RooflinePoint{
+			Batch: g.Batch, Intensity: g.Intensity, FLOPPerS: g.FLOPPerS,
+			TimeS: g.TimeMedianS, TimeMinS: g.TimeMinS, TimeMaxS: g.TimeMaxS,
+			FractionPeak:       g.FLOPPerS / rl.PeakFLOPPerS,
+			AttainableFLOPPerS: min(rl.PeakFLOPPerS, g.Intensity*rl.BandwidthBytesPerS),
+		})
+	}
+	rl.FP8 = fp8Ceiling(run, device, rl.BandwidthBytesPerS)
+	rl.StepFloors, rl.FloorModel = stepFloors(run.ModelGEMM, device)
 	return rl, nil
 }
 
-// soloMode reports whether a probe row measured the GPU alone. Rows from
-// `probe --devices all` measured with every GPU busy at once are for the
-// agreement check, not the ceiling. Runs written before the mode column
-// was added leave it empty.
-func soloMode(mode string) bool { return mode == "" || mode == "solo" }
-
-// fp8Ceiling is the FP8 rows' ceiling, nil without any.
-func fp8Ceiling(rows []rundir.ProbeGEMMRow, device int32, bandwidth float64) *Ceiling {
-	c := &Ceiling{DType: DTypeFP8}
-	for _, g := range rows {
-		if g.Device != device || !soloMode(g.Mode) || g.DType != DTypeFP8 {
-			continue
-		}
-		c.Points = append(c.Points, RooflinePoint{Batch: g.Batch, Intensity: g.Intensity, FLOPPerS: g.FLOPPerS,
-			TimeS: g.TimeMedianS, TimeMinS: g.TimeMinS, TimeMaxS: g.TimeMaxS})
-		if g.FLOPPerS > c.PeakFLOPPerS {
-			c.PeakFLOPPerS, c.PeakBatch = g.FLOPPerS, int(g.Batch)
-		}
-	}
-	if len(c.Points) == 0 || bandwidth <= 0 {
+// fp8Ceiling is the FP8 rows' ceiling by the same rule as the bf16 one,
+// against the same copy bandwidth; nil without FP8 rows.
+func fp8Ceiling(run *Run, device int32, bandwidth float64) *Ceiling {
+	rf := roofline.Compute(run.GEMM, run.Bandwidth, roofline.Select{Device: device, DType: DTypeFP8})
+	if len(rf.GEMM) == 0 || bandwidth <= 0 {
 		return nil
 	}
-	c.RidgeFLOPPerByte = c.PeakFLOPPerS / bandwidth
-	sort.Slice(c.Points, func(i, j int) bool { return c.Points[i].Batch < c.Points[j].Batch })
-	for i := range c.Points {
-		p := &c.Points[i]
-		p.FractionPeak = p.FLOPPerS / c.PeakFLOPPerS
-		p.AttainableFLOPPerS = min(c.PeakFLOPPerS, p.Intensity*bandwidth)
-		if c.KneeBatch == 0 && p.FLOPPerS >= KneeFraction*c.PeakFLOPPerS {
-			c.KneeBatch = int(p.Batch)
-		}
+	c := &Ceiling{DType: DTypeFP8, PeakFLOPPerS: rf.PeakFLOPPerS, PeakBatch: int(rf.PeakBatch), KneeBatch: int(rf.KneeBatch),
+		RidgeFLOPPerByte: rf.PeakFLOPPerS / bandwidth}
+	for _, g := range rf.GEMM {
+		c.Points = append(c.Points, RooflinePoint{
+			Batch: g.Batch, Intensity: g.Intensity, FLOPPerS: g.FLOPPerS,
+			TimeS: g.TimeMedianS, TimeMinS: g.TimeMinS, TimeMaxS: g.TimeMaxS,
+			FractionPeak:       g.FLOPPerS / c.PeakFLOPPerS,
+			AttainableFLOPPerS: min(c.PeakFLOPPerS, g.Intensity*bandwidth),
+		})
 	}
 	return c
 }

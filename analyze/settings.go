@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-llm/headroom/clientbound"
 )
 
 // Settings are the analysis settings: every threshold a verdict depends
@@ -62,7 +64,7 @@ type Settings struct {
 	MaxTimelinePoints int `json:"max_timeline_points"`
 }
 
-// DiagnosisThresholds are the numbers the four checks compare against.
+// DiagnosisThresholds are the numbers the wall checks compare against.
 type DiagnosisThresholds struct {
 	// KVUsageFull: KV-cache usage at or above this fraction counts as full.
 	KVUsageFull float64 `json:"kv_usage_full_fraction"`
@@ -73,14 +75,28 @@ type DiagnosisThresholds struct {
 	KVAdmissionFull float64 `json:"kv_admission_full_fraction"`
 	// GPUUtilBusyPct: mean GPU utilization at or above this is "≈ 100%".
 	GPUUtilBusyPct float64 `json:"gpu_util_busy_pct"`
-	// QueueTTFTRatio: p99/p50 TTFT at or above this, and growing level over
-	// level while TPOT is flat, is the queueing signal.
-	QueueTTFTRatio float64 `json:"queue_ttft_ratio"`
-	// ClientCPUBusy: the load generator's CPU at or above this fraction of
-	// its GOMAXPROCS means the client, not the server, may be the limit.
+	// QueueTTFTGrowth: p50 TTFT grows with the load when the interval of
+	// its ratio to the level below clears this factor (TTFT from the
+	// intended send time in an open loop).
+	QueueTTFTGrowth float64 `json:"queue_ttft_growth"`
+	// CapWaitingMean: a queue at the engine's sequence cap has on average at
+	// least this many requests waiting through the level's measured window.
+	CapWaitingMean float64 `json:"cap_waiting_mean"`
+	// SlotWaitS: open loop, a p90 wait for a free client slot at or above
+	// this is a queue in front of the engine.
+	SlotWaitS float64 `json:"slot_wait_s"`
+	// ServerCPUBusy: a CPU-served engine is saturated when its busiest
+	// thread wants at least this fraction of a core, or the whole process
+	// this fraction of the cores it decodes on (CPU time plus run-queue
+	// wait; see cpuThreads).
+	ServerCPUBusy float64 `json:"server_cpu_busy_fraction"`
+	// ClientCPUBusy: the load generator's CPU demand at or above this
+	// fraction of its GOMAXPROCS means the client, not the server, is the
+	// limit.
 	ClientCPUBusy float64 `json:"client_cpu_busy_fraction"`
-	// ClientSendLagS: a send lag above this (open loop) means the client
-	// could not keep the schedule.
+	// ClientSendLagS: a send lag above this (open loop; closed loop, see
+	// clientbound.LagLimitS) in at least half of a level's client samples means the
+	// client could not keep the schedule.
 	ClientSendLagS float64 `json:"client_send_lag_s"`
 	// MaxEvidenceLines caps quoted log lines per finding.
 	MaxEvidenceLines int `json:"max_evidence_lines"`
@@ -91,7 +107,9 @@ type CostSettings struct {
 	GPUHourUSD float64 `json:"gpu_hour_usd,omitempty"` // --gpu-hour-usd
 	GPUPreset  string  `json:"gpu_preset,omitempty"`   // --gpu-preset
 	GPUs       int     `json:"gpus,omitempty"`         // --gpus; 0 = the run's GPU count
-	KWhUSD     float64 `json:"kwh_usd,omitempty"`      // --kwh-usd
+	// HostHourUSD prices a run that used no GPU (--host-hour-usd).
+	HostHourUSD float64 `json:"host_hour_usd,omitempty"`
+	KWhUSD      float64 `json:"kwh_usd,omitempty"` // --kwh-usd
 	// Utilization is the fraction of the hours the box serves at the
 	// measured throughput (--utilization); 0 means 1.
 	Utilization float64 `json:"utilization,omitempty"`
@@ -116,9 +134,12 @@ func Default() Settings {
 			KVUsageFull:      0.95,
 			KVAdmissionFull:  0.8,
 			GPUUtilBusyPct:   90,
-			QueueTTFTRatio:   2,
-			ClientCPUBusy:    0.9,
-			ClientSendLagS:   0.010,
+			QueueTTFTGrowth:  1.5,
+			CapWaitingMean:   0.5,
+			SlotWaitS:        0.1,
+			ServerCPUBusy:    0.9,
+			ClientCPUBusy:    clientbound.DefaultCPUFraction,
+			ClientSendLagS:   clientbound.DefaultSendLagS,
 			MaxEvidenceLines: 5,
 		},
 		MaxTimelinePoints: 2000,

@@ -35,8 +35,8 @@ func TestStaleClientWarningsSuperseded(t *testing.T) {
 			t.Errorf("stale client warning shown: %q", w)
 		}
 	}
-	if c := finding(ra.Sweep.Diagnosis, WallClientBound); c.Status != StatusClear {
-		t.Errorf("client check %s: %s", c.Status, c.Summary)
+	if c := check(ra.Sweep.Diagnosis, WallClientBound); c.Status != StatusClear {
+		t.Errorf("client check %s (%s)", c.Status, c.Reason)
 	}
 }
 
@@ -72,15 +72,8 @@ func TestClientWarningBecomesFinding(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", got, want)
 	}
 	d := ra.Sweep.Diagnosis
-	c := finding(d, WallClientBound)
-	if d.Wall != WallClientBound || c.Status != StatusHit || c.Concurrency != 8 {
-		t.Fatalf("wall %q, client finding %s at c=%d: %s", d.Wall, c.Status, c.Concurrency, c.Summary)
-	}
-	var lag bool
-	for _, e := range c.Evidence {
-		lag = lag || (e.Source == EvidenceClient && e.Name == "send lag max" && e.Concurrency == 8 && near(e.Value, 0.250, 1e-9))
-	}
-	if !lag {
-		t.Errorf("client finding lacks the 250 ms send lag at c=8: %+v", c.Evidence)
+	wantWall(t, d, WallClientBound, 8)
+	if !hasEvidence(d.Primary.Evidence, EvSendLag, func(e Evidence) bool { return e.Concurrency == 8 && near(e.Value, 0.250, 1e-9) && e.Count >= 2 }) {
+		t.Errorf("client wall lacks the 250 ms send lag at c=8: %+v", d.Primary.Evidence)
 	}
 }

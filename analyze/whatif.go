@@ -49,9 +49,20 @@ type Prediction struct {
 	Levels            []PredictionLevel `json:"levels"`
 	// MaxAbsErrorPct is the largest |error| over levels before the KV wall
 	// and slot cap with a measured value; Measured names that run.
-	Measured       string   `json:"measured_run,omitempty"`
-	MaxAbsErrorPct float64  `json:"max_abs_error_pct,omitempty"`
-	Notes          []string `json:"notes,omitempty"`
+	Measured       string  `json:"measured_run,omitempty"`
+	MaxAbsErrorPct float64 `json:"max_abs_error_pct,omitempty"`
+	// KVSizing says how KVCapacityTokens was derived from the GPU's memory;
+	// nil when it was given (or unknown).
+	KVSizing *KVSizing `json:"kv_sizing,omitempty"`
+}
+
+// KVSizing is a KV capacity derived from GPU memory: Fraction of
+// MemoryBytes, less the weights, at BytesPerToken.
+type KVSizing struct {
+	MemoryBytes   float64 `json:"memory_bytes"`
+	Fraction      float64 `json:"fraction"`
+	WeightBytes   float64 `json:"weight_bytes"`
+	BytesPerToken float64 `json:"bytes_per_token"`
 }
 
 // PredictionLevel is one level of a prediction.
@@ -108,8 +119,8 @@ func Predict(refDir string, ref *SweepAnalysis, refModel *ModelSpec, v Variant, 
 		if frac <= 0 {
 			frac = 0.9
 		}
-		p.KVCapacityTokens = math.Max(0, (v.MemoryBytes*frac-m.TotalParams()*m.WeightBits/8)/m.KVBytesPerToken())
-		p.Notes = append(p.Notes, fmt.Sprintf("KV capacity: %.0f%% of %.0f GB of GPU memory less the weights, at %.0f bytes per token", frac*100, v.MemoryBytes/1e9, m.KVBytesPerToken()))
+		p.KVSizing = &KVSizing{MemoryBytes: v.MemoryBytes, Fraction: frac, WeightBytes: m.TotalParams() * m.WeightBits / 8, BytesPerToken: m.KVBytesPerToken()}
+		p.KVCapacityTokens = math.Max(0, (v.MemoryBytes*frac-p.KVSizing.WeightBytes)/p.KVSizing.BytesPerToken)
 	}
 	meas := map[int]float64{}
 	if measured != nil {
@@ -168,7 +179,6 @@ func Predict(refDir string, ref *SweepAnalysis, refModel *ModelSpec, v Variant, 
 	if len(p.Levels) == 0 {
 		return nil, errors.New("predict: the measured run has no level with a TPOT to calibrate on")
 	}
-	p.Notes = append(p.Notes, "calibration: at each level the engine's time per step beyond the measured run's bandwidth bound is kept, and the variant's own bound (its weight and KV bytes at the bandwidth, or its FLOPs at the peak) is added")
 	return p, nil
 }
 

@@ -1,6 +1,6 @@
 package cuda
 
-import "fmt"
+import "github.com/headroom-llm/headroom/cuda/internal/status"
 
 // Result is a CUDA driver API status code (CUresult).
 type Result int32
@@ -13,8 +13,8 @@ const (
 	ErrorNotReady       Result = 600
 )
 
-// driverErrorNames maps CUresult values to their names in cuda.h.
-var driverErrorNames = map[Result]string{
+// driverCodes names CUresult values as cuda.h does.
+var driverCodes = status.Codes[Result]{Library: "cuda", Unnamed: "CUDA_ERROR_", Names: map[Result]string{
 	0:   "CUDA_SUCCESS",
 	1:   "CUDA_ERROR_INVALID_VALUE",
 	2:   "CUDA_ERROR_OUT_OF_MEMORY",
@@ -42,48 +42,25 @@ var driverErrorNames = map[Result]string{
 	802: "CUDA_ERROR_SYSTEM_NOT_READY",
 	803: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
 	999: "CUDA_ERROR_UNKNOWN",
-}
-
-// driverErrorHints add what to do for the codes a user meets on a badly set-up box.
-var driverErrorHints = map[Result]string{
+}, Hints: map[Result]string{
 	34:  "libcuda.so.1 is the toolkit's stub, not the driver: put the driver's libcuda first on the loader path",
 	35:  "the NVIDIA driver is older than this CUDA library needs: update the driver",
 	100: "no CUDA GPU is visible: check nvidia-smi and CUDA_VISIBLE_DEVICES",
 	803: "the driver's kernel module and user library versions differ: reboot or reinstall the driver",
-}
+}}
 
-func (r Result) String() string {
-	if n, ok := driverErrorNames[r]; ok {
-		return n
-	}
-	return fmt.Sprintf("CUDA_ERROR_%d", int32(r))
-}
+func (r Result) String() string { return driverCodes.Name(r) }
 
 // DriverError is a failed CUDA driver API call.
-type DriverError struct {
-	Call string
-	Code Result
-}
+type DriverError = status.Error[Result]
 
-func (e *DriverError) Error() string {
-	msg := fmt.Sprintf("cuda: %s: %s (%d)", e.Call, e.Code, int32(e.Code))
-	if h, ok := driverErrorHints[e.Code]; ok {
-		msg += ": " + h
-	}
-	return msg
-}
-
-func check(call string, code int32) error {
-	if code == 0 {
-		return nil
-	}
-	return &DriverError{Call: call, Code: Result(code)}
-}
+func check(call string, code int32) error { return driverCodes.Check(call, code) }
 
 // Status is a cuBLAS status code (cublasStatus_t).
 type Status int32
 
-var cublasStatusNames = map[Status]string{
+// blasCodes names cublasStatus_t values as cublas_api.h does.
+var blasCodes = status.Codes[Status]{Library: "cuda", Unnamed: "CUBLAS_STATUS_", Names: map[Status]string{
 	0:  "CUBLAS_STATUS_SUCCESS",
 	1:  "CUBLAS_STATUS_NOT_INITIALIZED",
 	3:  "CUBLAS_STATUS_ALLOC_FAILED",
@@ -94,28 +71,11 @@ var cublasStatusNames = map[Status]string{
 	14: "CUBLAS_STATUS_INTERNAL_ERROR",
 	15: "CUBLAS_STATUS_NOT_SUPPORTED",
 	16: "CUBLAS_STATUS_LICENSE_ERROR",
-}
+}}
 
-func (s Status) String() string {
-	if n, ok := cublasStatusNames[s]; ok {
-		return n
-	}
-	return fmt.Sprintf("CUBLAS_STATUS_%d", int32(s))
-}
+func (s Status) String() string { return blasCodes.Name(s) }
 
 // BLASError is a failed cuBLAS call.
-type BLASError struct {
-	Call   string
-	Status Status
-}
+type BLASError = status.Error[Status]
 
-func (e *BLASError) Error() string {
-	return fmt.Sprintf("cuda: %s: %s (%d)", e.Call, e.Status, int32(e.Status))
-}
-
-func checkBLAS(call string, status int32) error {
-	if status == 0 {
-		return nil
-	}
-	return &BLASError{Call: call, Status: Status(status)}
-}
+func checkBLAS(call string, code int32) error { return blasCodes.Check(call, code) }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -20,6 +19,8 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/headroom-llm/headroom/analyze/compare"
+	"github.com/headroom-llm/headroom/internal/uniq"
+	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/templates"
 )
 
@@ -97,7 +98,7 @@ func CompareFiles(dir string, c *compare.Comparison, format string) ([]string, e
 			return fmt.Errorf("render %s: %w", name, err)
 		}
 		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		if err := rundir.WriteOutput(path, b.Bytes()); err != nil {
 			return err
 		}
 		out = append(out, path)
@@ -129,6 +130,14 @@ func buildComparePage(c *compare.Comparison) (*comparePage, error) {
 	}
 	p.Summary = append(p.Summary, fmt.Sprintf("%s compared in %s, grouped by %s; the baseline is %q.",
 		plural(len(c.Runs), "run", "runs"), plural(len(c.Groups), "group", "groups"), c.GroupBy, base))
+	if n := len(c.LeftOut); n > 0 {
+		p.Summary = append(p.Summary, fmt.Sprintf("%s left out: failed or measured nothing (listed under Runs compared, with why).", plural(n, "run", "runs")))
+	}
+	for _, gc := range c.Comparisons {
+		if gc.NotComparable != "" {
+			p.Summary = append(p.Summary, fmt.Sprintf("%s against %s: %s; no test is made across them.", gc.Candidate, gc.Baseline, gc.NotComparable))
+		}
+	}
 	names := seriesNames(c)
 	panels, err := panelsSection(c, names)
 	if err != nil {
@@ -197,6 +206,18 @@ func runsSection(c *compare.Comparison) section {
 			orText(r.GPU, "–"), orText(r.Engine, "–"), orText(r.Model, "–"), src})
 	}
 	s.Tables = append(s.Tables, t)
+	if len(c.LeftOut) > 0 {
+		lt := table{Caption: "Runs left out: they failed or measured nothing, so they have no numbers to compare and form no group.",
+			Head: []string{"Run", "Started", "Why"}}
+		for i, l := range c.LeftOut {
+			if i == MaxListedRuns {
+				s.Notes = append(s.Notes, fmt.Sprintf("%d more runs left out are not listed; comparison.json holds every one.", len(c.LeftOut)-MaxListedRuns))
+				break
+			}
+			lt.Rows = append(lt.Rows, []string{l.Label, stamp(l.Run.Start), l.Why})
+		}
+		s.Tables = append(s.Tables, lt)
+	}
 	return s
 }
 
@@ -230,13 +251,13 @@ func headlineNumbersSection(c *compare.Comparison) section {
 		if sw.SLOOutputTokPerS > 0 {
 			slo = tokPerS(sw.SLOOutputTokPerS) + " at " + sw.SLOLoad
 		} else if sw.SLOMissing != "" {
-			sloWhy = appendUnique(sloWhy, sw.SLOMissing)
+			sloWhy = uniq.Append(sloWhy, sw.SLOMissing)
 		}
 		cost := "–"
 		if sw.USDPerMTokOutput > 0 {
 			cost = usd(sw.USDPerMTokOutput)
 		} else if sw.CostMissing != "" {
-			costWhy = appendUnique(costWhy, sw.CostMissing)
+			costWhy = uniq.Append(costWhy, sw.CostMissing)
 		}
 		t.Rows = append(t.Rows, []string{names[i], r.Group, orDash(sw.PeakOutputTokPerS, tokPerS), orText(sw.PeakLoad, "–"),
 			orText(sw.TPOTKnee, "not reached"), orText(sw.Plateau, "not reached"), orText(sw.Recommended, "–"), slo, cost,
@@ -255,12 +276,19 @@ func headlineNumbersSection(c *compare.Comparison) section {
 	return s
 }
 
-// wallHitText is the run's wall as its own report's headline names it.
+// wallHitText is the run's primary wall and where it is first seen.
 func wallHitText(sw *compare.SweepSummary) string {
-	if sw.WallShort != "" {
-		return sw.WallShort
+	if sw.Wall == "" {
+		return "–"
 	}
-	return orText(wallName(sw.Wall), "–")
+	s := wallName(sw.Wall)
+	if sw.WallAt != "" {
+		s += " at " + sw.WallAt
+	}
+	for _, w := range sw.Then {
+		s += "; then " + wallName(w.Wall) + " at " + w.At
+	}
+	return s
 }
 
 // groupTable summarises the peak throughput over each group's runs.
@@ -290,15 +318,6 @@ func groupTable(c *compare.Comparison) table {
 		t.Rows = append(t.Rows, []string{name, integer(len(g.Runs)), tokPerS(sum / float64(len(vals))), tokPerS(vals[0]), tokPerS(vals[len(vals)-1])})
 	}
 	return t
-}
-
-func appendUnique(xs []string, s string) []string {
-	for _, x := range xs {
-		if x == s {
-			return xs
-		}
-	}
-	return append(xs, s)
 }
 
 func diffSection(c *compare.Comparison, names []string) section {
@@ -682,13 +701,25 @@ func differencesSection(c *compare.Comparison) section {
 		t := table{Caption: fmt.Sprintf("%s against the baseline %s.", gc.Candidate, gc.Baseline),
 			Head:  []string{"Metric", "Load", "Baseline", "Candidate", "Change", "Over", "Verdict"},
 			Right: []bool{false, false, true, true, true, true, false}}
+		if gc.NotComparable != "" {
+			// Side by side, untested: a difference between different
+			// workloads, models or machines is not a change.
+			t.Caption = fmt.Sprintf("%s against the baseline %s, side by side: %s.", gc.Candidate, gc.Baseline, gc.NotComparable)
+		}
 		var why []string
 		for _, d := range gc.Deltas {
 			over := fmt.Sprintf("%s %s / %s", d.Over, integer(d.N1), integer(d.N2))
+			verdict := deltaVerdict(d)
+			if gc.NotComparable != "" {
+				verdict = "not comparable"
+			}
 			t.Rows = append(t.Rows, []string{metricLabels[d.Metric], orText(d.Load, "whole run"), deltaValue(d.Baseline, d.Unit),
-				deltaValue(d.Candidate, d.Unit), signedPercent(d.Change), over, deltaVerdict(d)})
+				deltaValue(d.Candidate, d.Unit), signedPercent(d.Change), over, verdict})
+			if gc.NotComparable != "" {
+				continue
+			}
 			if d.NoTest != "" {
-				why = appendUnique(why, sentence(d.NoTest))
+				why = uniq.Append(why, sentence(d.NoTest))
 			}
 		}
 		s.Tables = append(s.Tables, t)

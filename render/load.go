@@ -48,14 +48,6 @@ func (a loadAxis) cell(conc int, rate float64) string {
 	return integer(conc)
 }
 
-// value is a level's load on its own: "8" or "4.00 req/s".
-func (a loadAxis) value(conc int, rate float64) string {
-	if a.rate {
-		return sig(rate) + " req/s"
-	}
-	return integer(conc)
-}
-
 // name is a level's load in a sentence: "concurrency 8" or "4.00 req/s".
 func (a loadAxis) name(conc int, rate float64) string {
 	if a.rate {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/headroom-llm/headroom/analyze"
 )
@@ -55,6 +56,17 @@ func predictionSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (
 	}
 	s.Tables = append(s.Tables, t)
 	s.Sentences = append(s.Sentences, fmt.Sprintf("The largest error before any KV wall or slot cap is %.1f%%.", p.MaxAbsErrorPct))
-	s.Notes = append(s.Notes, sentences(p.Notes)...)
+	s.Notes = append(s.Notes, PredictionNotes(p)...)
 	return s, true
+}
+
+// PredictionNotes says how a prediction was made: its calibration, and how
+// the KV capacity was sized when it was.
+func PredictionNotes(p *analyze.Prediction) []string {
+	out := []string{"Calibration: at each level the engine's time per step beyond the measured run's bandwidth bound is kept, and the variant's own bound (its weight and KV bytes at the bandwidth, or its FLOPs at the peak) is added."}
+	if k := p.KVSizing; k != nil {
+		out = append(out, fmt.Sprintf("KV capacity: %s of %s GB of GPU memory less %s GB of weights, at %s bytes per token.",
+			percent(k.Fraction), sig(k.MemoryBytes/1e9), sig(k.WeightBytes/1e9), integer(int64(math.Round(k.BytesPerToken)))))
+	}
+	return out
 }

@@ -8,13 +8,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"text/template"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/templates"
 )
 
@@ -25,6 +25,7 @@ var mdFuncs = template.FuncMap{
 	"code":      mdCode,
 	"codeblock": mdCodeBlock,
 	"tablemd":   mdTable,
+	"inc":       func(i int) int { return i + 1 },
 }
 
 var mdTemplate = template.Must(template.New("report.md.tmpl").Funcs(mdFuncs).ParseFS(templates.FS, "report.md.tmpl"))
@@ -190,7 +191,7 @@ func Files(dir string, rep *analyze.Report, format string) ([]string, error) {
 			return nil, fmt.Errorf("render markdown: %w", err)
 		}
 		path := filepath.Join(dir, "report.md")
-		if err := os.WriteFile(path, md.Bytes(), 0o644); err != nil {
+		if err := rundir.WriteOutput(path, md.Bytes()); err != nil {
 			return nil, err
 		}
 		out = append(out, path)
@@ -201,7 +202,7 @@ func Files(dir string, rep *analyze.Report, format string) ([]string, error) {
 			return nil, fmt.Errorf("render html: %w", err)
 		}
 		path := filepath.Join(dir, "report.html")
-		if err := os.WriteFile(path, h.Bytes(), 0o644); err != nil {
+		if err := rundir.WriteOutput(path, h.Bytes()); err != nil {
 			return nil, err
 		}
 		out = append(out, path)

@@ -2,6 +2,9 @@ package rundir
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -22,7 +25,13 @@ const (
 // Fields this version of headroom does not know are kept when a manifest is
 // read and written back (see Extra).
 type Manifest struct {
-	FormatVersion   int       `json:"format_version"`
+	FormatVersion int `json:"format_version"`
+	// RunID identifies the run wherever it is copied: a UUID (version 7
+	// for runs written from format 2 on, see NewRunID). Every table part
+	// carries it in its run_id column. A format-1 manifest has none; it is
+	// then derived from the run's start and host (see derivedRunID) when
+	// the manifest is read, and recorded when it is rewritten.
+	RunID           string    `json:"run_id"`
 	HeadroomVersion string    `json:"headroom_version"`
 	Kinds           []string  `json:"kinds"`
 	Label           string    `json:"label,omitempty"`
@@ -156,6 +165,28 @@ type Dist struct {
 	StdDev float64 `json:"stddev,omitempty"`
 	Min    int     `json:"min,omitempty"`
 	Max    int     `json:"max,omitempty"`
+}
+
+// String describes the distribution in one short phrase, the same in a
+// report's context table, a comparison's context keys and the identity of
+// repeated runs: "fixed 512", "normal 512 ± 128", "uniform 512 [256, 768]",
+// "lognormal 512 ± 128 [64, 2048]", "dataset 212"; "" when there is none.
+func (d Dist) String() string {
+	if d.Kind == "" && d.Mean == 0 {
+		return ""
+	}
+	tokens := func(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
+	s := tokens(d.Mean)
+	if d.Kind != "" {
+		s = d.Kind + " " + s
+	}
+	if d.StdDev > 0 {
+		s += " ± " + tokens(d.StdDev)
+	}
+	if d.Max > 0 && d.Max >= d.Min {
+		s += fmt.Sprintf(" [%d, %d]", d.Min, d.Max)
+	}
+	return s
 }
 
 // Probe holds the probe's headline numbers, as the seed's script 01 defines

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -51,6 +52,9 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 			m.FormatVersion, FormatVersion)
 	case m.FormatVersion < 0:
 		return nil, fmt.Errorf("invalid format_version %d", m.FormatVersion)
+	}
+	if m.RunID == "" {
+		m.RunID = derivedRunID(&m)
 	}
 	m.Extra = append(json.RawMessage(nil), data...)
 	return &m, nil
@@ -248,6 +252,28 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
+// ErrSymlink is returned (wrapped) when an output's path is a symbolic link.
+var ErrSymlink = errors.New("is a symbolic link: refusing to write through it")
+
+// WriteOutput writes a file that headroom produces into a directory it may
+// not own (a report into a shared run directory): never through a symbolic
+// link or into anything but a regular file planted at path, always as a
+// new file (a temporary one, created exclusively, then renamed into place:
+// a rename replaces the name, it does not follow it).
+func WriteOutput(path string, data []byte) error {
+	if st, err := os.Lstat(path); err == nil {
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s %w", path, ErrSymlink)
+		case !st.Mode().IsRegular():
+			return fmt.Errorf("%s: not a regular file (%v): refusing to replace it", path, st.Mode().Type())
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return writeFileAtomic(path, data)
+}
+
 // writeFileAtomic writes data to a temporary file beside path, syncs it and
 // renames it into place.
 func writeFileAtomic(path string, data []byte) error {
@@ -270,5 +296,6 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	committed(path) // a mirror to object storage uploads it (mirror.go)
 	return nil
 }

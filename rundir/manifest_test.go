@@ -149,3 +149,22 @@ func FuzzDecodeManifest(f *testing.F) {
 		}
 	})
 }
+
+func TestDistString(t *testing.T) {
+	for _, tt := range []struct {
+		d    Dist
+		want string
+	}{
+		{Dist{}, ""},
+		{Dist{Kind: "fixed", Mean: 512}, "fixed 512"},
+		{Dist{Kind: "normal", Mean: 512, StdDev: 128.256}, "normal 512 ± 128.26"},
+		{Dist{Kind: "uniform", Mean: 512, Min: 256, Max: 768}, "uniform 512 [256, 768]"},
+		{Dist{Kind: "lognormal", Mean: 512.5, StdDev: 128, Min: 64, Max: 2048}, "lognormal 512.5 ± 128 [64, 2048]"},
+		{Dist{Kind: "dataset", Mean: 212}, "dataset 212"},
+		{Dist{Mean: 300}, "300"},
+	} {
+		if got := tt.d.String(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}

@@ -25,6 +25,9 @@ func Create(dir string, m *Manifest) (*Run, error) {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
 	m.FormatVersion = FormatVersion
+	if m.RunID == "" {
+		m.RunID = NewRunID()
+	}
 	if m.StartTime.IsZero() {
 		m.StartTime = time.Now().UTC()
 	}
@@ -79,6 +82,7 @@ func (r *Run) Path(name string) string { return filepath.Join(r.Dir, name) }
 var AllTables = []string{
 	TableProbeGEMM, TableProbeBandwidth, TableProbeModelGEMM, TableLevels, TableRequests, TableTokens,
 	TableServerMetrics, TableGPUTelemetry, TableClientSamples, TableServerLogLines, TableLevelStats,
+	TableServerCPU,
 }
 
 // Check reads every table of the run with its row type, so that a corrupt
@@ -97,6 +101,7 @@ func (r *Run) Check() error {
 		checkTable[ClientSampleRow](r.Dir, TableClientSamples),
 		checkTable[ServerLogLineRow](r.Dir, TableServerLogLines),
 		checkTable[LevelStatsRow](r.Dir, TableLevelStats),
+		checkTable[ServerCPURow](r.Dir, TableServerCPU),
 	}
 	for _, c := range checks {
 		if err := c(); err != nil {

@@ -16,6 +16,7 @@ const (
 	TableClientSamples  = "client_samples"
 	TableServerLogLines = "server_log_lines"
 	TableLevelStats     = "level_stats"
+	TableServerCPU      = "server_cpu"
 )
 
 // ProbeGEMMRow is one GEMM shape of the probe: (batch, k) @ (k, n), timed
@@ -184,6 +185,29 @@ type ClientSampleRow struct {
 	CPUs        int32   `parquet:"cpus"`         // GOMAXPROCS
 	OpenStreams int64   `parquet:"open_streams"`
 	SendLagMaxS float64 `parquet:"send_lag_max_s"` // largest actual-minus-intended send since the last sample
+	// CPUWaitS is the cumulative time the process's threads were runnable
+	// but waiting for a core (/proc schedstat); null when the kernel does
+	// not report it, and in runs recorded before the column existed.
+	CPUWaitS *float64 `parquet:"cpu_wait_s"`
+}
+
+// ServerCPURow is one sample of one thread of the serving engine's
+// processes (the process the sweep started or found listening on the
+// server's port, and its descendants), read from /proc when the server
+// runs on the sweep's host. Times are cumulative seconds: RunS and WaitS
+// are schedstat's time on a CPU and time runnable but waiting for one, so
+// (ΔRunS + ΔWaitS) / Δt is how much CPU the thread wanted, whatever else
+// the host ran.
+type ServerCPURow struct {
+	TimeNS     int64   `parquet:"time_ns"`
+	PID        int32   `parquet:"pid"`
+	TID        int32   `parquet:"tid"`
+	Thread     string  `parquet:"thread"` // the thread's name (comm)
+	CPUUserS   float64 `parquet:"cpu_user_s"`
+	CPUSystemS float64 `parquet:"cpu_system_s"`
+	RunS       float64 `parquet:"run_s"`
+	WaitS      float64 `parquet:"wait_s"`
+	HostCPUs   int32   `parquet:"host_cpus"` // online CPUs of the host
 }
 
 // ServerLogLineRow maps a line of server.log (1-based) to the time the
@@ -194,16 +218,37 @@ type ServerLogLineRow struct {
 }
 
 // LevelStatsRow holds per-level statistics imported from tools that keep no
-// per-request data (e.g. the seed's serving_sweep.json). Zero means absent.
+// per-request data (e.g. the seed's serving_sweep.json, vllm bench serve
+// without --save-detailed). Zero means absent. Percentiles are as the source
+// tool computed them (PercentileMethod says how).
 type LevelStatsRow struct {
-	Concurrency      int64   `parquet:"concurrency"`
-	RequestsOK       int64   `parquet:"requests_ok"`
-	Errors           int64   `parquet:"errors"`
+	Concurrency int64 `parquet:"concurrency"`
+	// RateRPS is the open loop's arrival rate (0: closed loop, or an
+	// infinite rate).
+	RateRPS    float64 `parquet:"rate_rps"`
+	RequestsOK int64   `parquet:"requests_ok"`
+	Errors     int64   `parquet:"errors"`
+	// Incomplete requests were neither completed nor failed in the tool's
+	// own count (guidellm's "incomplete": still running when the benchmark
+	// ended).
+	Incomplete       int64   `parquet:"incomplete"`
+	WindowS          float64 `parquet:"window_s"`
+	RequestsPerS     float64 `parquet:"requests_per_s"`
 	OutputTokPerS    float64 `parquet:"output_tok_per_s"`
+	TotalTokPerS     float64 `parquet:"total_tok_per_s"`
+	MeanPromptTokens float64 `parquet:"mean_prompt_tokens"`
+	MeanOutputTokens float64 `parquet:"mean_output_tokens"`
 	TTFTP50S         float64 `parquet:"ttft_p50_s"`
+	TTFTP90S         float64 `parquet:"ttft_p90_s"`
 	TTFTP99S         float64 `parquet:"ttft_p99_s"`
 	TPOTP50S         float64 `parquet:"tpot_p50_s"`
+	TPOTP90S         float64 `parquet:"tpot_p90_s"`
 	TPOTP99S         float64 `parquet:"tpot_p99_s"`
+	ITLP50S          float64 `parquet:"itl_p50_s"`
+	ITLP90S          float64 `parquet:"itl_p90_s"`
+	ITLP99S          float64 `parquet:"itl_p99_s"`
 	E2EP50S          float64 `parquet:"e2e_p50_s"`
+	E2EP90S          float64 `parquet:"e2e_p90_s"`
+	E2EP99S          float64 `parquet:"e2e_p99_s"`
 	PercentileMethod string  `parquet:"percentile_method"`
 }

@@ -68,3 +68,20 @@ func MinSamples(p float64) int {
 	}
 	return int(math.Ceil(100/(100-p) - 1e-9))
 }
+
+// Median returns the middle of sorted, which must be in ascending order:
+// the middle value for an odd count, the mean of the two middle values for
+// an even one, and NaN for no values. Unlike the nearest-rank p50 it is not
+// always an observed value; it is the summary of repeated measurements of
+// one quantity (a probe point's timed windows, a clock offset), where no
+// single observation is special.
+func Median(sorted []float64) float64 {
+	n := len(sorted)
+	switch {
+	case n == 0:
+		return math.NaN()
+	case n%2 == 1:
+		return sorted[n/2]
+	}
+	return sorted[n/2-1] + (sorted[n/2]-sorted[n/2-1])/2
+}

@@ -163,3 +163,23 @@ func TestBootstrapPercentileMatchesSortingResamples(t *testing.T) {
 		t.Errorf("counting bootstrap [%v,%v], sorting bootstrap [%v,%v]", got.Low, got.High, lo, hi)
 	}
 }
+
+func TestMedian(t *testing.T) {
+	for _, tt := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{1, 2, 10}, 2},
+		{[]float64{1, 2, 4, 10}, 3},
+		{[]float64{-1, 1}, 0},
+		{[]float64{math.MaxFloat64, math.MaxFloat64}, math.MaxFloat64}, // no overflow in the mean
+	} {
+		if got := Median(tt.in); got != tt.want {
+			t.Errorf("Median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	if got := Median(nil); !math.IsNaN(got) {
+		t.Errorf("Median(nil) = %v, want NaN", got)
+	}
+}

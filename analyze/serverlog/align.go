@@ -18,7 +18,8 @@ type LineClock interface {
 }
 
 // RecvTimes is a LineClock backed by a slice: RecvTimes[i] is the receive
-// time of line i+1 in Unix nanoseconds; 0 means unknown.
+// time of line i+1 in Unix nanoseconds; 0 means unknown. analyze builds it
+// from a run's server_log_lines table.
 type RecvTimes []int64
 
 // RecvTimeNS implements LineClock.

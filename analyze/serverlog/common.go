@@ -99,30 +99,59 @@ func (s *Scanner) httpEvent(method, path []byte, code int) status {
 	return stEvent
 }
 
+// problemMarker is one phrase that classifies error text. Fatal marks
+// errors the engine does not survive (when the line is an error: a warning
+// that mentions memory is not a crash); error marks phrases that are errors
+// whatever the level printed with them (vLLM logs the dump of a failed
+// execution at INFO).
+type problemMarker struct {
+	class, marker string
+	fatal, error  bool
+}
+
 // problemMarkers classify error text. The first match wins, so root causes
 // (out of memory, KV cache too small) come before their consequences (the
 // engine died).
-var problemMarkers = [...]struct{ class, marker string }{
-	{ProblemKVInsufficient, "larger than the maximum number of tokens that can be stored in KV cache"},
-	{ProblemKVInsufficient, "larger than the available KV cache memory"},
-	{ProblemKVInsufficient, "No available memory for the cache blocks"},
-	{ProblemCUDAOOM, "out of memory"},
-	{ProblemCUDAOOM, "OutOfMemoryError"},
-	{ProblemContextExceeded, "exceeds the available context size"},
-	{ProblemContextExceeded, "Context size has been exceeded"},
-	{ProblemEngineDead, "EngineDeadError"},
-	{ProblemEngineDead, "is already dead"},
-	{ProblemEngineDead, ") died"},
-	{ProblemEngineDead, "died unexpectedly"},
-	{ProblemEngineDead, "Engine loop has died"},
-	{ProblemEngineDead, "Engine loop is not running"},
-	{ProblemEngineDead, "EngineCore encountered"},
-	{ProblemEngineDead, "Engine core initialization failed"},
-	{ProblemEngineDead, "Scheduler hit an exception"},
-	{ProblemTimeout, "imed out"},
-	{ProblemTimeout, "TimeoutError"},
-	{ProblemTimeout, "Timeout"},
-	{ProblemAbort, "Aborted request"},
+var problemMarkers = [...]problemMarker{
+	{ProblemKVInsufficient, "larger than the maximum number of tokens that can be stored in KV cache", true, false},
+	{ProblemKVInsufficient, "larger than the available KV cache memory", true, false},
+	{ProblemKVInsufficient, "No available memory for the cache blocks", true, false},
+	{ProblemKVInsufficient, "To serve at least one request with the model", true, false}, // "model's" and "models's"
+	{ProblemCUDAOOM, "out of memory", true, false},
+	{ProblemCUDAOOM, "OutOfMemoryError", true, false},
+	{ProblemContextExceeded, "exceeds the available context size", false, false},
+	{ProblemContextExceeded, "Context size has been exceeded", false, false},
+	{ProblemFatalSignal, "Fatal Python error", true, true},
+	{ProblemFatalSignal, "SIGSEGV", true, true},
+	{ProblemFatalSignal, "Segmentation fault", true, true},
+	{ProblemFatalSignal, "GGML_ASSERT", true, true},
+	{ProblemFatalSignal, "fatal signal", true, true},
+	{ProblemStartFailed, "EngineCore failed to start", true, true},
+	{ProblemStartFailed, "Engine core initialization failed", true, true},
+	{ProblemStartFailed, "Engine process failed to start", true, true},
+	{ProblemEngineDead, "EngineDeadError", true, false},
+	{ProblemEngineDead, "is already dead", true, false},
+	{ProblemEngineDead, ") died", true, false},
+	{ProblemEngineDead, "died unexpectedly", true, false},
+	{ProblemEngineDead, "Engine loop has died", true, false},
+	{ProblemEngineDead, "Engine loop is not running", true, false},
+	{ProblemEngineDead, "EngineCore encountered", true, false},
+	{ProblemEngineDead, "EngineCore hit an exception", true, true},
+	{ProblemEngineDead, "Engine background task failed", true, true},
+	{ProblemEngineDead, "Background loop has errored", true, false},
+	{ProblemEngineDead, "Task finished unexpectedly", true, false},
+	{ProblemEngineDead, "Scheduler hit an exception", true, true},
+	{ProblemEngineDead, "Received sigquit from a child", true, true},
+	{ProblemEngineDead, "input of failed execution", true, true},
+	{ProblemTimeout, "Engine iteration timed out", true, true},
+	{ProblemTimeout, "Watchdog timeout", true, true},
+	{ProblemTimeout, "should_stop condition", false, false}, // llama-server gave up waiting for a client
+	{ProblemTimeout, "TimeoutError", true, false},
+	{ProblemTimeout, "imed out", false, false},
+	{ProblemTimeout, "Timeout", false, false},
+	{ProblemAbort, "Aborted request", false, false},
+	{ProblemAbort, "cancel task", false, false}, // llama-server: "stop: cancel task, id_task = 2042"
+	{ProblemPromptCache, "making room for prompt cache entry", false, false},
 }
 
 // markerPairs has a bit for each two-byte opening of a problem marker and
@@ -131,12 +160,12 @@ var problemMarkers = [...]struct{ class, marker string }{
 // per marker.
 var (
 	markerPairs [1 << 16 / 64]uint64
-	markerFirst [256]uint32
+	markerFirst [256]uint64
 )
 
 func init() {
-	if len(problemMarkers) > 32 {
-		panic("serverlog: more than 32 problem markers")
+	if len(problemMarkers) > 64 {
+		panic("serverlog: more than 64 problem markers")
 	}
 	for i, m := range problemMarkers {
 		p := uint16(m.marker[0])<<8 | uint16(m.marker[1])
@@ -155,7 +184,7 @@ func findMarker(b []byte) int {
 			continue
 		}
 		for set := markerFirst[b[i]]; set != 0; set &= set - 1 {
-			k := bits.TrailingZeros32(set)
+			k := bits.TrailingZeros64(set)
 			if (best < 0 || k < best) && len(b)-i >= len(problemMarkers[k].marker) && bstr(b[i:i+len(problemMarkers[k].marker)]) == problemMarkers[k].marker {
 				best = k
 			}
@@ -169,7 +198,11 @@ func findMarker(b []byte) int {
 
 // classify turns warning, error and headerless lines into problems.
 // Traceback frames and code lines are not counted as errors of their own:
-// the exception line at the end of the traceback is.
+// the exception line at the end of the traceback is. Two kinds of frame
+// line do say something: a "raise ..." code line (the innermost frame,
+// the exception being raised, which a cut copy may show without the
+// exception line) and the program's entry point (an exception that
+// reached the top of the server process).
 func (s *Scanner) classify(lvl Level, msg []byte) status {
 	msg = trimSpaceRight(msg)
 	if len(msg) == 0 {
@@ -178,13 +211,36 @@ func (s *Scanner) classify(lvl Level, msg []byte) status {
 	frame := isTracebackFrame(msg)
 	body := msg
 	if rest, ok := stripRankPrefix(body); ok {
+		if s.ev.Rank == "" {
+			s.ev.Rank = s.intern(body[1:bytes.IndexByte(body, ']')])
+		}
 		body = rest
 	}
-	if !frame {
+	if frame {
+		code := trimSpace(body)
+		if bytes.HasPrefix(code, []byte("raise ")) {
+			if i := findMarker(code); i >= 0 && problemMarkers[i].fatal {
+				return s.problemAt(KindError, i, code)
+			}
+		}
+		if !s.tbTop && (isEntryFrame(code) || (lvl >= LevelError && s.engineProc)) {
+			// An exception at the program's entry point, or a traceback an
+			// engine-core or worker process logs as an ERROR: the process
+			// that runs the model failed.
+			s.tbTop = true
+			return s.fatal(ProblemCrash, string(code))
+		}
+	} else {
+		if !bytes.HasPrefix(body, []byte("Traceback")) {
+			s.tbTop = false
+		}
+		if c := wholeLineSignal(body); c != "" {
+			return s.fatal(c, string(body))
+		}
 		if i := findMarker(body); i >= 0 {
 			m := problemMarkers[i]
 			kind := KindError
-			if lvl == LevelWarning || lvl == LevelInfo || lvl == LevelDebug {
+			if (lvl == LevelWarning || lvl == LevelInfo || lvl == LevelDebug) && !m.error {
 				kind = KindWarning
 				if m.class == ProblemAbort {
 					kind = KindError
@@ -194,7 +250,7 @@ func (s *Scanner) classify(lvl Level, msg []byte) status {
 				// warnings about timeout settings are not timeouts
 				return stIgnored
 			}
-			return s.problem(kind, m.class, string(trimSpace(body)))
+			return s.problemAt(kind, i, trimSpace(body))
 		}
 	}
 	switch {
@@ -207,6 +263,38 @@ func (s *Scanner) classify(lvl Level, msg []byte) status {
 		return stUnknown
 	}
 	return stIgnored
+}
+
+// problemAt makes the line a problem of marker i's class.
+func (s *Scanner) problemAt(kind Kind, i int, msg []byte) status {
+	m := problemMarkers[i]
+	st := s.problem(kind, m.class, string(msg))
+	s.ev.Problem.Fatal = m.fatal && kind == KindError
+	return st
+}
+
+// fatal makes the line a fatal error of the given class.
+func (s *Scanner) fatal(class, msg string) status {
+	st := s.problem(KindError, class, msg)
+	s.ev.Problem.Fatal = true
+	return st
+}
+
+// isEntryFrame matches the frame of a traceback at a program's entry
+// point: an exception nobody caught.
+func isEntryFrame(code []byte) bool {
+	return bytes.HasPrefix(code, []byte("File ")) &&
+		(bytes.HasSuffix(code, []byte(", in <module>")) || contains(code, "asyncio/runners.py") || contains(code, "run_until_complete"))
+}
+
+// wholeLineSignal recognises the lines a shell or the C runtime prints when
+// a process dies: "Aborted", "Killed", "Segmentation fault (core dumped)".
+func wholeLineSignal(b []byte) string {
+	switch bstr(b) {
+	case "Aborted", "Aborted (core dumped)", "Killed", "Segmentation fault", "Segmentation fault (core dumped)":
+		return ProblemFatalSignal
+	}
+	return ""
 }
 
 // isExceptionLine matches the last line of a Python traceback

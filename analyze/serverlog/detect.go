@@ -25,10 +25,29 @@ func detectLine(msg []byte) Engine {
 		// a header after a progress bar or a terminal frame ("│ INFO 03-21 ...")
 		return EngineVLLM
 	}
-	if len(msg) > 21 && msg[0] == '[' {
+	if len(msg) > 10 && msg[0] == '[' {
 		if _, _, _, _, _, _, ok := dateClock(msg[1:]); ok && msg[11] == ' ' {
-			return EngineSGLang
+			if _, _, n, ok := sglangHeaderTail(msg[20:]); ok {
+				// "[2024-07-08 15:17:34] INFO 07-08 07:17:34 metrics.py:334] ..." is a
+				// process manager's stamp before a vLLM record
+				if rest := msg[20+n:]; vllmHeaderAt(rest) {
+					return EngineVLLM
+				}
+				return EngineSGLang
+			}
+		} else if _, _, _, ok := clock(msg, 1); ok {
+			if _, _, n, ok := sglangHeaderTail(msg[9:]); ok && n > 1 {
+				return EngineSGLang
+			}
 		}
+		for _, p := range [...]string{"[gpu=", "[gpu_id="} {
+			if bytes.HasPrefix(msg, []byte(p)) && (contains(msg, "Decode batch") || contains(msg, "Prefill batch")) {
+				return EngineSGLang
+			}
+		}
+	}
+	if bytes.HasPrefix(msg, []byte("new fill batch. #seq: ")) {
+		return EngineSGLang
 	}
 	for _, m := range llamaMarkers {
 		if bytes.HasPrefix(body, []byte(m)) {
@@ -105,6 +124,32 @@ func eventLogEngine(b []byte) Engine {
 		if bytes.HasPrefix(rest, []byte(v)) {
 			return engineEventLog
 		}
+	}
+	return EngineUnknown
+}
+
+// loggerEngine names the engine of a Python logger ("vllm.engine.metrics",
+// "sglang.srt.managers.scheduler") that a logging layout printed.
+func loggerEngine(logger []byte) Engine {
+	switch {
+	case bytes.HasPrefix(logger, []byte("vllm.")), bstr(logger) == "vllm":
+		return EngineVLLM
+	case bytes.HasPrefix(logger, []byte("sglang.")), bstr(logger) == "sglang":
+		return EngineSGLang
+	}
+	return EngineUnknown
+}
+
+// detectWeak names the engine of a line that only mentions it: a
+// traceback frame in its source tree or an exception of one of its
+// modules. Such lines decide only when no line in the engine's own layout
+// does.
+func detectWeak(msg []byte) Engine {
+	switch {
+	case contains(msg, "/vllm/"), contains(msg, "vllm.engine."), contains(msg, "vllm.v1."):
+		return EngineVLLM
+	case contains(msg, "/sglang/srt/"), contains(msg, "sglang.srt."):
+		return EngineSGLang
 	}
 	return EngineUnknown
 }

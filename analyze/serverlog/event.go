@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/headroom-llm/headroom/engines"
 )
 
 // Engine names a serving engine whose log format the scanner knows. The
-// values match the engine names used in run manifests.
+// values match the engine names used in run manifests (package engines),
+// except llama.cpp's, "llamacpp" here.
 type Engine string
 
 // The engines the scanner reads. EngineUnknown means "detect it" in
@@ -27,24 +30,27 @@ const (
 // Engines lists the known engines in the order auto-detection prefers them.
 var Engines = []Engine{EngineVLLM, EngineSGLang, EngineLlamaCpp, EngineNodeLlamaCpp, EngineTransformersCB}
 
-// ParseEngine reads an engine name as a user types it: "auto" or "" for
-// detection, and the usual spellings of each engine.
+// ParseEngine reads an engine name as a user types it or a manifest holds
+// it: "auto" or "" for detection, and every spelling engines.Canonical
+// knows of an engine whose log the scanner reads.
 func ParseEngine(s string) (Engine, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "auto":
+	if t := strings.ToLower(strings.TrimSpace(s)); t == "" || t == "auto" {
 		return EngineUnknown, nil
-	case "vllm":
-		return EngineVLLM, nil
-	case "sglang":
-		return EngineSGLang, nil
-	case "llamacpp", "llama.cpp", "llama-server", "llama-cpp":
-		return EngineLlamaCpp, nil
-	case "node-llama-cpp", "nodellama", "node-llama", "testengine":
-		return EngineNodeLlamaCpp, nil
-	case "transformers-cb", "tfcb", "transformers":
-		return EngineTransformersCB, nil
+	}
+	name, _ := engines.Canonical(s)
+	if e, ok := logEngines[name]; ok {
+		return e, nil
 	}
 	return EngineUnknown, fmt.Errorf("unknown engine %q: want auto, vllm, sglang, llamacpp, node-llama-cpp or transformers-cb", s)
+}
+
+// logEngines maps the manifest's engine names to the scanner's.
+var logEngines = map[string]Engine{
+	engines.VLLM:           EngineVLLM,
+	engines.SGLang:         EngineSGLang,
+	engines.LlamaCpp:       EngineLlamaCpp,
+	engines.NodeLlamaCpp:   EngineNodeLlamaCpp,
+	engines.TransformersCB: EngineTransformersCB,
 }
 
 // Kind says what an event is about; it selects which payload field of Event
@@ -108,9 +114,10 @@ const (
 	TimeNoZone                      // date and time from the line; zone from Options.Location
 	TimeNoYear                      // month, day and time from the line; year from Options, zone from Options.Location
 	TimeRelative                    // llama.cpp offset since its log started (Event.Elapsed); Time set only if Options.Reference is
+	TimeClock                       // time of day only (older SGLang "[16:43:29 TP0]"); the date is Options.Reference's, else 0000-01-01
 )
 
-var timeQualityNames = [...]string{"none", "complete", "no-zone", "no-year", "relative"}
+var timeQualityNames = [...]string{"none", "complete", "no-zone", "no-year", "relative", "clock"}
 
 func (q TimeQuality) String() string {
 	if int(q) < len(timeQualityNames) {
@@ -131,6 +138,14 @@ type Event struct {
 	Engine      Engine
 	Kind        Kind
 	Level       Level
+	// Rank is the parallel rank that printed the line ("TP3", "rank=1"),
+	// when the line says; the same message from several ranks at once is
+	// one event (see Counts.Duplicates).
+	Rank string
+	// Generation is the vLLM generation ("V0" or "V1") the line's shape
+	// shows (its source file, process prefix or fields), "" when it does
+	// not tell.
+	Generation string
 
 	Stats        Stats        // KindStats
 	Preemption   Preemption   // KindPreemption
@@ -323,7 +338,11 @@ const (
 	ProblemKVInsufficient  = "kv_insufficient"  // the KV cache cannot hold even one request of the configured length
 	ProblemContextExceeded = "context_exceeded" // a request longer than the context was refused
 	ProblemKVFull          = "kv_full"          // llama.cpp found no free KV cache cells for a batch
+	ProblemStartFailed     = "start_failed"     // the engine failed to start (core initialization failed)
+	ProblemFatalSignal     = "fatal_signal"     // the process died of a signal or an assertion (SIGSEGV, abort, killed)
+	ProblemCrash           = "crash"            // an exception reached the top of the server process
 	ProblemSwapSpace       = "swap_space"       // vLLM V0 swap space warning
+	ProblemPromptCache     = "prompt_cache"     // llama.cpp evicted a prompt-cache entry to make room (host-RAM cache thrashing)
 	ProblemHTTP            = "http_error"       // an HTTP error status returned to a client
 	ProblemOther           = "error"            // any other error-level line
 )
@@ -332,6 +351,10 @@ const (
 type Problem struct {
 	Class   string // one of the Problem* classes
 	Message string // the message part of the line
+	// Fatal is true for errors the engine does not survive: it died,
+	// failed to start, was killed by a signal, or hung (an engine-level
+	// timeout). A request's error, a refused prompt or a warning is not.
+	Fatal bool
 }
 
 // Slot actions (llama.cpp).
@@ -339,6 +362,8 @@ const (
 	SlotLaunch    = "launch"     // a task was assigned to the slot
 	SlotNewPrompt = "new_prompt" // prompt size known
 	SlotRelease   = "release"    // the task finished and the slot is free
+	SlotActive    = "active"     // another line of the slot's task: the slot is busy
+	SlotData      = "data"       // a census of the slots: Busy of them processing
 )
 
 // Slot is llama.cpp slot activity. Integer fields are -1 when the line did
@@ -351,6 +376,7 @@ type Slot struct {
 	NCtxSlot     int  // new prompt: context of the slot
 	NPast        int  // release: tokens in the slot's cache
 	Truncated    bool // release: the prompt was truncated
+	Busy         int  // data: slots processing a task
 }
 
 // Timing phases (llama.cpp).

@@ -1,29 +1,43 @@
 package serverlog
 
+import "bytes"
+
 // kvIter walks the "Key: value unit, Key: value unit" lists that vLLM and
 // SGLang print for scheduler statistics. New wording variants only add or
 // rename keys, so the parsers map keys they know and skip the rest.
 type kvIter struct{ b []byte }
 
 // next returns the next key and its value text (up to the next ", ").
+// A segment without ": " splits at its first ':' ("Avg time/tok:149.4
+// ms" in vLLM 0.3); a segment without a colon is skipped.
 func (it *kvIter) next() (key, val []byte, ok bool) {
-	b := it.b
-	for len(b) > 0 && (b[0] == ' ' || b[0] == ',' || b[0] == '.') {
-		b = b[1:]
+	for {
+		b := it.b
+		for len(b) > 0 && (b[0] == ' ' || b[0] == ',' || b[0] == '.') {
+			b = b[1:]
+		}
+		if len(b) == 0 {
+			it.b = nil
+			return nil, nil, false
+		}
+		seg := b
+		if j := index(b, ", "); j >= 0 {
+			seg, it.b = b[:j], b[j+2:]
+		} else {
+			it.b = nil
+		}
+		i, w := index(seg, ": "), 2
+		if i < 0 {
+			i, w = bytes.IndexByte(seg, ':'), 1
+		}
+		if i <= 0 {
+			if it.b == nil {
+				return nil, nil, false
+			}
+			continue
+		}
+		return trimSpace(seg[:i]), seg[i+w:], true
 	}
-	i := index(b, ": ")
-	if i < 0 {
-		it.b = nil
-		return nil, nil, false
-	}
-	key = trimSpace(b[:i])
-	rest := b[i+2:]
-	if j := index(rest, ", "); j >= 0 {
-		val, it.b = rest[:j], rest[j+2:]
-	} else {
-		val, it.b = rest, nil
-	}
-	return key, val, true
 }
 
 // kvNumber reads the number at the start of a value; a following '%'

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -60,6 +62,13 @@ type Counts struct {
 	Bad     int64 // lines that looked like a known record but could not be read
 	Long    int64 // lines cut at Options.MaxLineBytes
 	Wrapped int64 // lines that came inside a container, journald or CI wrapper
+	// Duplicates are events another parallel rank had already printed
+	// (the same message, another rank, within a couple of seconds); they
+	// are not returned.
+	Duplicates int64
+	// Rejoined are lines a terminal or a copy hard-wrapped, joined back to
+	// the line before them (each pair is read as one record).
+	Rejoined int64
 }
 
 // SyntaxError is a line that looked like a known record but could not be
@@ -118,6 +127,170 @@ type Scanner struct {
 	// llama.cpp: the slot/task of an open multi-line timing block
 	timingSlot, timingTask int
 	timingOpen             bool
+
+	// tbTop: the entry point of the current Python traceback was reported.
+	tbTop bool
+	// engineProc: the vLLM line came from an engine-core or worker process
+	// (its "(EngineCore_0 pid=7) " or "(Worker_TP0 pid=9) " prefix).
+	engineProc bool
+
+	// recent rank-tagged events, to fold the copies other ranks print
+	recent []rankedEvent
+	ranks  map[string]string // interned rank tags: a log has few
+
+	// hard-wrapped lines: the line read ahead (peeked), the buffer a line
+	// and its continuation are joined in, and the first line of the record
+	peeked  []byte
+	joinBuf []byte
+	first   int64
+
+	vllmSrc []byte // the source location of the vLLM record being read ("loggers.py:123")
+	genSeen string // the first vLLM generation a line's shape showed
+}
+
+// Generation returns the vLLM generation ("V0", "V1") the first line that
+// showed one had, events or not (traceback frames of a V1 engine core show
+// it too); "" when none did.
+func (s *Scanner) Generation() string { return s.genSeen }
+
+// mayWrap reports whether raw may be the first part of a record that a
+// terminal or a copy hard-wrapped: a long Python-engine line (vLLM,
+// SGLang) that ends inside a word. Such wraps cut stats records and
+// traceback frames at a fixed width, the next line going on without any
+// prefix.
+func (s *Scanner) mayWrap(raw []byte) bool {
+	if (s.engine != EngineVLLM && s.engine != EngineSGLang) || len(raw) < 80 {
+		return false
+	}
+	c := raw[len(raw)-1]
+	return c == '_' || c == '/' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z')
+}
+
+// isContinuation reports whether a line can be the rest of a hard-wrapped
+// one: it starts inside a word (a lower-case letter or '_') and carries no
+// wrapper (a compose service name, a journald host) and no record of its
+// own (a level word, an NCCL line: "host:pid:tid [0] NCCL INFO ...").
+func isContinuation(next []byte, u *unwrapper) bool {
+	if len(next) == 0 || !(next[0] == '_' || (next[0] >= 'a' && next[0] <= 'z')) {
+		return false
+	}
+	if _, _, kinds := u.unwrap(next); kinds&^(wrapANSI|wrapCR) != 0 {
+		return false
+	}
+	return !contains(next, " INFO ") && !contains(next, " WARNING ") && !contains(next, " ERROR ") && !contains(next, "NCCL")
+}
+
+// rejoin reads the line after raw and, when it continues raw (it starts
+// inside a word: a lower-case letter or '_', where no record of these
+// engines starts), returns the two joined; otherwise it returns raw and
+// keeps the line read for the next Scan.
+func (s *Scanner) rejoin(raw []byte) []byte {
+	s.joinBuf = append(s.joinBuf[:0], raw...)
+	next, ok := s.nextLine()
+	if !ok {
+		return s.joinBuf
+	}
+	if !isContinuation(next, &s.u) {
+		s.peeked = next
+		return s.joinBuf
+	}
+	s.joinBuf = append(s.joinBuf, next...)
+	s.line++
+	s.counts.Lines++
+	s.counts.Rejoined++
+	return s.joinBuf
+}
+
+// intern returns b as a string, allocating once per distinct value.
+func (s *Scanner) intern(b []byte) string {
+	if v, ok := s.ranks[bstr(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if s.ranks == nil {
+		s.ranks = map[string]string{}
+	}
+	if len(s.ranks) < 1024 {
+		s.ranks[v] = v
+	}
+	return v
+}
+
+// rankedEvent is an event a parallel rank printed: its content, when and
+// which ranks printed it.
+type rankedEvent struct {
+	key   string
+	time  time.Time
+	line  int64
+	ranks []string
+}
+
+// Ranks print the same message within this long of each other, and an
+// event is compared with the ones at most this many lines before it.
+const (
+	rankSkew      = 2 * time.Second
+	rankLookBack  = 256
+	maxRankedKept = 64
+)
+
+// duplicate reports whether the event just read is another rank's copy of
+// an event already returned: the same kind and content, from a rank not
+// yet seen for it, within rankSkew (or, without times, rankLookBack lines).
+func (s *Scanner) duplicate() bool {
+	ev := &s.ev
+	if ev.Rank == "" {
+		return false
+	}
+	key := rankKey(ev)
+	if key == "" {
+		return false
+	}
+	// forget what is too old to be copied
+	keep := s.recent[:0]
+	for _, r := range s.recent {
+		if ev.Line-r.line <= rankLookBack {
+			keep = append(keep, r)
+		}
+	}
+	s.recent = keep
+	for i := range s.recent {
+		r := &s.recent[i]
+		if r.key != key || slices.Contains(r.ranks, ev.Rank) {
+			continue
+		}
+		near := ev.Time.IsZero() || r.time.IsZero()
+		if !near {
+			d := ev.Time.Sub(r.time)
+			near = d >= -rankSkew && d <= rankSkew
+		}
+		if near {
+			r.ranks = append(r.ranks, ev.Rank)
+			return true
+		}
+	}
+	if len(s.recent) == maxRankedKept {
+		s.recent = s.recent[1:]
+	}
+	s.recent = append(s.recent, rankedEvent{key: key, time: ev.Time, line: ev.Line, ranks: []string{ev.Rank}})
+	return false
+}
+
+// rankKey is what two ranks' copies of an event have in common: its kind,
+// its data-parallel group and its content; "" for events that ranks do
+// not copy (statistics: each data-parallel scheduler prints its own).
+func rankKey(ev *Event) string {
+	group := ""
+	if i := strings.Index(ev.Rank, "DP"); i >= 0 {
+		group, _, _ = strings.Cut(ev.Rank[i:], " ")
+	}
+	switch ev.Kind {
+	case KindPreemption:
+		p := &ev.Preemption
+		return fmt.Sprintf("p|%s|%s|%d|%s|%g|%g", group, p.Mode, p.Count, p.RequestID, p.NewTokenRatioBefore, p.NewTokenRatioAfter)
+	case KindError, KindWarning, KindKVFull:
+		return fmt.Sprintf("%d|%s|%s|%s", ev.Kind, group, ev.Problem.Class, ev.Problem.Message)
+	}
+	return ""
 }
 
 // NewScanner returns a Scanner reading r.
@@ -156,13 +329,27 @@ func (s *Scanner) Scan() bool {
 		}
 		s.line++
 		s.counts.Lines++
+		s.first = s.line
+		if s.mayWrap(raw) {
+			raw = s.rejoin(raw)
+		}
 		switch s.parse(raw) {
 		case stEvent:
-			s.counts.Events++
+			if s.genSeen == "" {
+				s.genSeen = s.ev.Generation
+			}
 			s.finishEvent(raw)
+			if s.duplicate() {
+				s.counts.Duplicates++
+				continue
+			}
+			s.counts.Events++
 			return true
 		case stIgnored:
 			s.counts.Ignored++
+			if s.genSeen == "" {
+				s.genSeen = s.ev.Generation
+			}
 		case stBad:
 			s.counts.Bad++
 			if len(s.synErrs) < s.opts.MaxSyntaxErrors {
@@ -207,11 +394,17 @@ func (s *Scanner) detect() {
 	}
 	size := 0
 	// Request lines (admit, preempt, finish) are common to the test engine
-	// and transformers-cb: they decide only if no other line does.
+	// and transformers-cb: they decide only if no other line does. So do
+	// paths in tracebacks and module-qualified exception names.
 	weak := false
+	weakEngine := EngineUnknown
 	defer func() {
-		if s.engine == EngineUnknown && weak {
+		switch {
+		case s.engine != EngineUnknown:
+		case weak:
 			s.engine = EngineNodeLlamaCpp
+		case weakEngine != EngineUnknown:
+			s.engine = weakEngine
 		}
 	}()
 	for len(s.pending) < s.opts.DetectLines && size < detectBytes {
@@ -223,8 +416,15 @@ func (s *Scanner) detect() {
 		s.pending = append(s.pending, cp)
 		size += len(cp)
 		msg, _, _ := s.u.unwrap(cp)
+		if e := loggerEngine(s.u.logger); e != EngineUnknown {
+			s.engine = e
+			return
+		}
 		switch e := detectLine(msg); e {
 		case EngineUnknown:
+			if weakEngine == EngineUnknown {
+				weakEngine = detectWeak(msg)
+			}
 		case engineEventLog:
 			weak = true
 		default:
@@ -235,6 +435,11 @@ func (s *Scanner) detect() {
 }
 
 func (s *Scanner) nextLine() ([]byte, bool) {
+	if s.peeked != nil {
+		l := s.peeked
+		s.peeked = nil
+		return l, true
+	}
 	if s.pendingPos < len(s.pending) {
 		l := s.pending[s.pendingPos]
 		s.pending[s.pendingPos] = nil
@@ -377,7 +582,7 @@ func (s *Scanner) bad(format string, args ...any) status {
 // finishEvent fills the fields every event has.
 func (s *Scanner) finishEvent(raw []byte) {
 	ev := &s.ev
-	ev.Line = s.line
+	ev.Line = s.first
 	if len(raw) > maxRawBytes {
 		raw = raw[:maxRawBytes]
 	}
@@ -387,7 +592,7 @@ func (s *Scanner) finishEvent(raw []byte) {
 	}
 	ev.Time, ev.TimeQuality, ev.Elapsed = s.resolve(s.lineStamp)
 	if s.opts.Clock != nil {
-		if ns, ok := s.opts.Clock.RecvTimeNS(s.line); ok {
+		if ns, ok := s.opts.Clock.RecvTimeNS(s.first); ok {
 			ev.RecvTime = time.Unix(0, ns)
 		}
 	}
@@ -404,6 +609,13 @@ func (s *Scanner) resolve(st stamp) (time.Time, TimeQuality, time.Duration) {
 	case TimeNoYear:
 		y := s.inferYear(st.mon)
 		return time.Date(y, time.Month(st.mon), st.day, st.h, st.m, st.s, st.n, s.opts.Location), TimeNoYear, 0
+	case TimeClock:
+		y, mon, day := 0, time.January, 1
+		if !s.opts.Reference.IsZero() {
+			r := s.opts.Reference.In(s.opts.Location)
+			y, mon, day = r.Date()
+		}
+		return time.Date(y, mon, day, st.h, st.m, st.s, st.n, s.opts.Location), TimeClock, 0
 	case TimeRelative:
 		if s.opts.Reference.IsZero() {
 			return time.Time{}, TimeRelative, st.elapsed

@@ -97,35 +97,6 @@ func TestWrappers(t *testing.T) {
 	}
 }
 
-func TestDetectEveryFixture(t *testing.T) {
-	for _, path := range fixtures(t) {
-		name := filepath.Base(path)
-		var want Engine
-		switch {
-		case strings.HasSuffix(name, "-bare.log"):
-			want = EngineUnknown // lines copied without the engine's log prefix
-		case strings.HasPrefix(name, "vllm-"):
-			want = EngineVLLM
-		case strings.HasPrefix(name, "sglang-") && strings.Contains(name, "-docs-"):
-			want = EngineUnknown // a bare message without SGLang's prefix
-		case strings.HasPrefix(name, "sglang-"):
-			want = EngineSGLang
-		case strings.HasPrefix(name, "llamacpp-"), strings.HasPrefix(name, "ik_llama-"):
-			want = EngineLlamaCpp
-		case strings.HasPrefix(name, "node-llama-cpp-"):
-			want = EngineNodeLlamaCpp
-		case strings.HasPrefix(name, "transformers-cb-"):
-			want = EngineTransformersCB
-		default:
-			t.Fatalf("fixture %s: name does not say the engine", name)
-		}
-		_, s := scanFile(t, name, Options{})
-		if s.Engine() != want {
-			t.Errorf("%s: detected %q, want %q", name, s.Engine(), want)
-		}
-	}
-}
-
 // Every real line reads without a syntax error, and the counts add up.
 func TestFixturesHaveNoBadLines(t *testing.T) {
 	for _, path := range fixtures(t) {
@@ -135,7 +106,7 @@ func TestFixturesHaveNoBadLines(t *testing.T) {
 		if c.Bad != 0 {
 			t.Errorf("%s: %d bad lines: %v", name, c.Bad, s.SyntaxErrors())
 		}
-		if c.Events+c.Ignored+c.Unknown+c.Bad != c.Lines {
+		if c.Events+c.Ignored+c.Unknown+c.Bad+c.Duplicates+c.Rejoined != c.Lines {
 			t.Errorf("%s: counts do not add up: %+v", name, c)
 		}
 		raw, _ := os.ReadFile(path)
@@ -428,7 +399,7 @@ func fuzzScanner(f *testing.F, engine Engine) {
 			t.Fatal(s.Err())
 		}
 		c := s.Counts()
-		if c.Events+c.Ignored+c.Unknown+c.Bad != c.Lines {
+		if c.Events+c.Ignored+c.Unknown+c.Bad+c.Duplicates+c.Rejoined != c.Lines {
 			t.Fatalf("counts do not add up: %+v", c)
 		}
 		_ = z.Summary()

@@ -18,6 +18,10 @@ import (
 // parseSGLang reads one SGLang line.
 func (s *Scanner) parseSGLang(b []byte) status {
 	msg, ok := s.sglangHeader(b)
+	if !ok && s.u.level != LevelUnknown && bytes.HasPrefix(s.u.logger, []byte("sglang")) {
+		// re-logged through Python logging ("... [INFO] sglang.srt.managers.scheduler_metrics_mixin: ...")
+		msg, ok = b, true
+	}
 	if !ok {
 		if rest, ok2 := afterPrefix(b, "INFO:"); ok2 {
 			return s.uvicornAccess(rest)
@@ -33,52 +37,91 @@ func (s *Scanner) parseSGLang(b []byte) status {
 	return s.sglangMessage(msg, true)
 }
 
-// sglangHeader strips the bracketed prefix and sets the stamp.
+// sglangHeader strips the bracketed prefix and sets the stamp and the
+// line's rank tags.
 func (s *Scanner) sglangHeader(b []byte) ([]byte, bool) {
 	if len(b) < 3 || b[0] != '[' {
 		return nil, false
 	}
 	if y, mon, day, h, m, sec, ok := dateClock(b[1:]); ok && b[11] == ' ' {
-		end := bytes.IndexByte(b[20:min(len(b), 80)], ']')
-		if end < 0 {
-			return nil, false
-		}
-		tail := b[20 : 20+end]
-		ns := 0
-		if len(tail) > 0 && (tail[0] == ',' || tail[0] == '.') {
-			// optional milliseconds
-			j := 1
-			digits := 0
-			for j < len(tail) && isDigit(tail[j]) {
-				if digits < 9 {
-					ns = ns*10 + int(tail[j]-'0')
-					digits++
-				}
-				j++
-			}
-			for ; digits < 9 && digits > 0; digits++ {
-				ns *= 10
-			}
-			tail = tail[j:]
-		}
-		if len(tail) > 0 && tail[0] != ' ' {
+		ns, tags, n, ok := sglangHeaderTail(b[20:])
+		if !ok {
 			return nil, false
 		}
 		s.lineStamp = stamp{q: TimeNoZone, year: y, mon: mon, day: day, h: h, m: m, s: sec, n: ns}
-		rest := b[21+end:]
-		if len(rest) > 0 && rest[0] == ' ' {
-			rest = rest[1:]
+		s.ev.Rank = s.intern(tags)
+		return b[20+n:], true
+	}
+	if h, m, sec, ok := clock(b, 1); ok {
+		// 0.3: "[16:43:29 TP0] " and "[16:43:29] ", a time of day only
+		ns, tags, n, ok := sglangHeaderTail(b[9:])
+		if !ok {
+			return nil, false
 		}
-		return rest, true
+		s.lineStamp = stamp{q: TimeClock, h: h, m: m, s: sec, n: ns}
+		s.ev.Rank = s.intern(tags)
+		return b[9+n:], true
 	}
 	for _, p := range [...]string{"[gpu=", "[gpu_id="} {
 		if rest, ok := afterPrefix(b, p); ok {
 			if i := index(rest, "] "); i > 0 && i < 6 {
+				s.ev.Rank = s.intern(b[1 : len(p)+i])
 				return rest[i+2:], true
 			}
 		}
 	}
 	return nil, false
+}
+
+// sglangHeaderTail reads what follows the time in SGLang's header:
+// optional milliseconds, rank tags ("TP0", "DP1 TP2", "TP0 EP0"), the
+// closing bracket and a space. It returns the nanoseconds, the tags and
+// the bytes used.
+func sglangHeaderTail(b []byte) (ns int, tags []byte, n int, ok bool) {
+	i := 0
+	if i < len(b) && (b[i] == ',' || b[i] == '.') {
+		i++
+		digits := 0
+		for i < len(b) && isDigit(b[i]) {
+			if digits < 9 {
+				ns = ns*10 + int(b[i]-'0')
+				digits++
+			}
+			i++
+		}
+		if digits == 0 {
+			return 0, nil, 0, false
+		}
+		for ; digits < 9; digits++ {
+			ns *= 10
+		}
+	}
+	start := i
+	for i < len(b) && b[i] == ' ' {
+		// a tag: two or three capitals and a number
+		j := i + 1
+		for j < len(b) && j-i-1 < 3 && b[j] >= 'A' && b[j] <= 'Z' {
+			j++
+		}
+		caps := j - i - 1
+		k := j
+		for k < len(b) && isDigit(b[k]) {
+			k++
+		}
+		if caps < 2 || k == j {
+			return 0, nil, 0, false
+		}
+		i = k
+	}
+	if i >= len(b) || b[i] != ']' {
+		return 0, nil, 0, false
+	}
+	tags = trimSpace(b[start:i])
+	i++
+	if i < len(b) && b[i] == ' ' {
+		i++
+	}
+	return ns, tags, i, true
 }
 
 // sglangMessage reads the message after the prefix. headed says whether the
@@ -140,6 +183,10 @@ func (s *Scanner) sglangMessage(msg []byte, headed bool) status {
 			}
 			s.ev.Kind = KindConfig
 			return stEvent
+		}
+	case 'n':
+		if rest, ok := afterPrefix(msg, "new fill batch."); ok {
+			return s.sglangFillBatch(rest)
 		}
 	case 'T':
 		if _, ok := afterPrefix(msg, "The server is fired up and ready to roll!"); ok {
@@ -235,6 +282,48 @@ func (s *Scanner) sglangBatch(phase string, rest []byte) status {
 	}
 	if st.Set == 0 {
 		return s.bad("SGLang %s batch: expected \"#key: value\" pairs, found %q", phase, clip(rest))
+	}
+	s.ev.Kind = KindStats
+	return stEvent
+}
+
+// sglangFillBatch reads the record of SGLang's first releases (router
+// model_rpc.py, 2024): "new fill batch. #seq: 1. #cached_token: 2510.
+// #new_token: 18. tree_cache_hit_rate: 62.18%. ... #remaining_req: 0.
+// #running_req: 0" ("#remaining_req" is the queue).
+func (s *Scanner) sglangFillBatch(rest []byte) status {
+	st := &s.ev.Stats
+	st.Phase = "prefill"
+	for _, part := range bytes.Split(rest, []byte(". ")) {
+		k, v, ok := bytes.Cut(trimSpace(part), []byte(": "))
+		if !ok {
+			continue
+		}
+		var f StatField
+		switch bstr(k) {
+		case "#seq":
+			f = FieldNewSeqs
+		case "#cached_token":
+			f = FieldCachedTokens
+		case "#new_token":
+			f = FieldNewTokens
+		case "tree_cache_hit_rate":
+			f = FieldPrefixCacheHitRate
+		case "#remaining_req":
+			f = FieldWaiting
+		case "#running_req":
+			f = FieldRunning
+		default:
+			continue
+		}
+		val, okv := kvNumber(bytes.TrimSuffix(v, []byte(".")))
+		if !okv {
+			return s.bad("SGLang fill batch: %s: expected a number, found %q", k, v)
+		}
+		st.set(f, val)
+	}
+	if st.Set == 0 {
+		return s.bad("SGLang fill batch: expected \"#key: value\" pairs, found %q", clip(rest))
 	}
 	s.ev.Kind = KindStats
 	return stEvent

@@ -18,8 +18,12 @@ type Evidence struct {
 type Summary struct {
 	Engine     Engine
 	Generation string // vLLM "V0" or "V1" when the log says
-	Version    string
-	Model      string
+	// GenerationInferred is true when no start-up line named the
+	// generation and Generation comes from the shape of the log's lines
+	// (source files, process prefixes, stats fields).
+	GenerationInferred bool
+	Version            string
+	Model              string
 
 	// Config holds the well-known facts (Fact* keys), the last value seen
 	// for each, in a stable order.
@@ -58,6 +62,11 @@ type Summary struct {
 	Errors     map[string]int // error lines by Problem class
 	Warnings   map[string]int // warning lines by Problem class
 	FirstError Evidence
+	// Crash is the class of the first fatal error (the engine died, failed
+	// to start, was killed, hung), "" when the log shows none; CrashAt is
+	// its line.
+	Crash   string
+	CrashAt Evidence
 
 	// llama.cpp
 	SlotLaunches, SlotReleases int
@@ -73,11 +82,12 @@ type Summary struct {
 
 // Summarizer accumulates a Summary from a stream of events.
 type Summarizer struct {
-	sum    Summary
-	config map[string]string
-	order  []string
-	preSum int
-	preCum int
+	sum     Summary
+	config  map[string]string
+	order   []string
+	preSum  int
+	preCum  int
+	genHint string
 }
 
 // NewSummarizer returns an empty Summarizer.
@@ -107,6 +117,9 @@ func (z *Summarizer) Add(ev *Event) {
 	s := &z.sum
 	if s.Engine == EngineUnknown {
 		s.Engine = ev.Engine
+	}
+	if z.genHint == "" && ev.Generation != "" {
+		z.genHint = ev.Generation
 	}
 	if !ev.Time.IsZero() {
 		if s.First.IsZero() || ev.Time.Before(s.First) {
@@ -147,6 +160,9 @@ func (z *Summarizer) Add(ev *Event) {
 		s.Errors[ev.Problem.Class]++
 		if s.FirstError.Line == 0 {
 			s.FirstError = Evidence{ev.Line, ev.Raw}
+		}
+		if ev.Problem.Fatal && s.Crash == "" {
+			s.Crash, s.CrashAt = ev.Problem.Class, Evidence{ev.Line, ev.Raw}
 		}
 	case KindWarning:
 		s.Warnings[ev.Problem.Class]++
@@ -220,6 +236,15 @@ func (z *Summarizer) SetCounts(c Counts, errs []*SyntaxError) {
 	z.sum.SyntaxErrors = errs
 }
 
+// SetScanner records what the scanner saw beyond its events: line counts,
+// syntax errors and the vLLM generation the lines' shapes showed.
+func (z *Summarizer) SetScanner(s *Scanner) {
+	z.SetCounts(s.Counts(), s.SyntaxErrors())
+	if z.genHint == "" {
+		z.genHint = s.Generation()
+	}
+}
+
 // Summary returns the summary of the events added so far.
 func (z *Summarizer) Summary() Summary {
 	s := z.sum
@@ -249,6 +274,9 @@ func (z *Summarizer) Summary() Summary {
 	}
 	s.Version = z.config[FactVersion]
 	s.Generation = z.config[FactEngineGeneration]
+	if s.Generation == "" && z.genHint != "" && (s.Engine == EngineVLLM || s.Engine == EngineUnknown) {
+		s.Generation, s.GenerationInferred = z.genHint, true
+	}
 	s.Model = z.config[FactModel]
 	s.NonDefaultArgs = append([]Fact(nil), s.NonDefaultArgs...)
 	return s
@@ -272,7 +300,7 @@ func ScanSummary(r io.Reader, opts Options) (Summary, error) {
 	for s.Scan() {
 		z.Add(s.Event())
 	}
-	z.SetCounts(s.Counts(), s.SyntaxErrors())
+	z.SetScanner(s)
 	sum := z.Summary()
 	if sum.Engine == EngineUnknown {
 		sum.Engine = s.Engine()

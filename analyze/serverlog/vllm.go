@@ -18,7 +18,18 @@ import (
 
 // parseVLLM reads one vLLM line.
 func (s *Scanner) parseVLLM(b []byte) status {
+	s.engineProc = false
 	body := stripProcPrefix(b)
+	if len(body) < len(b) {
+		s.vllmProc(b[:len(b)-len(body)])
+	}
+	if len(body) > 22 && body[0] == '[' {
+		// a process manager's "[2024-07-08 15:17:34] " before the record
+		if y, mon, day, h, m, sec, ok := dateClock(body[1:]); ok && body[20] == ']' && body[21] == ' ' && vllmHeaderAt(body[22:]) {
+			s.lineStamp = stamp{q: TimeNoZone, year: y, mon: mon, day: day, h: h, m: m, s: sec}
+			body = body[22:]
+		}
+	}
 	lvl, msg, ok := s.vllmHeader(body)
 	if !ok {
 		// A progress bar written without a newline can precede the record
@@ -27,11 +38,109 @@ func (s *Scanner) parseVLLM(b []byte) status {
 			lvl, msg, ok = s.vllmHeader(body[j:])
 		}
 	}
+	if !ok && s.u.level != LevelUnknown && (s.u.logger == nil || loggerEngine(s.u.logger) == EngineVLLM) {
+		// re-logged through Python logging: the wrapper printed the level
+		lvl, msg, ok = s.u.level, body, true
+		s.ev.Generation = loggerGeneration(s.u.logger)
+	}
 	if !ok {
-		return s.vllmHeaderless(body)
+		st := s.vllmHeaderless(body)
+		if st == stEvent && s.ev.Generation == "" && s.genSeen == "" {
+			s.ev.Generation = vllmTextGeneration(body)
+		}
+		return st
 	}
 	s.ev.Level = lvl
-	return s.vllmMessage(lvl, msg)
+	st := s.vllmMessage(lvl, msg)
+	if st == stEvent && s.ev.Generation == "" {
+		s.ev.Generation = s.vllmGeneration(msg)
+	}
+	return st
+}
+
+// vllmGeneration tells vLLM V0 from V1 by the shape of a record: the
+// source file that logged it (V1's code lives under vllm/v1/ with its own
+// file names), the stats fields (V0 printed Swapped, Pending and the CPU
+// cache; V1 "Engine 000:" and neither), or the text.
+func (s *Scanner) vllmGeneration(msg []byte) string {
+	if s.ev.Kind == KindStats {
+		st := &s.ev.Stats
+		switch {
+		case st.Has(FieldEngineIndex):
+			return "V1"
+		case st.Has(FieldSwapped) || st.Has(FieldCPUKVUsage) || st.Has(FieldCPUPrefixCacheHitRate):
+			return "V0"
+		}
+	}
+	src := s.vllmSrc
+	if c := bytes.LastIndexByte(src, ':'); c > 0 {
+		src = src[:c]
+	}
+	switch bstr(src) {
+	case "loggers.py", "core.py", "core_client.py", "async_llm.py", "gpu_model_runner.py", "gpu_worker.py", "kv_cache_utils.py", "multiproc_executor.py":
+		return "V1"
+	case "async_llm_engine.py", "engine.py", "client.py", "model_runner.py", "model_runner_base.py", "worker.py",
+		"distributed_gpu_executor.py", "multiproc_gpu_executor.py", "gpu_executor.py", "ray_gpu_executor.py":
+		return "V0"
+	case "metrics.py", "llm_engine.py":
+		if s.ev.Kind == KindStats {
+			return "V0"
+		}
+	}
+	if s.ev.Kind == KindPreemption {
+		return "V0" // V1 logs no preemption
+	}
+	if s.genSeen != "" {
+		return "" // the text is searched only until a line has told
+	}
+	return vllmTextGeneration(msg)
+}
+
+// vllmTextGeneration reads the generation from names in a message: V0's
+// engine classes and paths, V1's engine core and paths.
+func vllmTextGeneration(msg []byte) string {
+	switch {
+	case contains(msg, "/vllm/v1/"), contains(msg, "vllm.v1."), contains(msg, "EngineCore"), contains(msg, "Engine core"):
+		return "V1"
+	case contains(msg, "MQLLMEngine"), contains(msg, "MQEngineDeadError"), contains(msg, "AsyncEngineDeadError"),
+		contains(msg, "/vllm/engine/async_llm_engine.py"), contains(msg, "vllm.engine.async_llm_engine"):
+		return "V0"
+	}
+	return ""
+}
+
+// loggerGeneration gives the vLLM generation of a module path: vllm.v1.*
+// is V1, the V0 engine, executor and worker modules are V0.
+func loggerGeneration(logger []byte) string {
+	switch {
+	case bytes.HasPrefix(logger, []byte("vllm.v1.")):
+		return "V1"
+	case bytes.HasPrefix(logger, []byte("vllm.engine.")), bytes.HasPrefix(logger, []byte("vllm.executor.")), bytes.HasPrefix(logger, []byte("vllm.worker.")):
+		return "V0"
+	}
+	return ""
+}
+
+// vllmProc reads a process prefix: the rank of a worker ("(VllmWorker
+// rank=1 pid=9) ", "(Worker_TP1 pid=100) ", a Ray worker's pid), whose
+// copies of a message are one event, and the generation it shows: V1's
+// front end and engine core are "(APIServer pid=N)" and "(EngineCore...",
+// V0's multiprocessing workers "(VllmWorkerProcess pid=N)".
+func (s *Scanner) vllmProc(p []byte) {
+	p = trimSpace(p)
+	switch {
+	case bytes.HasPrefix(p, []byte("(APIServer")), bytes.HasPrefix(p, []byte("(EngineCore")), bytes.HasPrefix(p, []byte("(Worker_")):
+		s.ev.Generation = "V1"
+	case bytes.HasPrefix(p, []byte("(VllmWorkerProcess")):
+		s.ev.Generation = "V0"
+	}
+	s.engineProc = !bytes.HasPrefix(p, []byte("(APIServer"))
+	for _, w := range [...]string{"(VllmWorker", "(Worker", "(RayWorkerWrapper", "(pid="} {
+		if bytes.HasPrefix(p, []byte(w)) {
+			s.ev.Rank = s.intern(p[1 : len(p)-1])
+			return
+		}
+	}
 }
 
 // stripProcPrefix removes "(APIServer pid=118) " and similar prefixes.
@@ -90,17 +199,20 @@ func (s *Scanner) vllmHeader(b []byte) (Level, []byte, bool) {
 		return LevelUnknown, nil, false
 	}
 	rest := b[n+15:]
+	s.vllmSrc = nil
 	// The source location: "[file.py:123] ", "file.py:123] ", or, in some
 	// documentation copies, "file.py:123 ".
 	if len(rest) > 0 && rest[0] == '[' {
 		i := index(rest, "] ")
 		if i < 0 || i > 200 {
 			if i2 := bytes.IndexByte(rest, ']'); i2 == len(rest)-1 {
+				s.vllmSrc = rest[1:i2]
 				rest = rest[len(rest):]
 			} else {
 				return LevelUnknown, nil, false
 			}
 		} else {
+			s.vllmSrc = rest[1:i]
 			rest = rest[i+2:]
 		}
 	} else {
@@ -116,6 +228,7 @@ func (s *Scanner) vllmHeader(b []byte) (Level, []byte, bool) {
 		if colon <= 0 || !allDigits(tok, colon+1, len(tok)-colon-1) || colon+1 == len(tok) {
 			return LevelUnknown, nil, false
 		}
+		s.vllmSrc = tok
 		if sp < len(rest) {
 			rest = rest[sp+1:]
 		} else {
@@ -124,6 +237,17 @@ func (s *Scanner) vllmHeader(b []byte) (Level, []byte, bool) {
 	}
 	s.lineStamp = stamp{q: TimeNoYear, mon: mon, day: day, h: h, m: m, s: sec}
 	return lvl, rest, true
+}
+
+// vllmHeaderAt reports whether b starts with a vLLM record header
+// ("INFO 07-08 07:17:34 ...").
+func vllmHeaderAt(b []byte) bool {
+	lvl, n := vllmLevel(b)
+	if lvl == LevelUnknown {
+		return false
+	}
+	_, _, _, _, _, ok := monthDayClock(b[n:])
+	return ok
 }
 
 // findVLLMHeader finds a record header that does not start the line.
@@ -150,6 +274,9 @@ func findVLLMHeader(b []byte) int {
 func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
 	if len(msg) == 0 {
 		return stIgnored
+	}
+	if (msg[0] == ' ' || msg[0] >= 0x80) && contains(msg, "█") {
+		return s.vllmBanner(msg)
 	}
 	switch msg[0] {
 	case 'A':
@@ -189,6 +316,7 @@ func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
 			return s.vllmPrefixHitRate(rest)
 		}
 		if _, ok := afterPrefix(msg, "Possibly too large swap space"); ok {
+			s.ev.Generation = "V0" // V1 has no swap space
 			return s.problem(KindWarning, ProblemSwapSpace, string(msg))
 		}
 	case 'S':
@@ -255,6 +383,12 @@ func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
 		if _, ok := afterPrefix(msg, "Cudagraph is disabled"); ok {
 			return s.fact(FactCUDAGraph, "disabled")
 		}
+	case 'W':
+		if _, ok := afterPrefix(msg, "Writing input of failed execution"); ok {
+			// V0's model runner dumps the inputs of a step that raised: the
+			// engine loop dies with it (an INFO line, so it is read here).
+			return s.fatal(ProblemEngineDead, string(trimSpace(msg)))
+		}
 	case 'R':
 		if rest, ok := afterPrefix(msg, "Received request "); ok {
 			return s.request(RequestReceived, trimID(rest))
@@ -284,6 +418,18 @@ func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
 	}
 	if lvl >= LevelWarning || lvl == LevelUnknown {
 		return s.classify(lvl, msg)
+	}
+	return stIgnored
+}
+
+// vllmBanner reads the start-up banner of later releases (0.19), block
+// letters with "version X" and "model M" beside them.
+func (s *Scanner) vllmBanner(msg []byte) status {
+	if v, ok := after(msg, "  version "); ok {
+		return s.fact(FactVersion, string(firstField(v)))
+	}
+	if v, ok := after(msg, "  model "); ok {
+		return s.fact(FactModel, string(firstField(v)))
 	}
 	return stIgnored
 }

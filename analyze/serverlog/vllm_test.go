@@ -88,9 +88,9 @@ func TestVLLMStatsVariants(t *testing.T) {
 		{"vllm-0.14.x-xpu-v1-loggers257-waiting.log", 7, Stats{Set: v1stats | FieldEngineIndex, GenerationTokensPerS: 5.5, Running: 1, Waiting: 14, KVUsage: 0.768, PrefixCacheHitRate: 0.92}},
 		// two records glued on one line: the first one is read
 		{"vllm-0.10.0-v1-loggers118-glued.log", 2, Stats{Set: v1stats | FieldEngineIndex, GenerationTokensPerS: 239.2, Running: 8, KVUsage: 0.916}},
-		// the author's copy wrapped the line after "throughpu": only the
-		// first field survives on the record's line
-		{"vllm-0.11.x-v1-kubectl-timestamps.log", 1, Stats{Set: FieldPromptThroughput | FieldEngineIndex}},
+		// the author's copy wrapped the line after "throughpu"; the next
+		// line ("t: 569.6 tokens/s, Running: ...") is joined back
+		{"vllm-0.11.x-v1-kubectl-timestamps.log", 1, Stats{Set: v1stats | FieldEngineIndex, GenerationTokensPerS: 569.6, Running: 27, Waiting: 62, KVUsage: 0.997, PrefixCacheHitRate: 0.463}},
 	}
 	for _, tt := range tests {
 		evs, _ := scanFile(t, tt.file, Options{})
@@ -209,11 +209,16 @@ func TestVLLMErrors(t *testing.T) {
 			t.Errorf("%s:%d: class %s, want %s", tt.file, tt.line, ev.Problem.Class, tt.class)
 		}
 	}
-	// Traceback frames, even with an ERROR header, are not errors of their own.
+	// Traceback frames, even with an ERROR header, are not errors of their
+	// own; but a traceback a worker or the engine core logs as an ERROR is
+	// the model's process failing: its first frame is a crash.
 	_, s := scanFile(t, "vllm-0.21.x-v1-oom-enginedead.log", Options{})
 	checkCounts(t, s, Counts{Lines: 6, Events: 2, Ignored: 4})
-	_, s = scanFile(t, "vllm-0.12.x-v1-buildkite-prefix.log", Options{})
-	checkCounts(t, s, Counts{Lines: 7, Ignored: 7, Wrapped: 7})
+	evs, s := scanFile(t, "vllm-0.12.x-v1-buildkite-prefix.log", Options{})
+	checkCounts(t, s, Counts{Lines: 7, Events: 1, Ignored: 6, Wrapped: 7})
+	if ev := wantEvent(t, evs, 1, KindError); ev.Problem.Class != ProblemCrash || !ev.Problem.Fatal {
+		t.Errorf("the worker's ERROR traceback: %+v", ev.Problem)
+	}
 	_, s = scanFile(t, "vllm-0.21.x-v1-enginedead-traceback.log", Options{})
 	checkCounts(t, s, Counts{Lines: 13, Events: 1, Unknown: 12})
 }
@@ -222,7 +227,8 @@ func TestVLLMKubectlTimestamps(t *testing.T) {
 	// kubectl's UTC stamp is used, not vLLM's zone-less local one (which
 	// is seven hours behind here).
 	evs, s := scanFile(t, "vllm-0.11.x-v1-kubectl-timestamps.log", Options{})
-	checkCounts(t, s, Counts{Lines: 10, Events: 7, Unknown: 3, Wrapped: 7})
+	// three stats records hard-wrapped over two lines each, joined back
+	checkCounts(t, s, Counts{Lines: 10, Events: 7, Wrapped: 7, Rejoined: 3})
 	checkTime(t, evs[1], utc(2025, time.October, 15, 0, 7, 38, 764529167), TimeComplete)
 	ev := wantEvent(t, evs, 3, KindRequest)
 	checkTime(t, ev, utc(2025, time.October, 15, 0, 7, 43, 162981484), TimeComplete)

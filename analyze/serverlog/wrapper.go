@@ -26,7 +26,7 @@ func (a stamp) better(b stamp) bool {
 			return 3
 		case TimeNoYear:
 			return 2
-		case TimeRelative:
+		case TimeRelative, TimeClock:
 			return 1
 		}
 		return 0
@@ -44,6 +44,8 @@ const (
 	wrapCompose                // docker compose: "service  | msg"
 	wrapANSI                   // colour codes removed
 	wrapCR                     // progress-bar carriage returns removed
+	wrapPyLogging              // a Python logging layout around the message: "2024-12-20 15:18:19 - vllm.engine.metrics - INFO - msg"
+	wrapGutter                 // the gutter of a CI web page copy: "  | msg"
 )
 
 // unwrapper removes the wrappers that deployments put around engine log
@@ -51,6 +53,10 @@ const (
 type unwrapper struct {
 	jsonBuf []byte
 	ansiBuf []byte
+	// level and logger are what a Python logging layout printed around the
+	// message (LevelUnknown and nil when the line had none).
+	level  Level
+	logger []byte
 }
 
 // unwrap returns the engine's own message inside line, the best time stamp
@@ -59,6 +65,7 @@ type unwrapper struct {
 // call.
 func (u *unwrapper) unwrap(line []byte) (msg []byte, st stamp, kinds int) {
 	msg = line
+	u.level, u.logger = LevelUnknown, nil
 	for layer := 0; layer < 4 && len(msg) > 0; layer++ {
 		var inner []byte
 		var ist stamp
@@ -68,10 +75,15 @@ func (u *unwrapper) unwrap(line []byte) (msg []byte, st stamp, kinds int) {
 			inner, ist, k = u.dockerJSON(msg)
 		case isDigit(c):
 			inner, ist, k = isoPrefix(msg)
+			if k == 0 {
+				inner, ist, k = u.pyLogging(msg)
+			}
 		case c == '[':
 			inner, ist, k = bracketISO(msg)
 		case c >= 'A' && c <= 'S':
 			inner, ist, k = journaldShort(msg)
+		case c == ' ':
+			inner, k = gutterPrefix(msg)
 		}
 		if k == 0 {
 			inner, k = composePrefix(msg)
@@ -300,6 +312,128 @@ func bracketISO(b []byte) ([]byte, stamp, int) {
 		return nil, stamp{}, 0
 	}
 	return b[3+n:], stamp{q: TimeComplete, t: t}, wrapBracketISO
+}
+
+// pyLogging unwraps the layouts of Python's logging module that servers
+// and the tools around them configure:
+//
+//	2024-12-20 15:18:19 - vllm.engine.metrics - INFO - message          (the "%(asctime)s - %(name)s - %(levelname)s" recipe)
+//	2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler: msg   ("%(asctime)s [%(levelname)s] %(name)s: %(message)s")
+//	2023-12-27 11:25:36 | ERROR | stderr | message                      (FastChat's model workers)
+//
+// The time has no zone. The level and the logger's name are kept in the
+// unwrapper for the engine parsers.
+func (u *unwrapper) pyLogging(b []byte) ([]byte, stamp, int) {
+	y, mon, day, h, m, sec, ok := dateClock(b)
+	if !ok || b[10] != ' ' {
+		return nil, stamp{}, 0
+	}
+	i, ns := 19, 0
+	if i < len(b) && (b[i] == ',' || b[i] == '.') {
+		j, digits := i+1, 0
+		for j < len(b) && isDigit(b[j]) && digits < 9 {
+			ns = ns*10 + int(b[j]-'0')
+			j++
+			digits++
+		}
+		if digits == 0 {
+			return nil, stamp{}, 0
+		}
+		for ; digits < 9; digits++ {
+			ns *= 10
+		}
+		i = j
+	}
+	st := stamp{q: TimeNoZone, year: y, mon: mon, day: day, h: h, m: m, s: sec, n: ns}
+	rest := b[i:]
+	switch {
+	case bytes.HasPrefix(rest, []byte(" - ")):
+		// " - logger - LEVEL - msg"
+		r := rest[3:]
+		j := index(r, " - ")
+		if j <= 0 || j > 96 {
+			return nil, stamp{}, 0
+		}
+		logger := r[:j]
+		r = r[j+3:]
+		k := index(r, " - ")
+		if k <= 0 || k > 9 {
+			return nil, stamp{}, 0
+		}
+		lvl := pyLevel(r[:k])
+		if lvl == LevelUnknown {
+			return nil, stamp{}, 0
+		}
+		u.level, u.logger = lvl, logger
+		return r[k+3:], st, wrapPyLogging
+	case bytes.HasPrefix(rest, []byte(" [")):
+		// " [LEVEL] logger: msg"
+		r := rest[2:]
+		j := bytes.IndexByte(r, ']')
+		if j <= 0 || j > 9 {
+			return nil, stamp{}, 0
+		}
+		lvl := pyLevel(r[:j])
+		if lvl == LevelUnknown || j+2 >= len(r) || r[j+1] != ' ' {
+			return nil, stamp{}, 0
+		}
+		r = r[j+2:]
+		k := index(r, ": ")
+		if k <= 0 || k > 96 || bytes.IndexByte(r[:k], ' ') >= 0 {
+			return nil, stamp{}, 0
+		}
+		u.level, u.logger = lvl, r[:k]
+		return r[k+2:], st, wrapPyLogging
+	case bytes.HasPrefix(rest, []byte(" | ")):
+		// " | LEVEL | stream | msg"
+		r := rest[3:]
+		j := index(r, " | ")
+		if j <= 0 || j > 9 {
+			return nil, stamp{}, 0
+		}
+		lvl := pyLevel(r[:j])
+		if lvl == LevelUnknown {
+			return nil, stamp{}, 0
+		}
+		r = r[j+3:]
+		k := index(r, " | ")
+		if k <= 0 || k > 16 {
+			return nil, stamp{}, 0
+		}
+		u.level = lvl
+		return r[k+3:], st, wrapPyLogging
+	}
+	return nil, stamp{}, 0
+}
+
+// pyLevel reads a Python logging level name.
+func pyLevel(b []byte) Level {
+	switch bstr(b) {
+	case "DEBUG":
+		return LevelDebug
+	case "INFO":
+		return LevelInfo
+	case "WARNING", "WARN":
+		return LevelWarning
+	case "ERROR":
+		return LevelError
+	case "CRITICAL", "FATAL":
+		return LevelCritical
+	}
+	return LevelUnknown
+}
+
+// gutterPrefix strips the "  | " gutter that copying a log from a CI web
+// page (Buildkite) puts before every line.
+func gutterPrefix(b []byte) ([]byte, int) {
+	i := 0
+	for i < len(b) && i < 4 && b[i] == ' ' {
+		i++
+	}
+	if i == 0 || i+1 >= len(b) || b[i] != '|' || b[i+1] != ' ' {
+		return nil, 0
+	}
+	return b[i+2:], wrapGutter
 }
 
 // composePrefix strips docker compose's "service-1  | " prefix.

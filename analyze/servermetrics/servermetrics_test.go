@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/headroom-llm/headroom/promtext"
 )
 
 func readDump(t *testing.T, name string, timeNS int64) []Sample {
@@ -16,121 +18,23 @@ func readDump(t *testing.T, name string, timeNS int64) []Sample {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ss, err := ParseText(f, timeNS)
+	ss, err := promtext.Parse(f, timeNS)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return ss
 }
 
-func find(ss []Sample, name, labels string) (Sample, bool) {
-	for _, s := range ss {
-		if s.Name == name && s.Labels == labels {
-			return s, true
-		}
-	}
-	return Sample{}, false
-}
-
-func TestParseTextRealDumps(t *testing.T) {
-	const sgModel = `model_name="meta-llama/Llama-3.1-8B-Instruct"`
-	tests := []struct {
-		file    string
-		engine  string
-		samples int
-		checks  []Sample
-	}{
-		{"sglang-docs-llama31-8b.txt", "sglang", 91, []Sample{
-			{Name: "sglang:prompt_tokens_total", Labels: sgModel, Value: 8.128902e+06},
-			{Name: "sglang:token_usage", Labels: sgModel, Value: 0.28},
-			{Name: "sglang:num_queue_reqs", Labels: sgModel, Value: 2826},
-			{Name: "sglang:time_to_first_token_seconds_bucket", Labels: `le="7.5",` + sgModel, Value: 941},
-			{Name: "sglang:time_to_first_token_seconds_bucket", Labels: `le="+Inf",` + sgModel, Value: 11008},
-			{Name: "sglang:time_to_first_token_seconds_count", Labels: sgModel, Value: 11008},
-			{Name: "sglang:time_per_output_token_seconds_bucket", Labels: `le="0.1",` + sgModel, Value: 4.950195e+06},
-			{Name: "sglang:func_latency_seconds_bucket", Labels: `le="4.3248779296875",name="generate_request"`, Value: 14007},
-		}},
-		{"llamacpp-b10380.txt", "llamacpp", 10, []Sample{
-			{Name: "llamacpp:prompt_tokens_total", Value: 25},
-			{Name: "llamacpp:tokens_predicted_seconds_total", Value: 39.8},
-			{Name: "llamacpp:predicted_tokens_seconds", Value: 5.02513},
-		}},
-		{"node-llama-cpp-3.21.1.txt", "node-llama-cpp", 61, []Sample{
-			{Name: "nodellama:num_preemptions_total", Value: 7},
-			{Name: "nodellama:kv_budget_tokens", Value: 320},
-			{Name: "nodellama:request_success_total", Labels: `finished_reason="abort"`, Value: 1},
-			{Name: "nodellama:time_to_first_token_seconds_sum", Value: 1.6526043120000014},
-		}},
-		{"transformers-cb-0.1.0-fakeengine.txt", "transformers-cb", 110, []Sample{
-			{Name: "tfcb:num_preemptions_total", Value: 2},
-			{Name: "tfcb:request_success_total", Labels: `finished_reason="length"`, Value: 4},
-			{Name: "tfcb:time_to_first_token_seconds_bucket", Labels: `le="0.25"`, Value: 4},
-		}},
-		{"vllm-0.10.0-v1-excerpt.txt", "vllm", 5, []Sample{
-			{Name: "vllm:kv_cache_usage_perc", Labels: `engine="0",model_name="zai-org/GLM-4.5"`, Value: 9.75010481363281e-06},
-			{Name: "vllm:prefix_cache_queries_total", Labels: `engine="0",model_name="zai-org/GLM-4.5"`, Value: 32},
-		}},
-		{"vllm-0.7-v1-excerpt.txt", "vllm", 7, []Sample{
-			{Name: "process_cpu_seconds_total", Value: 439.71999999999997},
-			{Name: "vllm:gpu_cache_usage_perc", Labels: `model_name="Qwen/Qwen2.5-Coder-32B-Instruct"`, Value: 0},
-		}},
-		{"vllm-v0-ibm-excerpt.txt", "vllm", 12, []Sample{
-			{Name: "vllm:generation_tokens_total", Labels: `model_name="bigscience/bloom-560m"`, Value: 218152},
-			{Name: "vllm:time_to_first_token_seconds_bucket", Labels: `le="0.02",model_name="bigscience/bloom-560m"`, Value: 112},
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			ss := readDump(t, tt.file, 5e9)
-			if len(ss) != tt.samples {
-				t.Errorf("got %d samples, want %d", len(ss), tt.samples)
-			}
-			if e := DetectEngine(ss); e != tt.engine {
-				t.Errorf("DetectEngine = %q, want %q", e, tt.engine)
-			}
-			for _, want := range tt.checks {
-				got, ok := find(ss, want.Name, want.Labels)
-				if !ok {
-					t.Errorf("missing %s{%s}", want.Name, want.Labels)
-					continue
-				}
-				if got.Value != want.Value || got.TimeNS != 5e9 {
-					t.Errorf("%s{%s} = %v at %d, want %v at 5e9", want.Name, want.Labels, got.Value, got.TimeNS, want.Value)
-				}
-			}
-		})
-	}
-}
-
-func TestParseTextError(t *testing.T) {
-	_, err := ParseText(strings.NewReader("vllm:num_requests_running{model_name=\"x\" 1\n"), 0)
-	if err == nil || !strings.Contains(err.Error(), "line 1") {
-		t.Fatalf("want a line-numbered parse error, got %v", err)
-	}
-}
-
-func TestCanonicalLabelsRoundTrip(t *testing.T) {
-	in := map[string]string{"model_name": `a"b\c`, "engine": "0", "le": "0.5", "x": "line\nbreak"}
-	s := CanonicalLabels(in)
-	want := `engine="0",le="0.5",model_name="a\"b\\c",x="line\nbreak"`
-	if s != want {
-		t.Fatalf("CanonicalLabels = %s, want %s", s, want)
-	}
-	back, err := ParseLabels(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(back) != len(in) {
-		t.Fatalf("round trip lost labels: %v", back)
-	}
-	for k, v := range in {
-		if back[k] != v {
-			t.Errorf("label %s = %q, want %q", k, back[k], v)
-		}
-	}
-	for _, bad := range []string{`a`, `a=b`, `a="b`, `a="b"x`} {
-		if _, err := ParseLabels(bad); err == nil {
-			t.Errorf("ParseLabels(%q) accepted a malformed label string", bad)
+// TestDetectEngineRealDumps reads real scrapes as the sweep records them
+// (package promtext) and finds each engine's metric table.
+func TestDetectEngineRealDumps(t *testing.T) {
+	for file, engine := range map[string]string{
+		"sglang-docs-llama31-8b.txt": "sglang", "llamacpp-b10380.txt": "llamacpp",
+		"node-llama-cpp-3.21.1.txt": "node-llama-cpp", "transformers-cb-0.1.0-fakeengine.txt": "transformers-cb",
+		"vllm-0.10.0-v1-excerpt.txt": "vllm", "vllm-0.7-v1-excerpt.txt": "vllm", "vllm-v0-ibm-excerpt.txt": "vllm",
+	} {
+		if e := DetectEngine(readDump(t, file, 5e9)); e != engine {
+			t.Errorf("%s: DetectEngine = %q, want %q", file, e, engine)
 		}
 	}
 }
@@ -386,7 +290,9 @@ func TestExtractRealDumps(t *testing.T) {
 	}
 }
 
-func FuzzParseText(f *testing.F) {
+// FuzzExtract feeds Extract whatever the scraper would record from a
+// mutated /metrics text.
+func FuzzExtract(f *testing.F) {
 	for _, name := range []string{"sglang-docs-llama31-8b.txt", "llamacpp-b10380.txt", "node-llama-cpp-3.21.1.txt", "transformers-cb-0.1.0-fakeengine.txt", "vllm-v0-ibm-excerpt.txt", "vllm-docs-iteration-tokens.txt"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "metrics", name))
 		if err != nil {
@@ -395,38 +301,12 @@ func FuzzParseText(f *testing.F) {
 		f.Add(string(b))
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		ss, err := ParseText(strings.NewReader(text), 1)
+		ss, err := promtext.Parse(strings.NewReader(text), 1)
 		if err != nil {
 			return
-		}
-		for _, s := range ss {
-			if _, err := ParseLabels(s.Labels); err != nil {
-				t.Fatalf("ParseText produced labels it cannot read back: %q: %v", s.Labels, err)
-			}
 		}
 		if _, err := Extract(append(ss, ss...), Options{Engine: "vllm"}); err != nil {
 			t.Fatal(err)
-		}
-	})
-}
-
-func FuzzParseLabels(f *testing.F) {
-	f.Add(`engine="0",le="0.5",model_name="a\"b\\c"`)
-	f.Add(``)
-	f.Add(`a="b`)
-	f.Fuzz(func(t *testing.T, s string) {
-		m, err := ParseLabels(s)
-		if err != nil {
-			return
-		}
-		back, err := ParseLabels(CanonicalLabels(m))
-		if err != nil || len(back) != len(m) {
-			t.Fatalf("canonical form of %q does not read back: %v", s, err)
-		}
-		for k, v := range m {
-			if back[k] != v {
-				t.Fatalf("label %q changed: %q -> %q", k, v, back[k])
-			}
 		}
 	})
 }

@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/examples"
 )
 
 func newDemoCmd() *cobra.Command {
 	var out, example string
-	var list bool
+	var list, pdf bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Write a report of a real bundled run into ./headroom-demo/",
@@ -37,16 +38,23 @@ them, so you can see what headroom produces without a GPU or a server.`,
 			}
 			// The example's own report settings, as a user would give them
 			// to headroom report.
-			flags := reportFlags{utilization: 1, slo: spec.SLO, modelConfig: spec.ModelConfig, gpuPreset: spec.GPUPreset, kwhUSD: spec.KWhUSD,
+			flags := reportFlags{utilization: 1, modelConfig: spec.ModelConfig, gpuPreset: spec.GPUPreset, kwhUSD: spec.KWhUSD,
 				predictFrom: spec.PredictFrom}
 			for run, config := range spec.ModelConfigs {
 				flags.runModels = append(flags.runModels, run+"="+config)
+			}
+			if spec.SLO != "" {
+				slo, err := analyze.ParseSLO(spec.SLO)
+				if err != nil {
+					return fmt.Errorf("example %q: %w", example, err)
+				}
+				flags.slo = slo
 			}
 			set, err := flags.settings()
 			if err != nil {
 				return err
 			}
-			paths, err := writeReport(runDirs, out, "both", set)
+			paths, err := writeReport(cmd.Context(), runDirs, out, "both", set, pdf)
 			if err != nil {
 				return err
 			}
@@ -60,5 +68,6 @@ them, so you can see what headroom produces without a GPU or a server.`,
 	cmd.Flags().StringVarP(&out, "out", "o", "headroom-demo", "output directory")
 	cmd.Flags().StringVar(&example, "example", examples.Default, "which bundled run (see --list)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the bundled runs")
+	cmd.Flags().BoolVar(&pdf, "pdf", false, "also print report.html to report.pdf (A4) with a local Chromium or Chrome")
 	return cmd
 }

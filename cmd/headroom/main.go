@@ -12,30 +12,56 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/headroom-llm/headroom/collect/server"
+	"github.com/headroom-llm/headroom/internal/termsafe"
 )
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
-	go handleSignals(cancel, os.Stderr)
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go watchSignals(sigs, cancel, os.Stderr, func() {
+		server.KillAll()
+		os.Exit(130)
+	})
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// handleSignals makes the first Ctrl-C (or SIGTERM) cancel the context, so
+// sameSignalWindow is how close a second Ctrl-C must follow the first to
+// be the same one delivered twice (to the process and to its group) rather
+// than a person pressing it again.
+const sameSignalWindow = 50 * time.Millisecond
+
+// watchSignals makes the first Ctrl-C (or SIGTERM) cancel the context, so
 // that collectors flush what they measured and mark the run incomplete,
-// and a second one quit at once: a server that headroom started is killed
-// first, and the run keeps every level already on disk.
-func handleSignals(cancel context.CancelFunc, stderr io.Writer) {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+// and a second Ctrl-C quit at once (quit): a server that headroom started is
+// killed first, and the run keeps every level already on disk.
+//
+// A signal sent to a process and then to its process group arrives twice
+// within microseconds (GNU timeout does that, and so does anything that
+// stops a group); a copy must not count as a second Ctrl-C, which loses the
+// interrupted level. So SIGTERM never quits at once (what sends it, a
+// supervisor or timeout, escalates to SIGKILL by itself), and a SIGINT
+// within sameSignalWindow of the first signal is its copy. The loop does
+// nothing but receive, so that a copy is timed as close to its arrival as
+// possible.
+func watchSignals(sigs <-chan os.Signal, cancel context.CancelFunc, stderr io.Writer, quit func()) {
 	sig := <-sigs
-	fmt.Fprintf(stderr, "\nheadroom: %s: stopping and writing what was measured (Ctrl-C again quits at once)\n", sigName(sig))
-	cancel()
-	sig = <-sigs
-	fmt.Fprintf(stderr, "headroom: %s again: quitting now; the run keeps every level already written\n", sigName(sig))
-	server.KillAll()
-	os.Exit(130)
+	first := time.Now()
+	go func() {
+		fmt.Fprintf(stderr, "\nheadroom: %s: stopping and writing what was measured (Ctrl-C again quits at once)\n", sigName(sig))
+		cancel()
+	}()
+	for sig := range sigs {
+		if sig != os.Interrupt || time.Since(first) < sameSignalWindow {
+			continue
+		}
+		fmt.Fprintf(stderr, "headroom: %s again: quitting now; the run keeps every level already written\n", sigName(sig))
+		quit()
+		return
+	}
 }
 
 func sigName(sig os.Signal) string {
@@ -47,6 +73,9 @@ func sigName(sig os.Signal) string {
 
 // run executes one command line and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// Whatever a command prints may quote a server, a log or a shared run:
+	// no control character of theirs reaches the terminal as one.
+	stdout, stderr = termsafe.Writer{W: stdout}, termsafe.Writer{W: stderr}
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

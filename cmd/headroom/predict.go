@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/render"
 )
 
 type predictFlags struct {
@@ -161,7 +162,7 @@ func printPrediction(w io.Writer, p *analyze.Prediction) {
 	if p.Measured != "" {
 		fmt.Fprintf(w, "largest error before the wall: %.1f%%\n", p.MaxAbsErrorPct)
 	}
-	for _, n := range p.Notes {
+	for _, n := range render.PredictionNotes(p) {
 		fmt.Fprintln(w, "note:", n)
 	}
 }

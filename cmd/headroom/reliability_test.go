@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -17,6 +21,7 @@ import (
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/fakecuda"
+	"github.com/headroom-llm/headroom/internal/fakeserver"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -92,7 +97,7 @@ func TestFailuresAreVisibleInTheReport(t *testing.T) {
 	for _, want := range []string{
 		"| 1 | 100 | 1 (1.0%: http\\_error 1) |",
 		"| 2 (not sustained: 20% failed) | 100 | 20 (20%: http\\_error 20) |",
-		"at concurrency 1; 1 of its 100 requests failed (1.0%)",
+		"at concurrency 1; 1 of 100 requests failed",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
@@ -136,49 +141,159 @@ func textOf(t *testing.T, dir string) map[string]string {
 		out[path] = string(data)
 		return nil
 	})
-	reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	out["requests table"] = fmt.Sprintf("%+v", reqs)
-	metrics, _ := rundir.ReadTable[rundir.ServerMetricRow](dir, rundir.TableServerMetrics)
-	out["server_metrics table"] = fmt.Sprintf("%+v", metrics)
+	decode := func(table string, rows any, err error) {
+		if err != nil {
+			t.Errorf("%s: %v", table, err)
+		}
+		out[table+" table"] = fmt.Sprintf("%+v", rows)
+	}
+	// every table a run can hold, every column of every row
+	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	decode(rundir.TableRequests, reqs, err)
+	toks, err := rundir.ReadTable[rundir.TokenRow](dir, rundir.TableTokens)
+	decode(rundir.TableTokens, toks, err)
+	levels, err := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
+	decode(rundir.TableLevels, levels, err)
+	metrics, err := rundir.ReadTable[rundir.ServerMetricRow](dir, rundir.TableServerMetrics)
+	decode(rundir.TableServerMetrics, metrics, err)
+	gpu, err := rundir.ReadTable[rundir.GPUTelemetryRow](dir, rundir.TableGPUTelemetry)
+	decode(rundir.TableGPUTelemetry, gpu, err)
+	samples, err := rundir.ReadTable[rundir.ClientSampleRow](dir, rundir.TableClientSamples)
+	decode(rundir.TableClientSamples, samples, err)
+	lines, err := rundir.ReadTable[rundir.ServerLogLineRow](dir, rundir.TableServerLogLines)
+	decode(rundir.TableServerLogLines, lines, err)
+	stats, err := rundir.ReadTable[rundir.LevelStatsRow](dir, rundir.TableLevelStats)
+	decode(rundir.TableLevelStats, stats, err)
 	return out
 }
 
-// The API key and secret-looking flag values reach neither the run
-// directory, nor the report, nor headroom's output, even when the server
-// echoes them.
-func TestSecretsNeverInRunOrReport(t *testing.T) {
+// Every secret a sweep knows stays out of every byte it writes and prints,
+// the report's included: the base URL's user, password and query secret
+// (which connection errors, preparation errors and the server's access log
+// echo, and its Basic authorization, which the server echoes), database and
+// cache secrets given to the server as variables, flags and headers; on a
+// run whose started server exits mid-sweep, one whose server goes away and
+// leaves connection errors, one that cannot prepare, and one whose base URL
+// is refused.
+func TestSecretsInEveryByte(t *testing.T) {
 	const (
-		key   = "sk-e2e-secret-key-0042"
-		hf    = "hf_e2eSecretToken9"
-		token = "Aq7vK2mX9pL1rT3wY8nB4cD5fG6hJ0sZ"
-		ghp   = "ghp_e2eTokenInATag1234" // pasted into headroom's own --tag
+		user, pass = "alice", "pa55wordQ7"
+		query      = "QSECRETq8z"
+		pg, my     = "pgSecret11", "mySecret22"
+		db, redis  = "dbSecret33", "redisSecret44"
+		psw, hdr   = "pswSecret55", "hdrSecret66"
 	)
-	srv := faultyServer(t, key, func(n int64) bool { return n%4 == 0 })
-	t.Setenv("OPENAI_API_KEY", key) // the key from the environment, as most users pass it
-	dir := filepath.Join(t.TempDir(), "run")
-	serverCmd := "echo serving --hf-token " + hf + " --api-key " + key + " --served-model-name " + token + "; sleep 30"
-	code, out, errs := headroom(t, "sweep", "--base-url", srv.URL, "--server-cmd", serverCmd, "--concurrency", "1,2",
-		"--requests-per-level", "8", "--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "4", "--max-error-rate", "1",
-		"--no-gpu", "--metrics-interval", "0", "--tag", "token="+ghp, "-o", dir)
-	if code != 0 {
-		t.Fatalf("sweep: exit %d\n%s", code, errs)
-	}
-	code, rout, rerrs := headroom(t, "report", dir)
-	if code != 0 {
-		t.Fatalf("report: exit %d: %s", code, rerrs)
-	}
-	texts := textOf(t, dir)
-	texts["stdout and stderr"] = out + errs + rout + rerrs
-	for where, text := range texts {
-		for _, secret := range []string{key, hf, token, ghp} {
-			if strings.Contains(text, secret) {
-				t.Errorf("%s contains %q", where, secret)
+	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+	secrets := []string{"//" + user, user + ":", pass, query, basic, pg, my, db, redis, psw, hdr}
+	grep := func(what string, texts map[string]string) {
+		t.Helper()
+		for where, text := range texts {
+			for _, s := range secrets {
+				if strings.Contains(text, s) {
+					t.Errorf("%s: %s contains %q", what, where, s)
+				}
 			}
 		}
 	}
-	if !strings.Contains(texts[filepath.Join(dir, "report.md")], "--hf-token &lt;redacted>") {
-		t.Error("report.md does not show the server's flags, redacted")
+	baseURL := func(addr string) string { return "http://" + user + ":" + pass + "@" + addr + "/?api_key=" + query }
+	sweep := func(addr string, extra ...string) (dir string, code int, output string) {
+		dir = filepath.Join(t.TempDir(), "run")
+		code, out, errs := headroom(t, append([]string{"sweep", "--base-url", baseURL(addr), "--concurrency", "1,2,4",
+			"--requests-per-level", "8", "--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "4", "--max-error-rate", "1",
+			"--no-gpu", "--metrics-interval", "100ms", "-o", dir}, extra...)...)
+		return dir, code, out + errs
 	}
+	report := func(dir string) string {
+		code, out, errs := headroom(t, "report", dir)
+		if code != 0 {
+			t.Fatalf("report: exit %d: %s", code, errs)
+		}
+		return out + errs
+	}
+
+	// 1. --server-cmd: the server prints its arguments and every request
+	// (URI and authorization), echoes them in every third error and in a
+	// /metrics label, and exits during the second level.
+	addr, err := fakeserver.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverCmd := "PGPASSWORD=" + pg + " MYSQL_PWD=" + my + " DB_PASS=" + db + " REDIS_AUTH=" + redis + " " +
+		fakeserver.Command(fakeserver.Options{Addr: addr, EchoEvery: 3, ExitAfter: 16, TokenDelay: time.Millisecond},
+			"-psw", psw, "--header", "X-Api-Key:", hdr)
+	dir, code, out := sweep(addr, "--server-cmd", serverCmd)
+	if code != 1 || !strings.Contains(out, "exited") {
+		t.Fatalf("sweep: exit %d, want 1 for the server's exit\n%s", code, out)
+	}
+	out += report(dir)
+	texts := textOf(t, dir)
+	texts["output"] = out
+	grep("a run whose started server exits", texts)
+	log := texts[filepath.Join(dir, rundir.ServerLogFile)]
+	if !strings.Contains(log, "-psw <redacted> --header X-Api-Key: <redacted>") || !strings.Contains(log, "api_key=xxxxx") ||
+		!strings.Contains(log, "Basic <redacted>") {
+		t.Errorf("server.log does not show the redacted arguments and requests:\n%s", log)
+	}
+	if !strings.Contains(texts["requests table"], "bad credentials: Basic <redacted> for /v1/completions?api_key=xxxxx") {
+		t.Errorf("no echoed credentials in the requests: the test does not test what it means to")
+	}
+
+	// 2. A server that goes away mid-sweep, its log followed: connection
+	// errors name the URL.
+	addr, err = fakeserver.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "server.log")
+	lf, err := os.Create(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	srv := fakeserver.Cmd(fakeserver.Options{Addr: addr, EchoEvery: 3, ExitAfter: 14})
+	srv.Stdout, srv.Stderr = lf, lf
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	waitFor(t, "the server to listen", 10*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	dir, code, out = sweep(addr, "--server-log", logFile)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s", code, out)
+	}
+	out += report(dir)
+	texts = textOf(t, dir)
+	texts["output"] = out
+	grep("a run whose server goes away", texts)
+	if !strings.Contains(texts["requests table"], "connect_error") || !strings.Contains(texts["requests table"], "//xxxxx:***@") {
+		t.Errorf("no connection error naming the URL: the test does not test what it means to")
+	}
+
+	// 3. Preparation fails: nothing answers at the address.
+	down, err := fakeserver.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, code, out = sweep(down)
+	if code != 1 {
+		t.Fatalf("sweep against nothing: exit %d\n%s", code, out)
+	}
+	texts = textOf(t, dir)
+	texts["output"] = out
+	grep("a run that cannot prepare", texts)
+
+	// 4. A base URL that is not one: the usage error names it, redacted.
+	code, outs, errs := headroom(t, "sweep", "--base-url", "ftp://"+user+":"+pass+"@"+down+"/?api_key="+query, "-o", filepath.Join(t.TempDir(), "x"))
+	if code != 2 {
+		t.Fatalf("sweep with an ftp URL: exit %d\n%s", code, errs)
+	}
+	grep("a refused base URL", map[string]string{"output": outs + errs})
 }
 
 // Broken run directories give one line naming the file and exit non-zero
@@ -247,7 +362,7 @@ func TestBrokenRunsEveryCommand(t *testing.T) {
 		}, "invalid manifest JSON", []string{report, compare, inspect, resume}},
 		{"newer format version", func(d string) string {
 			p := filepath.Join(d, rundir.ManifestFile)
-			os.WriteFile(p, bytes.Replace(manifest, []byte(`"format_version": 1`), []byte(`"format_version": 2`), 1), 0o644)
+			os.WriteFile(p, bytes.Replace(manifest, []byte(`"format_version": `), []byte(`"format_version": 99`), 1), 0o644)
 			return p
 		}, "upgrade headroom", []string{report, compare, inspect, resume}},
 		{"not a run", func(d string) string {
@@ -354,5 +469,163 @@ func TestBusyGPUProbeFlagged(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
 	if !strings.Contains(string(md), "Other processes were using the GPU during the probe") {
 		t.Error("report.md does not flag the busy GPU")
+	}
+}
+
+// hostileText holds what a terminal would act on: a window title (OSC 0),
+// clear screen, a clipboard write (OSC 52), a carriage return that hides
+// what came before, and a C1 CSI.
+const hostileText = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;ZWNobyBwd25lZA==\x07hidden\roverwritten \u009b31m"
+
+// Text from outside (a server's error body, its log lines) is printed with
+// its control characters escaped, by every command.
+func TestNoTerminalEscapesFromOutside(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprint(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, hostileText)
+	}))
+	defer srv.Close()
+	_, out, errs := headroom(t, "sweep", "--base-url", srv.URL, "--no-gpu", "--metrics-interval", "0", "-o", filepath.Join(t.TempDir(), "run"))
+	texts := map[string]string{"sweep": out + errs}
+	log := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(log, []byte("INFO 11-30 12:00:00 [api_server.py:1] vLLM API server version 0.6.3\n"+
+		"ERROR 11-30 12:00:01 [engine.py:1] RuntimeError: "+strings.ReplaceAll(hostileText, "\r", " ")+"\n"), 0o644)
+	_, out, errs = headroom(t, "inspect-log", "--year", "2026", log)
+	texts["inspect-log"] = out + errs
+	for what, text := range texts {
+		for _, c := range []string{"\x1b", "\x07", "\r", "\u009b"} {
+			if strings.Contains(text, c) {
+				t.Errorf("%s printed %q raw:\n%q", what, c, text)
+			}
+		}
+	}
+	for what, text := range texts {
+		if !strings.Contains(text, `\x1b]0;pwned\x07`) {
+			t.Errorf("%s does not show the text, escaped:\n%s", what, text)
+		}
+	}
+}
+
+// More streams than the open-files limit allows: the streams that cannot
+// connect are recorded as connection errors, and the level's rows and the
+// manifest are still written (the idle connections are closed and a few
+// descriptors kept for the writes); what the output says was written is
+// what is on disk.
+func TestOpenFilesLimitLosesNoLevel(t *testing.T) {
+	bin := headroomBinary(t)
+	srv := newPacedServer(t, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	// ulimit -n sets the hard limit too: Go cannot raise it
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 128 && exec "$0" "$@"`, bin, "sweep", "--base-url", srv.URL,
+		"--concurrency", "300", "--requests-per-level", "300", "--warmup", "0", "--prompt-tokens", "8", "--output-tokens", "5",
+		"--max-error-rate", "1", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sweep: %v\n%s", err, out)
+	}
+	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels, _ := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
+	var emfile int
+	for _, r := range reqs {
+		if r.Status == rundir.StatusConnect && strings.Contains(r.Error, "too many open files") {
+			emfile++
+		}
+	}
+	t.Logf("%d requests written, %d of them refused a descriptor", len(reqs), emfile)
+	if len(reqs) != 300 || len(levels) != 1 || !levels[0].Complete || emfile == 0 {
+		t.Errorf("%d request rows (want 300), levels %+v, %d connection errors for lack of descriptors (want some)", len(reqs), levels, emfile)
+	}
+	m, err := rundir.ReadManifest(dir)
+	if err != nil || !m.Complete {
+		t.Errorf("manifest on disk: %v, complete %v", err, m != nil && m.Complete)
+	}
+	if !strings.Contains(string(out), "wrote "+dir+": complete run") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// The output says what is on disk: a run whose last writes failed is not
+// announced as written.
+func TestSweepEndSaysWhatIsOnDisk(t *testing.T) {
+	srv := newPacedServer(t, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, errs := headroom(t, "sweep", "--base-url", srv.URL, "--concurrency", "1", "--requests-per-level", "4", "--warmup", "0",
+		"--prompt-tokens", "8", "--output-tokens", "3", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	run, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	printSweepEnd(&stdout, io.Discard, run, onDisk(run))
+	if !strings.Contains(stdout.String(), "wrote "+dir+": complete run") {
+		t.Errorf("a whole run: %q", stdout.String())
+	}
+	// the sweep ended stopped, but the manifest on disk could not be rewritten
+	run.Manifest.Complete, run.Manifest.Stopped = false, &rundir.Stopped{Reason: "error", Phase: "write"}
+	stdout.Reset()
+	printSweepEnd(&stdout, io.Discard, run, onDisk(run))
+	if s := stdout.String(); strings.Contains(s, "wrote ") || !strings.Contains(s, "not all of it could be written") || !strings.Contains(s, "1 complete levels, 4 measured requests") {
+		t.Errorf("a run whose manifest is stale: %q", s)
+	}
+}
+
+// A low soft open-files limit under a higher hard one does not bind: the
+// soft limit is raised to the hard one at start (Go's runtime does it on
+// Linux), so 200 streams under a soft limit of 64 all connect.
+func TestSoftOpenFilesLimitRaised(t *testing.T) {
+	bin := headroomBinary(t)
+	srv := newPacedServer(t, time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -S -n 64 && exec "$0" "$@"`, bin, "sweep", "--base-url", srv.URL,
+		"--concurrency", "200", "--requests-per-level", "200", "--warmup", "0", "--prompt-tokens", "8", "--output-tokens", "5",
+		"--no-gpu", "--metrics-interval", "0", "-o", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sweep: %v\n%s", err, out)
+	}
+	reqs, _ := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	ok := 0
+	for _, r := range reqs {
+		if r.Status == rundir.StatusOK {
+			ok++
+		}
+	}
+	if ok != 200 {
+		t.Errorf("%d of %d requests ok, want all 200", ok, len(reqs))
+	}
+}
+
+// A shared run directory may hold symbolic links where the report goes:
+// report writes through none of them (a crafted run cannot overwrite a
+// file of the user's), and says why it stopped.
+func TestReportRefusesSymlinks(t *testing.T) {
+	for _, name := range []string{"report.html", "report.md", "analysis.json"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			if code, _, errs := headroom(t, "import", seedRoofline, "-o", dir, "--date", "2026-11-29"); code != 0 {
+				t.Fatal(errs)
+			}
+			victim := filepath.Join(t.TempDir(), "bashrc")
+			os.WriteFile(victim, []byte("the user's file\n"), 0o644)
+			if err := os.Symlink(victim, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			code, _, errs := headroom(t, "report", dir)
+			if data, _ := os.ReadFile(victim); string(data) != "the user's file\n" {
+				t.Errorf("report wrote through %s into %s: %q", name, victim, data)
+			}
+			if code == 0 || !strings.Contains(errs, "symbolic link") || !strings.Contains(errs, name) {
+				t.Errorf("exit %d: %s", code, errs)
+			}
+		})
 	}
 }

@@ -35,9 +35,12 @@ DuckDB, pandas and Polars, can read: see docs/run-format.md.`,
 		newReportCmd(),
 		newPredictCmd(),
 		newCompareCmd(),
+		newIndexCmd(),
+		newUploadCmd(),
 		newImportCmd(),
 		newInspectLogCmd(),
 		newDemoCmd(),
+		newPricesCmd(),
 		newVersionCmd(),
 	)
 	return root

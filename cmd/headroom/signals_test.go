@@ -21,6 +21,7 @@ import (
 
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/fakecuda"
+	"github.com/headroom-llm/headroom/internal/fakeserver"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -58,6 +59,7 @@ func headroomBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	fakeserver.MaybeServe() // the test binary as a --server-cmd server
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
@@ -342,12 +344,15 @@ func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 // it started that ignores SIGTERM; that server is killed, not left behind,
 // and the run written after the first Ctrl-C stays valid.
 func TestSecondCtrlCQuitsAtOnce(t *testing.T) {
-	srv := newPacedServer(t, 20*time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
 	pidFile := filepath.Join(t.TempDir(), "server.pid")
-	// a "server" that ignores SIGTERM; the load goes to srv
-	serverCmd := "echo $$ > " + pidFile + "; trap '' TERM; while :; do sleep 1; done"
-	p := startHeadroom(t, nil, "sweep", "--base-url", srv.URL, "--server-cmd", serverCmd, "--concurrency", "1,2",
+	addr, err := fakeserver.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a server that ignores SIGTERM
+	serverCmd := fakeserver.Command(fakeserver.Options{Addr: addr, TokenDelay: 20 * time.Millisecond, IgnoreTerm: true, PIDFile: pidFile})
+	p := startHeadroom(t, nil, "sweep", "--base-url", "http://"+addr, "--server-cmd", serverCmd, "--concurrency", "1,2",
 		"--requests-per-level", "20", "--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "--no-gpu",
 		"--metrics-interval", "0", "-o", dir)
 	p.waitLine(t, "level 1/2 c=1 measure", 60*time.Second)
@@ -523,5 +528,137 @@ func TestInterruptProbe(t *testing.T) {
 				t.Errorf("report of the interrupted probe: exit %d: %s", code, errs)
 			}
 		})
+	}
+}
+
+// kill -9 of headroom does not leave the server it started running: a
+// simple command is exec'd and dies with headroom (Linux); what a compound
+// command started is stopped by the resume, from server.pid, before it
+// starts its own. Either way the resumed run measures a server it started.
+func TestKill9LeavesNoServerRunning(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		prefix string // shell words before the server
+	}{
+		{"simple command", ""},
+		{"compound command", "cd / && "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			pidFile := filepath.Join(t.TempDir(), "server.pid")
+			addr, err := fakeserver.FreeAddr()
+			if err != nil {
+				t.Fatal(err)
+			}
+			serverCmd := tt.prefix + fakeserver.Command(fakeserver.Options{Addr: addr, TokenDelay: 5 * time.Millisecond, PIDFile: pidFile})
+			args := []string{"--base-url", "http://" + addr, "--server-cmd", serverCmd, "--no-gpu", "--metrics-interval", "0"}
+			p := startHeadroom(t, nil, append([]string{"sweep", "--concurrency", "1,2,4", "--requests-per-level", "12",
+				"--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "-o", dir}, args...)...)
+			p.waitLine(t, "level 2/3 c=2 measure", 60*time.Second)
+			data, _ := os.ReadFile(pidFile)
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err != nil {
+				t.Fatalf("server pid %q: %v", data, err)
+			}
+			p.cmd.Process.Signal(syscall.SIGKILL)
+			p.wait(t, 10*time.Second)
+			if tt.prefix == "" {
+				waitFor(t, "the server to die with headroom", 5*time.Second, func() bool { return !processAlive(pid) })
+			} else if !processAlive(pid) {
+				t.Log("the compound command's server died too")
+			}
+			code, out, errs := headroom(t, append([]string{"sweep", "--resume", dir}, args...)...)
+			if code != 0 || !strings.Contains(out, "complete run") {
+				t.Fatalf("resume: exit %d\n%s\n%s", code, out, errs)
+			}
+			if processAlive(pid) {
+				t.Errorf("the first server (process %d) still runs after the resume", pid)
+			}
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+		})
+	}
+}
+
+// A signal sent to the process and then to its group (GNU timeout does
+// this) arrives twice within microseconds: it is one request to stop, not
+// a second Ctrl-C; a SIGTERM never quits at once; a second Ctrl-C later
+// does.
+func TestSameSignalTwiceIsOne(t *testing.T) {
+	sigs := make(chan os.Signal, 8)
+	var stderr syncBuffer
+	canceled, quit := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watchSignals(sigs, func() { close(canceled) }, &stderr, func() { close(quit) })
+	}()
+	sigs <- syscall.SIGINT
+	sigs <- syscall.SIGINT // the group's copy
+	<-canceled
+	time.Sleep(2 * sameSignalWindow)
+	sigs <- syscall.SIGTERM // a supervisor's, later: it escalates by itself
+	time.Sleep(sameSignalWindow)
+	select {
+	case <-quit:
+		t.Fatalf("one signal delivered twice quit at once:\n%s", stderr.String())
+	default:
+	}
+	sigs <- syscall.SIGINT // a real second Ctrl-C
+	select {
+	case <-quit:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second Ctrl-C did not quit")
+	}
+	<-done
+	if n := strings.Count(stderr.String(), "stopping and writing"); n != 1 || !strings.Contains(stderr.String(), "interrupted again") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// GNU timeout around a sweep: the run stops as after one Ctrl-C (the
+// interrupted level and stopped are written, nothing says "again"), every
+// time.
+func TestGNUTimeoutStopsOnce(t *testing.T) {
+	timeout, err := exec.LookPath("timeout")
+	if err != nil {
+		t.Fatal("GNU timeout (coreutils) is needed: ", err)
+	}
+	bin := headroomBinary(t)
+	srv := newPacedServer(t, 20*time.Millisecond)
+	for i := range 5 {
+		dir := filepath.Join(t.TempDir(), "run")
+		cmd := exec.Command(timeout, "-s", "TERM", "3", bin, "sweep", "--base-url", srv.URL, "--concurrency", "2", "--requests-per-level", "1000",
+			"--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 124 {
+			t.Fatalf("run %d: timeout exited %d, want 124 (headroom stopped by its signal):\n%s", i, code, out)
+		}
+		if strings.Contains(string(out), "again: quitting now") || strings.Count(string(out), "stopping and writing") != 1 {
+			t.Errorf("run %d: one timeout counted as two Ctrl-C:\n%s", i, out)
+		}
+		m, err := rundir.ReadManifest(dir)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if m.Stopped == nil || m.Stopped.Reason != "interrupted" || m.Stopped.Level == nil {
+			t.Errorf("run %d: stopped %+v", i, m.Stopped)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,13 +16,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/headroom-llm/headroom/collect/sweep"
+	"github.com/headroom-llm/headroom/internal/termsafe"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
 // sweepFlags are the command line of headroom sweep.
 type sweepFlags struct {
 	baseURL, endpoint, model, apiKey       string
-	concurrency, rate                      string
+	concurrency                            []int
+	rate                                   []float64
 	requestsPerLevel, warmup, sharedPrefix int
 	durationPerLevel, timeout              time.Duration
 	prompt, output                         distFlags
@@ -64,8 +65,7 @@ func newSweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Sweep concurrency (or arrival rate) against an OpenAI-compatible server",
 		Long: `Sweep streams requests to an OpenAI-compatible server (vLLM, SGLang,
-llama.cpp, Ollama, TGI) at rising concurrency, as the seed's script 02 does,
-and records every request and every streamed chunk with the time it arrived,
+llama.cpp, Ollama, TGI) at rising concurrency and records every request and every streamed chunk with the time it arrived,
 the server's /metrics every second, GPU telemetry when the server is on this
 host, and the server's log (--server-log or --server-cmd) into a run
 directory. Ctrl-C stops within a second and keeps a valid partial run.
@@ -77,10 +77,13 @@ directory. Ctrl-C stops within a second and keeps a valid partial run.
 See docs/sweep.md for every flag, the definitions (TTFT, ITL, TPOT) and
 the caveats.`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if !cmd.Flags().Changed("api-key") {
 				f.apiKey = os.Getenv("OPENAI_API_KEY")
 			}
+			// Whatever fails, the message printed holds no secret of the flags.
+			secrets := sweep.KnownSecrets(f.baseURL, f.apiKey, f.serverCmd, append([]string{f.label, f.description}, f.tags...)...)
+			defer func() { err = secrets.Error(err) }()
 			if f.resume != "" {
 				var bad []string
 				cmd.Flags().Visit(func(fl *pflag.Flag) {
@@ -102,8 +105,8 @@ the caveats.`,
 	fl.StringVar(&f.endpoint, "endpoint", string(sweep.DefaultEndpoint), "completions (/v1/completions) or chat (/v1/chat/completions)")
 	fl.StringVar(&f.model, "model", "", "model name (default: the first model of /v1/models)")
 	fl.StringVar(&f.apiKey, "api-key", "", "API key sent as a Bearer token (default: $OPENAI_API_KEY); never written to disk")
-	fl.StringVar(&f.concurrency, "concurrency", joinInts(sweep.DefaultLevels), "closed-loop concurrency levels, comma-separated; with --rate: the cap on requests in flight")
-	fl.StringVar(&f.rate, "rate", "", "open loop: Poisson arrival rates in requests/s, comma-separated, one level each")
+	intsVar(fl, &f.concurrency, "concurrency", 1, "1,4,16", sweep.DefaultLevels, "closed-loop concurrency levels, comma-separated; with --rate: the cap on requests in flight")
+	positivesVar(fl, &f.rate, "rate", "0.5,1,2", "open loop: Poisson arrival rates in requests/s, comma-separated, one level each")
 	fl.IntVar(&f.requestsPerLevel, "requests-per-level", sweep.DefaultRequestsPerLevel, "measured requests per level (0: 4 × concurrency, at least 16; open loop: 16 s of arrivals)")
 	fl.DurationVar(&f.durationPerLevel, "duration-per-level", 0, "send measured requests for this long per level instead of a count (e.g. 60s)")
 	fl.IntVar(&f.warmup, "warmup", sweep.DefaultWarmup, "warm-up requests per level, kept and marked (-1: the level's concurrency; open loop: 1 s of arrivals)")
@@ -137,39 +140,9 @@ the caveats.`,
 	return cmd
 }
 
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
-}
-
-func parseList[T int | float64](flag, s string, parse func(string) (T, error)) ([]T, error) {
-	var out []T
-	for _, p := range strings.Split(s, ",") {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		v, err := parse(p)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--%s %q: %q is not a number", flag, s, p)}
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, usageError{fmt.Errorf("--%s is empty", flag)}
-	}
-	return out, nil
-}
-
 // sweepOptions turns the flags into the load generator's options.
 func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progress), logf func(string, ...any)) ([]sweep.Option, error) {
-	levels, err := parseList("concurrency", f.concurrency, strconv.Atoi)
-	if err != nil {
-		return nil, err
-	}
+	levels := f.concurrency
 	opts := []sweep.Option{
 		sweep.WithEndpoint(sweep.Endpoint(f.endpoint)),
 		sweep.WithModel(f.model),
@@ -192,11 +165,7 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 		sweep.WithProgress(progress),
 		sweep.WithLogf(logf),
 	}
-	if f.rate != "" {
-		rates, err := parseList("rate", f.rate, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
-		if err != nil {
-			return nil, err
-		}
+	if len(f.rate) > 0 {
 		capConc := 0
 		if concurrencyGiven {
 			if len(levels) != 1 {
@@ -204,7 +173,7 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 			}
 			capConc = levels[0]
 		}
-		opts = append(opts, sweep.WithRates(capConc, rates...))
+		opts = append(opts, sweep.WithRates(capConc, f.rate...))
 	} else {
 		opts = append(opts, sweep.WithLevels(levels...))
 	}
@@ -233,10 +202,26 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concu
 	if out == "" {
 		out = "runs/sweep-" + time.Now().UTC().Format("20060102T150405Z")
 	}
-	run, err := s.Record(ctx, out)
+	// An s3:// run is written here and mirrored as it is written.
+	o, err := newRunOutput(ctx, out)
+	if err != nil {
+		return err
+	}
+	run, err := s.Record(ctx, o.dir)
 	pr.finish()
-	printSweepEnd(stdout, stderr, run)
-	return err
+	var disk writtenState
+	if run != nil {
+		disk = onDisk(run) // the local copy, read before an upload removes it
+	}
+	uerr := o.finish()
+	if run != nil && o.remote != "" {
+		run.Dir = o.remote
+		if uerr != nil {
+			run.Dir = o.dir
+		}
+	}
+	printSweepEnd(stdout, stderr, run, disk)
+	return errors.Join(err, uerr)
 }
 
 // resumeSweep continues the interrupted sweep in f.resume with the
@@ -278,12 +263,17 @@ func resumeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, ba
 	}
 	run, err := s.Resume(ctx, f.resume)
 	pr.finish()
-	printSweepEnd(stdout, stderr, run)
+	var disk writtenState
+	if run != nil {
+		disk = onDisk(run)
+	}
+	printSweepEnd(stdout, stderr, run, disk)
 	return err
 }
 
-// printSweepEnd prints the run's state and warnings after a sweep.
-func printSweepEnd(stdout, stderr io.Writer, run *rundir.Run) {
+// printSweepEnd prints the run's state and warnings after a sweep; disk is
+// what the run directory held when the sweep ended.
+func printSweepEnd(stdout, stderr io.Writer, run *rundir.Run, disk writtenState) {
 	if run != nil {
 		state := "complete"
 		if !run.Manifest.Complete {
@@ -303,8 +293,48 @@ func printSweepEnd(stdout, stderr io.Writer, run *rundir.Run) {
 		if !run.Manifest.Complete {
 			next += " (or headroom sweep --resume " + run.Dir + ")"
 		}
+		if !disk.written {
+			fmt.Fprintf(stdout, "%s: %s run, but not all of it could be written; on disk: %s\n", run.Dir, state, disk.summary)
+			return
+		}
+		if !run.Manifest.Complete {
+			state += "; on disk: " + disk.summary
+		}
 		fmt.Fprintf(stdout, "wrote %s: %s run; next: %s\n", run.Dir, state, next)
 	}
+}
+
+// writtenState is what a run directory held, read back after a sweep.
+type writtenState struct {
+	summary string
+	written bool // every table and the final manifest read back
+}
+
+// onDisk says what the run directory holds, read back: the levels whose
+// rows are on disk, and whether the manifest there is the run's last word.
+// A write that failed (the open-files limit, a full disk) shows here, not
+// in what the sweep meant to write.
+func onDisk(run *rundir.Run) writtenState {
+	levels, lerr := rundir.ReadTable[rundir.LevelRow](run.Dir, rundir.TableLevels)
+	complete, requests := 0, int64(0)
+	for _, l := range levels {
+		if l.Complete {
+			complete++
+			requests += l.Requests
+		}
+	}
+	summary := fmt.Sprintf("%d complete levels, %d measured requests", complete, requests)
+	if lerr != nil {
+		summary = "the levels table does not read back (" + lerr.Error() + ")"
+	}
+	m, err := rundir.ReadManifest(run.Dir)
+	switch {
+	case err != nil:
+		return writtenState{summary + "; the manifest does not read back (" + err.Error() + ")", false}
+	case m.Complete != run.Manifest.Complete || (m.Stopped == nil) != (run.Manifest.Stopped == nil):
+		return writtenState{summary + "; the manifest there is from before the end (it could not be rewritten)", false}
+	}
+	return writtenState{summary, lerr == nil}
 }
 
 // progressPrinter shows one line per level on stderr: redrawn in place on
@@ -319,8 +349,8 @@ type progressPrinter struct {
 }
 
 func newProgressPrinter(w io.Writer) *progressPrinter {
-	p := &progressPrinter{w: w}
-	if f, ok := w.(*os.File); ok {
+	p := &progressPrinter{w: termsafe.Raw(w)} // its own control sequences, and the terminal test
+	if f, ok := p.w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.terminal = true
 		}
@@ -377,7 +407,7 @@ func (p *progressPrinter) println(s string) {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.drawn = false
 	}
-	fmt.Fprintln(p.w, s)
+	fmt.Fprintln(p.w, termsafe.Escape(s)) // p.w is the raw terminal: what s quotes from outside is escaped
 }
 
 func (p *progressPrinter) finish() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/cuda/nvml"
+	"github.com/headroom-llm/headroom/roofline"
 )
 
 // memoryReserveBytes is left free when sizing the bandwidth buffers: the
@@ -162,29 +163,32 @@ func (r *deviceRun) fp8AndModel(ctx context.Context) (err error) {
 	return nil
 }
 
-// summarizeDevice derives the roofline numbers from the points, exactly as
-// the seed's script does: peak is the highest TFLOP/s, bandwidth the best
-// copy, ridge = peak / bandwidth, knee the smallest B at ≥ 90% of peak.
+// summarizeDevice derives the roofline numbers from the points (see
+// DeviceResult.roofline).
 func summarizeDevice(d *DeviceResult, kneeFraction float64) {
-	d.PeakTFLOPS, d.PeakBatch = Peak(d.GEMM)
-	d.KneeBatch = Knee(d.GEMM, kneeFraction)
-	d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes, d.ReadBandwidthGBps = 0, "", 0, 0
-	for _, p := range d.Bandwidth {
-		if p.ReadOnly {
-			d.ReadBandwidthGBps = max(d.ReadBandwidthGBps, p.GBps)
-		} else if p.GBps > d.BandwidthGBps {
-			d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes = p.GBps, p.Method, p.BufferBytes
-		}
+	rl := d.roofline(kneeFraction)
+	d.PeakTFLOPS, d.PeakBatch, d.KneeBatch = rl.PeakFLOPPerS/1e12, int(rl.PeakBatch), int(rl.KneeBatch)
+	d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes = rl.BandwidthBytesPerS/1e9, rl.BandwidthMethod, uint64(rl.BandwidthBufferBytes)
+	d.ReadBandwidthGBps, d.RidgeFLOPsPerByte = rl.ReadBandwidthBytesPerS/1e9, rl.RidgeFLOPPerByte
+	// The FP8 roofline by the same rule, against the same copy bandwidth.
+	d.PeakFP8TFLOPS, d.PeakFP8Batch, d.KneeFP8Batch, d.RidgeFP8FLOPsPerByte = 0, 0, 0, 0
+	if rows := d.fp8Rows(); len(rows) > 0 {
+		f := roofline.Compute(rows, d.bandwidthRows(), roofline.Select{
+			Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), DType: DTypeFP8, KneeFraction: kneeFraction,
+		})
+		d.PeakFP8TFLOPS, d.PeakFP8Batch, d.KneeFP8Batch = f.PeakFLOPPerS/1e12, int(f.PeakBatch), int(f.KneeBatch)
+		d.RidgeFP8FLOPsPerByte = f.RidgeFLOPPerByte
 	}
-	d.RidgeFLOPsPerByte, d.RidgeFP8FLOPsPerByte = 0, 0
-	if d.BandwidthGBps > 0 && d.PeakTFLOPS > 0 {
-		d.RidgeFLOPsPerByte = Ridge(d.PeakTFLOPS, d.BandwidthGBps)
-	}
-	d.PeakFP8TFLOPS, d.PeakFP8Batch = Peak(d.GEMMFP8)
-	d.KneeFP8Batch = Knee(d.GEMMFP8, kneeFraction)
-	if d.BandwidthGBps > 0 && d.PeakFP8TFLOPS > 0 {
-		d.RidgeFP8FLOPsPerByte = Ridge(d.PeakFP8TFLOPS, d.BandwidthGBps)
-	}
+}
+
+// roofline applies the rule package roofline holds (the seed's script 01)
+// to the rows this device's points become: peak is the highest throughput,
+// bandwidth the best copy, ridge = peak / bandwidth, knee the smallest B
+// at kneeFraction of the peak.
+func (d *DeviceResult) roofline(kneeFraction float64) *roofline.Roofline {
+	return roofline.Compute(d.gemmRows(), d.bandwidthRows(), roofline.Select{
+		Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), KneeFraction: kneeFraction,
+	})
 }
 
 func (r *deviceRun) bandwidth(ctx context.Context) (err error) {

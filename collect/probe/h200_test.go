@@ -12,8 +12,9 @@ import (
 
 // TestH200ValidationRuns re-reads the runs recorded on an H200 for
 // docs/probe-validation.md: each headroom run directory must be readable,
-// its manifest's headline numbers must follow from its own tables by this
-// package's arithmetic, and against the script 01 run of the same pair the
+// its rows consistent with this package's arithmetic (that its manifest's
+// headline numbers follow from them is package roofline's test), and
+// against the script 01 run of the same pair the
 // copy bandwidth and peak must be at least the script's and the B=1 time at
 // most the script's.
 func TestH200ValidationRuns(t *testing.T) {
@@ -39,7 +40,6 @@ func TestH200ValidationRuns(t *testing.T) {
 			if len(gemm) != len(DefaultBatches) || len(bw) != 3*len(DefaultBufferSizes) {
 				t.Fatalf("%d GEMM and %d bandwidth rows", len(gemm), len(bw))
 			}
-			var points []GEMMPoint
 			var b1MS float64
 			for _, r := range gemm {
 				if !near(r.Intensity, Intensity(int(r.Batch), int(r.K), int(r.N)), 1e-12) || !near(r.FLOPPerS, r.FLOP/r.TimeMedianS, 1e-9) {
@@ -48,24 +48,13 @@ func TestH200ValidationRuns(t *testing.T) {
 				if r.MaxRelErr <= 0 || r.MaxRelErr > 1.0/64 {
 					t.Errorf("B=%d: max relative error %v is not bf16 rounding", r.Batch, r.MaxRelErr)
 				}
-				points = append(points, GEMMPoint{Batch: int(r.Batch), TFLOPS: r.FLOPPerS / 1e12})
 				if r.Batch == 1 {
 					b1MS = r.TimeMedianS * 1e3
 				}
 			}
-			var bestCopy float64
-			var bestMethod string
-			for _, r := range bw {
-				if r.Method != MethodSumKernel && r.BytesPerS > bestCopy {
-					bestCopy, bestMethod = r.BytesPerS, r.Method
-				}
-			}
 			p := run.Manifest.Probe
-			peak, peakBatch := Peak(points)
-			if !near(p.PeakFLOPPerS, peak*1e12, 1e-12) || p.PeakBatch != peakBatch || p.KneeBatch != Knee(points, DefaultKneeFraction) ||
-				p.BandwidthBytesPerS != bestCopy || p.BandwidthMethod != bestMethod ||
-				!near(p.RidgeFLOPPerByte, Ridge(peak, bestCopy/1e9), 1e-12) || !p.Validated || p.Throttled {
-				t.Errorf("manifest %+v does not follow from the tables", p)
+			if !p.Validated || p.Throttled {
+				t.Errorf("manifest %+v: not validated, or throttled", p)
 			}
 
 			var script scriptResult

@@ -61,7 +61,7 @@ func TestFP8Sweep(t *testing.T) {
 	if !near(d.PeakFP8TFLOPS, fakeFP8PeakTFLOPS, 1e-5) || !near(d.PeakTFLOPS, fakePeakTFLOPS, 1e-5) {
 		t.Errorf("peaks: FP8 %v, bf16 %v", d.PeakFP8TFLOPS, d.PeakTFLOPS)
 	}
-	if want := Ridge(d.PeakFP8TFLOPS, d.BandwidthGBps); !near(d.RidgeFP8FLOPsPerByte, want, 1e-12) || d.KneeFP8Batch == 0 {
+	if want := d.PeakFP8TFLOPS * 1e3 / d.BandwidthGBps; !near(d.RidgeFP8FLOPsPerByte, want, 1e-12) || d.KneeFP8Batch == 0 {
 		t.Errorf("FP8 ridge %v (want %v), knee %d", d.RidgeFP8FLOPsPerByte, want, d.KneeFP8Batch)
 	}
 	rows := res.GEMMRows()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/modelspec"
+	"github.com/headroom-llm/headroom/roofline"
 )
 
 // Defaults of the probe; each has an Option to change it.
@@ -29,7 +30,7 @@ const (
 	// DefaultMaxCallsPerRepeat bounds the calls in one window.
 	DefaultMaxCallsPerRepeat = 20000
 	// DefaultKneeFraction is the seed's knee: the smallest B reaching 90% of peak.
-	DefaultKneeFraction = 0.9
+	DefaultKneeFraction = roofline.KneeFraction
 	// DefaultDisagreementFraction is the seed's hygiene rule: identical
 	// cards that differ by more than a few percent have a power or thermal
 	// problem.

@@ -15,10 +15,13 @@ type Result struct {
 	CUBLASPath        string
 	CUBLASLtVersion   string // "" unless FP8 was measured
 	CUBLASLtPath      string
-	// Model names the model whose decode GEMMs were timed ("" for none).
-	Model string
+	// Model names the model whose decode GEMMs were timed ("" for none),
+	// ModelConfig the config.json it was read from.
+	Model, ModelConfig string
 
 	K, N int // the GEMM's inner and output dimensions
+	// KneeFraction of the peak defines each device's knee.
+	KneeFraction float64
 
 	// Devices holds one result per GPU probed on its own.
 	Devices []DeviceResult

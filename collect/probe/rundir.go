@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/headroom-llm/headroom/cuda/nvml"
+	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -22,27 +23,35 @@ func (r *Result) allDevices() []DeviceResult {
 func (r *Result) GEMMRows() []rundir.ProbeGEMMRow {
 	var rows []rundir.ProbeGEMMRow
 	for _, d := range r.allDevices() {
-		for _, p := range slices.Concat(d.GEMM, d.GEMMFP8) {
-			if len(p.RepeatTimesMS) == 0 {
-				continue // validated but not timed (the probe stopped there)
-			}
-			batch, dtype := p.Batch, DType
-			if p.DType != "" {
-				dtype = p.DType
-			}
-			if p.RunBatch > 0 {
-				batch = p.RunBatch // the product timed; FLOP and bytes are its
-			}
-			rows = append(rows, rundir.ProbeGEMMRow{
-				Device: int32(d.GPU.Ordinal), Mode: string(d.Mode),
-				Batch: int64(batch), K: int64(p.K), N: int64(p.N), DType: dtype,
-				FLOP: p.FLOPs, Bytes: p.Bytes, Intensity: p.Intensity,
-				Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
-				TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
-				FLOPPerS:  p.TFLOPS * 1e12,
-				MaxRelErr: p.Validation.MaxRelError,
-			})
+		rows = append(rows, d.gemmRows()...)
+		rows = append(rows, d.fp8Rows()...)
+	}
+	return rows
+}
+
+// gemmRows are the bf16 sweep's rows, fp8Rows the FP8 sweep's.
+func (d *DeviceResult) gemmRows() []rundir.ProbeGEMMRow { return d.rowsOf(d.GEMM, DType) }
+func (d *DeviceResult) fp8Rows() []rundir.ProbeGEMMRow  { return d.rowsOf(d.GEMMFP8, DTypeFP8) }
+
+func (d *DeviceResult) rowsOf(points []GEMMPoint, dtype string) []rundir.ProbeGEMMRow {
+	var rows []rundir.ProbeGEMMRow
+	for _, p := range points {
+		if len(p.RepeatTimesMS) == 0 {
+			continue // validated but not timed (the probe stopped there)
 		}
+		batch := p.Batch
+		if p.RunBatch > 0 {
+			batch = p.RunBatch // the product timed; FLOP and bytes are its
+		}
+		rows = append(rows, rundir.ProbeGEMMRow{
+			Device: int32(d.GPU.Ordinal), Mode: string(d.Mode),
+			Batch: int64(batch), K: int64(p.K), N: int64(p.N), DType: dtype,
+			FLOP: p.FLOPs, Bytes: p.Bytes, Intensity: p.Intensity,
+			Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
+			TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
+			FLOPPerS:  p.TFLOPS * 1e12,
+			MaxRelErr: p.Validation.MaxRelError,
+		})
 	}
 	return rows
 }
@@ -72,15 +81,21 @@ func (r *Result) ModelGEMMRows() []rundir.ProbeModelGEMMRow {
 func (r *Result) BandwidthRows() []rundir.ProbeBandwidthRow {
 	var rows []rundir.ProbeBandwidthRow
 	for _, d := range r.allDevices() {
-		for _, p := range d.Bandwidth {
-			rows = append(rows, rundir.ProbeBandwidthRow{
-				Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), Method: p.Method,
-				BufferBytes: int64(p.BufferBytes), BytesPerCall: float64(p.BytesPerCall),
-				Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
-				TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
-				BytesPerS: p.GBps * 1e9,
-			})
-		}
+		rows = append(rows, d.bandwidthRows()...)
+	}
+	return rows
+}
+
+func (d *DeviceResult) bandwidthRows() []rundir.ProbeBandwidthRow {
+	var rows []rundir.ProbeBandwidthRow
+	for _, p := range d.Bandwidth {
+		rows = append(rows, rundir.ProbeBandwidthRow{
+			Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), Method: p.Method,
+			BufferBytes: int64(p.BufferBytes), BytesPerCall: float64(p.BytesPerCall),
+			Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
+			TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
+			BytesPerS: p.GBps * 1e9,
+		})
 	}
 	return rows
 }
@@ -134,7 +149,7 @@ func (r *Result) ManifestProbe() *rundir.Probe {
 	p := &rundir.Probe{DType: DType, K: r.K, N: r.N}
 	validated := len(r.Devices) > 0
 	for _, d := range r.allDevices() {
-		p.Devices = appendOnce(p.Devices, d.GPU.Ordinal)
+		p.Devices = uniq.Append(p.Devices, d.GPU.Ordinal)
 		p.Throttled = p.Throttled || d.Throttled
 		p.Busy = p.Busy || d.Busy
 		p.ClocksBelowBase = p.ClocksBelowBase || d.ClocksBelowBase
@@ -153,26 +168,17 @@ func (r *Result) ManifestProbe() *rundir.Probe {
 	}
 	p.Validated = validated
 	if len(r.Devices) > 0 {
-		d := r.Devices[0]
-		p.PeakFLOPPerS, p.PeakBatch = d.PeakTFLOPS*1e12, d.PeakBatch
-		p.BandwidthBytesPerS, p.BandwidthMethod = d.BandwidthGBps*1e9, d.BandwidthMethod
-		p.RidgeFLOPPerByte, p.KneeBatch = d.RidgeFLOPsPerByte, d.KneeBatch
-		if d.PeakFP8TFLOPS > 0 {
+		rl := r.Devices[0].roofline(r.KneeFraction)
+		p.PeakFLOPPerS, p.PeakBatch = rl.PeakFLOPPerS, int(rl.PeakBatch)
+		p.BandwidthBytesPerS, p.BandwidthMethod = rl.BandwidthBytesPerS, rl.BandwidthMethod
+		p.RidgeFLOPPerByte, p.KneeBatch = rl.RidgeFLOPPerByte, int(rl.KneeBatch)
+		if d := r.Devices[0]; d.PeakFP8TFLOPS > 0 {
 			p.FP8 = &rundir.ProbeCeiling{DType: DTypeFP8, PeakFLOPPerS: d.PeakFP8TFLOPS * 1e12, PeakBatch: d.PeakFP8Batch,
 				RidgeFLOPPerByte: d.RidgeFP8FLOPsPerByte, KneeBatch: d.KneeFP8Batch}
 		}
 	}
-	p.Model = r.Model
+	p.Model, p.ModelConfig = r.Model, r.ModelConfig
 	return p
-}
-
-func appendOnce(xs []int, x int) []int {
-	for _, y := range xs {
-		if y == x {
-			return xs
-		}
-	}
-	return append(xs, x)
 }
 
 // WriteTo writes the probe tables into run and fills the manifest's

@@ -7,13 +7,14 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/headroom-llm/headroom/engines"
 )
 
 // Engine is what could be learned about the server.
 type Engine struct {
-	Name             string // "vllm", "sglang", "llama.cpp", "ollama", "tgi", "node-llama-cpp", or "" if unknown
+	Name             string // a package engines name when known, else as the server named itself; "" if unknown
 	Version          string
 	MaxContextTokens int
 	Config           map[string]string // facts read from the server
@@ -29,7 +30,7 @@ func Detect(ctx context.Context, client *http.Client, baseURL string, header htt
 	get := func(path string) map[string]any {
 		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
-		req, err := http.NewRequestWithContext(rctx, http.MethodGet, strings.TrimSuffix(baseURL, "/")+path, nil)
+		req, err := http.NewRequestWithContext(rctx, http.MethodGet, JoinURL(baseURL, path), nil)
 		if err != nil {
 			return nil
 		}
@@ -78,6 +79,9 @@ func Detect(ctx context.Context, client *http.Client, baseURL string, header htt
 	}
 	set := func(name, version, source string) {
 		if e.Name == "" {
+			if c, ok := engines.Canonical(name); ok {
+				name = c
+			}
 			e.Name, e.Source = name, source
 		}
 		if e.Version == "" && version != "" {
@@ -96,7 +100,7 @@ func Detect(ctx context.Context, client *http.Client, baseURL string, header htt
 				}
 			}
 		case ownedBy == "vllm" || ownedBy == "":
-			set("vllm", str(m, "version"), "/version")
+			set(engines.VLLM, str(m, "version"), "/version")
 		default:
 			set(ownedBy, str(m, "version"), "/version")
 		}
@@ -104,23 +108,23 @@ func Detect(ctx context.Context, client *http.Client, baseURL string, header htt
 	switch ownedBy {
 	case "sglang":
 		if m := get("/get_server_info"); m != nil {
-			set("sglang", str(m, "version"), "/get_server_info")
+			set(engines.SGLang, str(m, "version"), "/get_server_info")
 		}
-		set("sglang", "", "/v1/models owned_by")
+		set(engines.SGLang, "", "/v1/models owned_by")
 	case "llamacpp":
 		if m := get("/props"); m != nil {
-			set("llama.cpp", str(m, "build_info"), "/props")
+			set(engines.LlamaCpp, str(m, "build_info"), "/props")
 		}
-		set("llama.cpp", "", "/v1/models owned_by")
+		set(engines.LlamaCpp, "", "/v1/models owned_by")
 	case "library":
 		if m := get("/api/version"); m != nil {
-			set("ollama", str(m, "version"), "/api/version")
+			set(engines.Ollama, str(m, "version"), "/api/version")
 		}
-		set("ollama", "", "/v1/models owned_by")
+		set(engines.Ollama, "", "/v1/models owned_by")
 	}
 	if e.Name == "" {
 		if m := get("/info"); m != nil && str(m, "model_id") != "" {
-			set("tgi", str(m, "version"), "/info")
+			set(engines.TGI, str(m, "version"), "/info")
 		}
 	}
 	if e.Name == "" || e.Version == "" {
@@ -138,12 +142,12 @@ var logPatterns = []struct {
 	name string
 	re   *regexp.Regexp
 }{
-	{"vllm", regexp.MustCompile(`vLLM API server version ([0-9][^\s,]*)`)},
-	{"vllm", regexp.MustCompile(`\bvLLM\b.*\bversion ([0-9][^\s,]*)`)},
-	{"node-llama-cpp", regexp.MustCompile(`engine start version=([^\s]+)`)},
-	{"sglang", regexp.MustCompile(`(?i)sglang.*version[= ]v?([0-9][^\s,]*)`)},
-	{"llama.cpp", regexp.MustCompile(`^build: ([0-9]+ \([0-9a-f]+\))`)},
-	{"tgi", regexp.MustCompile(`text_generation_launcher.*version[:= ]"?([0-9][^\s",]*)`)},
+	{engines.VLLM, regexp.MustCompile(`vLLM API server version ([0-9][^\s,]*)`)},
+	{engines.VLLM, regexp.MustCompile(`\bvLLM\b.*\bversion ([0-9][^\s,]*)`)},
+	{engines.NodeLlamaCpp, regexp.MustCompile(`engine start version=([^\s]+)`)},
+	{engines.SGLang, regexp.MustCompile(`(?i)sglang.*version[= ]v?([0-9][^\s,]*)`)},
+	{engines.LlamaCpp, regexp.MustCompile(`^build: ([0-9]+ \([0-9a-f]+\))`)},
+	{engines.TGI, regexp.MustCompile(`text_generation_launcher.*version[:= ]"?([0-9][^\s",]*)`)},
 }
 
 // fromLog finds the engine and version in the server's first log lines.

@@ -62,13 +62,19 @@ func SplitCommand(s string) []string {
 	return words
 }
 
-// secretFlagWords mark a flag or variable whose value is a secret when one
-// of the name's parts (split at - _ .) is one of them: --api-key, HF_TOKEN,
-// but not --max-num-batched-tokens or --tokenizer.
+// secretFlagWords mark a flag, variable or header whose value is a secret
+// when one of the name's parts (split at - _ .) is one of them: --api-key,
+// HF_TOKEN, MYSQL_PWD, DB_PASS, REDIS_AUTH, -psw, X-Api-Key, but not
+// --max-num-batched-tokens or --tokenizer.
 var secretFlagWords = map[string]bool{
 	"key": true, "apikey": true, "token": true, "secret": true, "password": true, "passwd": true,
-	"credential": true, "credentials": true,
+	"credential": true, "credentials": true, "pwd": true, "pass": true, "psw": true, "auth": true,
+	"authorization": true,
 }
+
+// secretSuffixes mark a name part that ends like one: PGPASSWORD, a
+// variable of one word.
+var secretSuffixes = []string{"password", "passwd", "secret", "apikey"}
 
 // knownSecretPrefixes are value prefixes of common credentials.
 var knownSecretPrefixes = []string{"sk-", "hf_", "ghp_", "gho_", "github_pat_", "xoxb-", "AKIA", "eyJ"}
@@ -185,8 +191,28 @@ func secretName(name string) bool {
 		if secretFlagWords[p] {
 			return true
 		}
+		for _, suf := range secretSuffixes {
+			if strings.HasSuffix(p, suf) {
+				return true
+			}
+		}
 	}
 	return false
+}
+
+// headerName returns the name of a "Name: value" header in w (curl's -H,
+// --header), when it names a secret (Authorization, X-Api-Key), and the
+// offset just after its colon.
+func headerName(w string) (int, bool) {
+	j := strings.IndexByte(w, ':')
+	if j <= 0 {
+		return 0, false
+	}
+	name := strings.TrimLeft(w[:j], "'\"")
+	if name == "" || strings.ContainsAny(name, " =/@") || strings.HasPrefix(name, "-") {
+		return 0, false
+	}
+	return j + 1, secretName(name)
 }
 
 // redactTokens replaces every piece of text that looks like a credential
@@ -220,18 +246,6 @@ func tokenPieces(w string) []string {
 // server would print it.
 func bareValue(v string) string { return strings.Trim(v, ";&|()'\"` ") }
 
-const authHeader = "authorization:"
-
-// indexFold is strings.Index ignoring ASCII case, with byte offsets into s.
-func indexFold(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
-			return i
-		}
-	}
-	return -1
-}
-
 // redact returns argv redacted and the secret values it found.
 func redact(argv, secrets []string) (out, found []string) {
 	out = make([]string, len(argv))
@@ -254,14 +268,21 @@ func redact(argv, secrets []string) (out, found []string) {
 				w = strings.ReplaceAll(w, s, Redacted)
 			}
 		}
-		// A header given on the command line: "Authorization: Bearer X".
-		if j := indexFold(a, authHeader); j >= 0 {
-			if v := bareValue(a[j+len(authHeader):]); v != "" {
+		// A header given on the command line: "Authorization: Bearer X",
+		// "X-Api-Key: X", or its name and value as two words.
+		if j, ok := headerName(a); ok {
+			if v := bareValue(a[j:]); v != "" {
 				found = append(found, bareValue(strings.TrimPrefix(strings.TrimPrefix(v, "Bearer "), "bearer ")))
+				if jw, ok := headerName(w); ok {
+					w = w[:jw] + " " + Redacted
+				}
+			} else if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
+				out[i] = w
+				out[i+1] = Redacted
+				found = append(found, bareValue(strings.TrimPrefix(strings.TrimPrefix(argv[i+1], "Bearer "), "bearer ")))
+				i++
+				continue
 			}
-		}
-		if j := indexFold(w, authHeader); j >= 0 && bareValue(w[j+len(authHeader):]) != "" {
-			w = w[:j+len(authHeader)] + " " + Redacted
 		}
 		out[i] = w
 		name, value, hasValue := strings.Cut(w, "=")

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/headroom-llm/headroom/internal/cputime"
 )
 
 // DefaultFollowPoll is how often a followed log file is checked for new data.
@@ -20,25 +25,103 @@ const DefaultFollowPoll = 50 * time.Millisecond
 // waited for. Each complete line goes to sink with the time it was read;
 // a last unterminated line is delivered when ctx ends.
 func Follow(ctx context.Context, path string, poll time.Duration, sink func([]byte, time.Time)) error {
-	return FollowFrom(ctx, path, -1, poll, sink)
+	return (&Follower{Path: path, From: -1, Poll: poll, Sink: sink}).Run(ctx)
 }
 
 // FollowFrom is Follow starting at byte offset from of the file as it is
 // now (-1: its end), so that a caller that read its head (ReadHead) goes
 // on without a gap or a repeat.
 func FollowFrom(ctx context.Context, path string, from int64, poll time.Duration, sink func([]byte, time.Time)) error {
+	return (&Follower{Path: path, From: from, Poll: poll, Sink: sink}).Run(ctx)
+}
+
+// ErrNotRegular is returned (wrapped) for a log path that is not a regular
+// file: a device such as /dev/zero never ends, and a pipe cannot be
+// followed from an offset.
+var ErrNotRegular = errors.New("not a regular file")
+
+// CheckRegular returns an error unless path is a regular file or does not
+// exist yet (a log the server will create). It never blocks, not on a FIFO.
+func CheckRegular(path string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: %w (%s): give the file the server writes its log to", path, ErrNotRegular, describeMode(st.Mode()))
+	}
+	return nil
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
+}
+
+// Follower follows a log file (see Follow). Its cost is linear in what it
+// reads: a line longer than the stored bound (64 KiB, as a --server-cmd's
+// output is captured) is kept up to a little past the bound (so that its
+// redaction sees a secret across the cut whole) and the rest of it is
+// skipped, and the follower counts the CPU time its thread uses (CPU), for
+// the client's self-check: it runs on the client's cores.
+type Follower struct {
+	Path string
+	From int64 // byte offset to start at; -1: the file's end
+	Poll time.Duration
+	Sink func([]byte, time.Time)
+
+	cpuNS atomic.Int64
+}
+
+// CPU is the CPU time the follower has used so far (0 where the system
+// cannot tell).
+func (f *Follower) CPU() time.Duration { return time.Duration(f.cpuNS.Load()) }
+
+// Run follows until ctx ends, and returns nil then, or an error that stops
+// it (the path is not a regular file, a read fails).
+func (f *Follower) Run(ctx context.Context) error {
+	poll := f.Poll
 	if poll <= 0 {
 		poll = DefaultFollowPoll
 	}
+	// The follower's own CPU is measured on its thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	base, measured := cputime.ThisThread()
+	account := func() {
+		if measured {
+			if now, ok := cputime.ThisThread(); ok {
+				f.cpuNS.Store(int64(now - base))
+			}
+		}
+	}
+	defer account()
 	var (
-		f       *os.File
-		ino     uint64
-		offset  int64
-		pending []byte
-		buf     = make([]byte, 64<<10)
+		file   *os.File
+		ino    uint64
+		offset int64
+		line   lineBuffer
+		buf    = make([]byte, 64<<10)
 	)
 	open := func(fromEnd bool) error {
-		nf, err := os.Open(path)
+		if err := CheckRegular(f.Path); err != nil {
+			return err
+		}
+		nf, err := os.Open(f.Path)
 		if err != nil {
 			return err
 		}
@@ -47,21 +130,26 @@ func FollowFrom(ctx context.Context, path string, from int64, poll time.Duration
 			nf.Close()
 			return err
 		}
-		if f != nil {
-			f.Close()
+		if !st.Mode().IsRegular() { // replaced between the check and the open
+			nf.Close()
+			return fmt.Errorf("%s: %w", f.Path, ErrNotRegular)
 		}
-		f, ino, offset, pending = nf, inode(st), 0, pending[:0]
+		if file != nil {
+			file.Close()
+		}
+		file, ino, offset = nf, inode(st), 0
+		line.reset()
 		if fromEnd {
 			offset = st.Size()
-			if from >= 0 && from <= offset {
-				offset = from
+			if f.From >= 0 && f.From <= offset {
+				offset = f.From
 			}
 		}
 		return nil
 	}
 	defer func() {
-		if f != nil {
-			f.Close()
+		if file != nil {
+			file.Close()
 		}
 	}()
 	if err := open(true); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -70,52 +158,81 @@ func FollowFrom(ctx context.Context, path string, from int64, poll time.Duration
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for {
-		if f != nil {
-			for {
-				n, err := f.ReadAt(buf, offset)
-				if n > 0 {
-					now := time.Now()
-					offset += int64(n)
-					pending = append(pending, buf[:n]...)
-					for {
-						i := bytes.IndexByte(pending, '\n')
-						if i < 0 {
-							break
-						}
-						sink(pending[:i], now)
-						pending = pending[i+1:]
-					}
-					pending = append([]byte(nil), pending...)
+		for file != nil && ctx.Err() == nil {
+			n, err := file.ReadAt(buf, offset)
+			if n > 0 {
+				offset += int64(n)
+				line.feed(buf[:n], time.Now(), f.Sink)
+				account() // a log that never pauses is counted too
+			}
+			if err != nil || n < len(buf) {
+				if err != nil && !errors.Is(err, io.EOF) {
+					return err
 				}
-				if err != nil || n < len(buf) {
-					if err != nil && !errors.Is(err, io.EOF) {
-						return err
-					}
-					break
-				}
+				break
 			}
 		}
+		account()
 		select {
 		case <-ctx.Done():
-			if len(pending) > 0 {
-				sink(pending, time.Now())
-			}
+			line.flush(time.Now(), f.Sink)
 			return nil
 		case <-tick.C:
 		}
 		// rotation or truncation?
-		st, err := os.Stat(path)
+		st, err := os.Stat(f.Path)
 		switch {
 		case err != nil:
 			// removed: keep reading the old file until a new one appears
-		case f == nil || inode(st) != ino:
+		case file == nil || inode(st) != ino:
 			if err := open(false); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 		case st.Size() < offset:
-			offset, pending = 0, pending[:0] // truncated: start over
+			offset = 0 // truncated: start over
+			line.reset()
 		}
 	}
+}
+
+// followKeep is how much of a long line the follower keeps: past the
+// stored bound, so that a secret across that cut is whole when the line is
+// redacted (the capture cuts it at maxLineBytes after).
+const followKeep = longLineKeep
+
+// lineBuffer assembles lines from reads. A line is kept up to followKeep
+// bytes; the rest of a longer one is skipped until its newline, so memory
+// and work stay bounded whatever the file holds.
+type lineBuffer struct{ b []byte }
+
+func (l *lineBuffer) reset() { l.b = l.b[:0] }
+
+// feed takes one read's data and hands every line it completes to sink.
+func (l *lineBuffer) feed(data []byte, at time.Time, sink func([]byte, time.Time)) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		part := data
+		if i >= 0 {
+			part = data[:i]
+		}
+		if room := followKeep - len(l.b); room > 0 {
+			l.b = append(l.b, part[:min(len(part), room)]...)
+		}
+		if i < 0 {
+			return
+		}
+		sink(l.b, at)
+		l.reset()
+		data = data[i+1:]
+	}
+}
+
+// flush delivers a last unterminated line.
+func (l *lineBuffer) flush(at time.Time, sink func([]byte, time.Time)) {
+	if len(l.b) > 0 {
+		sink(l.b, at)
+	}
+	l.reset()
 }
 
 func inode(st fs.FileInfo) uint64 {

@@ -29,7 +29,7 @@ type LogCapture struct {
 	err  error
 	// secrets are replaced in every line: servers log their arguments,
 	// API keys included.
-	secrets []string
+	secrets *Secrets
 }
 
 // headLines is how many first lines are kept for engine detection.
@@ -101,25 +101,20 @@ func countLines(path string) (lineCount, error) {
 	return lc, nil
 }
 
-// Redact makes every later line have these strings replaced by <redacted>.
-func (c *LogCapture) Redact(secrets ...string) {
+// Redact makes every later line have these secrets replaced.
+func (c *LogCapture) Redact(secrets *Secrets) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, s := range secrets {
-		if s != "" {
-			c.secrets = append(c.secrets, s)
-		}
-	}
+	c.secrets = secrets
 }
 
 // Line stores one line (without its newline) received at t.
 func (c *LogCapture) Line(text []byte, t time.Time) {
 	text = bytes.TrimRight(text, "\r\n")
 	c.mu.Lock()
-	for _, s := range c.secrets {
-		text = bytes.ReplaceAll(text, []byte(s), []byte(Redacted))
-	}
+	secrets := c.secrets
 	c.mu.Unlock()
+	text = secrets.Bytes(text)
 	// Servers print their arguments (vLLM's "non-default args: {'hf_token':
 	// 'hf_…'}"): a credential headroom was not told about is hidden too.
 	text = redactTokens(text)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -8,11 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/cputime"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -189,6 +194,7 @@ func TestDetect(t *testing.T) {
 		{"llama.cpp", map[string]string{"/v1/models": `{"data":[{"id":"m","owned_by":"llamacpp"}]}`, "/props": `{"build_info":"b4000-abc"}`}, nil, "llama.cpp", "b4000-abc"},
 		{"ollama", map[string]string{"/v1/models": `{"data":[{"id":"m","owned_by":"library"}]}`, "/api/version": `{"version":"0.5.1"}`}, nil, "ollama", "0.5.1"},
 		{"tgi", map[string]string{"/info": `{"model_id":"m","version":"2.4.0"}`}, nil, "tgi", "2.4.0"},
+		{"alias from /version", map[string]string{"/version": `{"engine":"LlamaCpp","version":"b1"}`}, nil, "llama.cpp", "b1"},
 		{"from log", nil, []string{"INFO 11-30 12:00:00 api_server.py:1 vLLM API server version 0.7.0"}, "vllm", "0.7.0"},
 		{"unknown", nil, nil, "", ""},
 	}
@@ -312,7 +318,9 @@ func TestLongLineRedactedWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capture.Redact(secret)
+	sec := &Secrets{}
+	sec.Add(secret)
+	capture.Redact(sec)
 	script := filepath.Join(t.TempDir(), "long.sh")
 	// a secret across the 16 KiB read buffer, one across the 64 KiB stored
 	// length, then a short line
@@ -410,5 +418,186 @@ func TestReadHeadThenFollow(t *testing.T) {
 	lines, _, whole, _ = ReadHead(big, 100)
 	if len(lines) != 3 || whole {
 		t.Errorf("head of a large log: %d lines, whole %v; want the 3 complete lines of its first 100 bytes", len(lines), whole)
+	}
+}
+
+// A simple command is exec'd by the shell (so the server is headroom's
+// child and dies with it); anything else is left to the shell as written.
+func TestExecSimple(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"vllm serve m --port 8000", "exec vllm serve m --port 8000"},
+		{"  HF_TOKEN=x CUDA_VISIBLE_DEVICES=0,1 vllm serve m", "  HF_TOKEN=x CUDA_VISIBLE_DEVICES=0,1 exec vllm serve m"},
+		{`A='x;y' B="p q" server --template '{% if a; %}'`, `A='x;y' B="p q" exec server --template '{% if a; %}'`},
+		{"cd /srv && vllm serve m", "cd /srv && vllm serve m"},
+		{"vllm serve m; echo done", "vllm serve m; echo done"},
+		{"vllm serve m > log 2>&1", "vllm serve m > log 2>&1"},
+		{"server --x \"$(cat key)\"", "server --x \"$(cat key)\""},
+		{"exec server", "exec server"},
+		{"while true; do server; done", "while true; do server; done"},
+		{"A=1", "A=1"},
+		{"'unterminated", "'unterminated"},
+	} {
+		if got := execSimple(tt.in); got != tt.want {
+			t.Errorf("execSimple(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// The names that database clients, caches and APIs use for their secrets
+// are secrets too, as variables, flags or headers given as one word or two.
+func TestRedactCommonSecretNames(t *testing.T) {
+	argv := SplitCommand(`PGPASSWORD=pgsecret1 MYSQL_PWD=mysecret2 DB_PASS=dbsecret3 REDIS_AUTH=redis4 server -psw pswvalue5 ` +
+		`--header X-Api-Key: hdrvalue6 -H "X-Api-Key: hdrvalue7" --passthrough-args x --max-model-len 4096 --tokenizer tok`)
+	got := strings.Join(RedactFlags(argv), " ")
+	want := "PGPASSWORD=<redacted> MYSQL_PWD=<redacted> DB_PASS=<redacted> REDIS_AUTH=<redacted> server -psw <redacted> " +
+		"--header X-Api-Key: <redacted> -H X-Api-Key: <redacted> --passthrough-args x --max-model-len 4096 --tokenizer tok"
+	if got != want {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+	sv := SecretValues(argv)
+	for _, v := range []string{"pgsecret1", "mysecret2", "dbsecret3", "pswvalue5", "hdrvalue6", "hdrvalue7"} {
+		if !slices.Contains(sv, v) {
+			t.Errorf("SecretValues %q lacks %q", sv, v)
+		}
+	}
+}
+
+// One redaction pass: the API key anywhere (a short one only after
+// Bearer), a URL's user, password and query values in their contexts, the
+// Basic authorization a client makes of them, secret-named query values
+// anywhere; longer secrets before shorter ones.
+func TestSecrets(t *testing.T) {
+	var s Secrets
+	s.Add("sk-longkey-0001", "x")
+	s.AddURL("http://alice:pa55word@host:8000/v1?api_key=QSECRET99&model=m")
+	for _, tt := range []struct{ in, want string }{
+		{"key sk-longkey-0001 and Bearer x and x", "key <redacted> and Bearer <redacted> and x"},
+		{`Post "http://alice:***@host:8000/v1/completions?api_key=QSECRET99&model=m": refused`,
+			`Post "http://xxxxx:***@host:8000/v1/completions?api_key=xxxxx&model=xxxxx": refused`},
+		{"GET /v1/models?api_key=QSECRET99 authorization=\"Basic YWxpY2U6cGE1NXdvcmQ=\"",
+			"GET /v1/models?api_key=xxxxx authorization=\"Basic <redacted>\""},
+		{"echoed QSECRET99 and pa55word alone", "echoed <redacted> and <redacted> alone"},
+		{"alice in wonderland, model m", "alice in wonderland, model m"},
+	} {
+		if got := s.String(tt.in); got != tt.want {
+			t.Errorf("String(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+	var none *Secrets
+	if none.String("x") != "x" || string((&Secrets{}).Bytes([]byte("y"))) != "y" {
+		t.Error("an empty set changes text")
+	}
+}
+
+// One very long line appended to a followed log costs time linear in its
+// length and memory bounded by the stored line: it is delivered cut (to a
+// little past the 64 KiB the capture stores), and the lines after it
+// whole.
+func TestFollowLongLineLinearAndBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(path, nil, 0o644)
+	var mu sync.Mutex
+	var lines []int
+	var last string
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Follow(ctx, path, 10*time.Millisecond, func(b []byte, _ time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, len(b))
+			last = string(b)
+		})
+	}()
+	time.Sleep(50 * time.Millisecond)
+	const long = 30 << 20
+	cpu0 := cputime.Total()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for range long >> 20 {
+		f.Write(chunk)
+	}
+	f.Write([]byte("\nafter the long line\n"))
+	f.Close()
+	waitUntil(t, 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return last == "after the long line"
+	})
+	used := cputime.Total() - cpu0
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a %d MiB line cost %v of CPU", long>>20, used)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 2 || lines[0] > maxLineBytes+16<<10 || lines[0] < maxLineBytes {
+		t.Errorf("lines of %v bytes: want the long one cut past %d bytes, then the short one", lines, maxLineBytes)
+	}
+	if used > 2*time.Second {
+		t.Errorf("following a %d MiB line took %v of CPU", long>>20, used)
+	}
+}
+
+func waitUntil(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	for start := time.Now(); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > d {
+			t.Fatalf("not within %v", d)
+		}
+	}
+}
+
+// A device (/dev/zero: no newline, never ends) or a named pipe as the log
+// is refused at once, and following stops when ctx ends.
+func TestFollowRefusesDevicesAndPipes(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/zero", fifo} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		done := make(chan error, 1)
+		go func() { done <- Follow(ctx, path, 10*time.Millisecond, func([]byte, time.Time) {}) }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v, want it refused", path, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: still following 8 s after its context ended", path)
+		}
+		cancel()
+	}
+}
+
+// The follower counts the CPU its own thread uses: following megabytes of
+// log lines shows in CPU, and a quiet log costs next to nothing.
+func TestFollowerCountsItsCPU(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(path, nil, 0o644)
+	var n atomic.Int64
+	f := &Follower{Path: path, From: -1, Poll: 10 * time.Millisecond, Sink: func([]byte, time.Time) { n.Add(1) }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	time.Sleep(100 * time.Millisecond)
+	quiet := f.CPU()
+	lf, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	line := bytes.Repeat([]byte("INFO a log line of some length, as servers print them\n"), 1<<16)
+	for range 8 {
+		lf.Write(line)
+	}
+	lf.Close()
+	waitUntil(t, 60*time.Second, func() bool { return n.Load() == 8<<16 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	busy := f.CPU() - quiet
+	t.Logf("quiet: %v; %d lines: %v", quiet, n.Load(), busy)
+	if busy <= 0 || quiet > 50*time.Millisecond {
+		t.Errorf("follower CPU quiet %v, busy %v: want nothing, then something", quiet, busy)
 	}
 }

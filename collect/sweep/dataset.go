@@ -57,6 +57,9 @@ func parseDataset(r io.Reader) ([]datasetRecord, error) {
 		if v.OutputTokens < 0 || v.MaxTokens < 0 || v.PromptTokens < 0 {
 			return nil, fmt.Errorf("line %d: token counts must not be negative", line)
 		}
+		if v.OutputTokens > MaxTokens || v.MaxTokens > MaxTokens || v.PromptTokens > MaxTokens {
+			return nil, fmt.Errorf("line %d: token counts of more than %d: no model takes that many", line, MaxTokens)
+		}
 		rec := datasetRecord{outputTokens: max(v.OutputTokens, v.MaxTokens), promptTokens: v.PromptTokens}
 		switch {
 		case v.Prompt != nil:

@@ -28,9 +28,16 @@ const (
 // Fixed is a distribution that always gives n.
 func Fixed(n int) Dist { return Dist{Kind: DistFixed, Mean: float64(n)} }
 
+// MaxTokens bounds every length a sweep asks for: more than any model's
+// context, and small enough that nothing sized from it can exhaust memory.
+const MaxTokens = 1 << 24
+
 // Validate checks the parameters and fills derived ones (a uniform range's
 // mean, a missing lower bound).
 func (d *Dist) Validate() error {
+	if d.Mean > MaxTokens || d.Max > MaxTokens || d.Min > MaxTokens || d.StdDev > MaxTokens {
+		return fmt.Errorf("lengths of more than %d tokens (got mean %v, min %d, max %d): no model takes that many", MaxTokens, d.Mean, d.Min, d.Max)
+	}
 	if d.Kind == "" {
 		d.Kind = DistFixed
 	}
@@ -81,11 +88,20 @@ func (d Dist) Sample(rng *rand.Rand) int {
 	default:
 		v = d.Mean
 	}
-	n := max(int(math.Round(v)), d.Min)
+	n := max(int(math.Round(min(v, MaxTokens))), d.Min)
 	if d.Max > 0 {
 		n = min(n, d.Max)
 	}
-	return n
+	return min(n, MaxTokens)
+}
+
+// upper is the largest length the distribution asks for when it has a
+// bound, else its mean (normal and lognormal tails are unbounded).
+func (d Dist) upper() int {
+	if d.Max > 0 {
+		return d.Max
+	}
+	return int(math.Ceil(d.Mean))
 }
 
 func (d Dist) manifest() rundir.Dist {

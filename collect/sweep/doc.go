@@ -1,7 +1,10 @@
-// Package sweep is headroom's load generator: it streams requests to an
-// OpenAI-compatible server (/v1/completions or /v1/chat/completions) at
-// rising concurrency (closed loop) or Poisson arrival rates (open loop) and
-// records every request and every streamed chunk with the time it was read.
+// Package sweep is headroom's sweep: a workload (levels of rising
+// concurrency or Poisson arrival rates; prompts and lengths seeded by level
+// and sequence number) that it hands to the load generator
+// (collect/loadgen), and the session around it that Record runs: the
+// server process (--server-cmd), the log follower (--server-log), GPU
+// telemetry, the /metrics scraper, the run directory and its manifest, and
+// --resume.
 //
 // Use it without the CLI:
 //
@@ -11,13 +14,10 @@
 //		sweep.WithOutputTokens(sweep.Fixed(128)))
 //	run, err := s.Record(ctx, "runs/my-sweep") // a run directory (docs/run-format.md)
 //
-// or s.Run(ctx, recorder) to receive the rows yourself.
+// or s.Run(ctx, recorder) to receive the rows yourself. A workload of its
+// own (a trace, conversations) uses collect/loadgen directly with a Source;
+// the session parts are in session.go.
 //
-// Timing: every timestamp is one wall-clock reading taken when the sweep
-// starts plus Go's monotonic clock, so differences are exact even if the
-// system clock steps. A chunk's time is taken when the Read that completed
-// its line returned. One goroutine reads each stream; chunks are decoded by
-// a small allocation-free JSON walker that extracts only the fields a sweep
-// needs (chunk.go). docs/sweep.md has the definitions (TTFT, ITL, TPOT) and
-// the caveats.
+// Every string the sweep writes or prints goes through one redaction pass
+// (server.Secrets) fed by every secret it knows.
 package sweep

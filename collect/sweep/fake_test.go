@@ -44,6 +44,9 @@ type fakeServer struct {
 	noFinish    bool   // no finish_reason and no [DONE]: the stream just ends
 	location    string // with status 3xx: the Location header
 	echoAuth    bool   // with status: the error body echoes the Authorization header
+	hangModels  bool   // /v1/models never answers
+	hangTokens  bool   // /tokenize never answers
+	maxModelLen int    // /v1/models lists it (vLLM's max_model_len)
 
 	mu        sync.Mutex
 	bodies    []map[string]any
@@ -70,9 +73,18 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/v1/models":
-		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"fake"}]}`)
+		if f.hangModels {
+			<-r.Context().Done()
+			return
+		}
+		fmt.Fprintf(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"fake","max_model_len":%d}]}`, f.maxModelLen)
 		return
 	case "/tokenize":
+		if f.hangTokens {
+			io.Copy(io.Discard, r.Body) // the server notices the client leave only once the body is read
+			<-r.Context().Done()
+			return
+		}
 		if f.noTokenize {
 			http.NotFound(w, r)
 			return

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-llm/headroom/clientbound"
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"github.com/headroom-llm/headroom/collect/telemetry"
 )
 
@@ -35,20 +37,21 @@ const (
 	// (the level's concurrency), so the server has seen the level's batch
 	// size before measuring starts.
 	DefaultWarmup          = -1
-	DefaultTimeout         = 10 * time.Minute // per request
-	DefaultMaxErrorRate    = 0.5
+	DefaultTimeout         = loadgen.DefaultTimeout // per request
+	DefaultMaxErrorRate    = loadgen.DefaultMaxErrorRate
 	DefaultSeed            = 1
 	DefaultTemperature     = 0.0
 	DefaultOpenLoopMaxConc = 1024
-	DefaultSampleInterval  = 250 * time.Millisecond
+	DefaultSampleInterval  = loadgen.DefaultSampleInterval
 	DefaultMetricsInterval = time.Second
 	DefaultServerTimeout   = 10 * time.Minute // wait for a --server-cmd to answer
 	// DefaultSendLagWarn is the send lag above which the manifest warns
-	// that the client could not keep its schedule.
-	DefaultSendLagWarn = 10 * time.Millisecond
+	// that the client could not keep its schedule (clientbound's default).
+	DefaultSendLagWarn = time.Duration(clientbound.DefaultSendLagS * float64(time.Second))
 	// DefaultCPUWarnFraction is the share of GOMAXPROCS cores the client may
-	// use during a level before the manifest warns that it was the bottleneck.
-	DefaultCPUWarnFraction = 0.9
+	// use during a level before the manifest warns that it was the
+	// bottleneck (clientbound's default).
+	DefaultCPUWarnFraction = clientbound.DefaultCPUFraction
 )
 
 // DefaultLevels are the closed-loop concurrency levels of the seed's sweep.
@@ -325,7 +328,7 @@ func WithLogf(f func(format string, args ...any)) Option {
 // receive time (run time base, Unix ns) and its raw JSON-escaped text. It
 // runs on the stream's goroutine, so it must be fast. For benchmarks and
 // debugging.
-type ChunkObserver func(requestID string, index int, recvNS int64, rawText []byte)
+type ChunkObserver = loadgen.ChunkObserver
 
 // WithChunkObserver installs a ChunkObserver.
 func WithChunkObserver(f ChunkObserver) Option {

@@ -135,7 +135,7 @@ func (b *promptBuilder) withPrefix(rng *rand.Rand, n int) {
 // build returns a prompt of target tokens whose first words encode id.
 func (b *promptBuilder) build(rng *rand.Rand, target int, id uint64) string {
 	var sb strings.Builder
-	sb.Grow(target * 8)
+	sb.Grow(min(target, 1<<16) * 8) // the target comes from input: grow as words come, past a start
 	sb.WriteString(b.prefix)
 	left := target - b.base - b.prefixTokens
 	if b.cost == nil {

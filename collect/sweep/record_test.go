@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/fakeserver"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -33,9 +34,11 @@ func TestRecordWritesARun(t *testing.T) {
 			lf.Close()
 		}
 	}()
-	s := mustNew(t, f.URL, WithAPIKey(key), WithLevels(1, 2), WithRequestsPerLevel(4), WithWarmup(1),
+	// the server process passes the load to f and prints its arguments
+	addr := freeAddr(t)
+	s := mustNew(t, "http://"+addr, WithAPIKey(key), WithLevels(1, 2), WithRequestsPerLevel(4), WithWarmup(1),
 		WithPromptTokens(Fixed(50)), WithOutputTokens(Fixed(6)), WithServerLog(logFile),
-		WithServerCmd("echo server --api-key "+key+" --port 1; sleep 30", 5*time.Second),
+		WithServerCmd(fakeserver.Command(fakeserver.Options{Addr: addr, Proxy: f.URL}, "server", "--api-key", key, "--port", "1"), 10*time.Second),
 		WithMetricsInterval(50*time.Millisecond), WithLabel("test"))
 	run, err := s.Record(context.Background(), dir)
 	close(stopLog)

@@ -19,6 +19,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/headroom-llm/headroom/collect/loadgen"
+	"github.com/headroom-llm/headroom/collect/server"
+	"github.com/headroom-llm/headroom/internal/fakeserver"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -73,7 +76,7 @@ func TestFaultMatrix(t *testing.T) {
 			statuses: map[string]int{rundir.StatusOK: 4}},
 		{name: "invalid UTF-8 in an error body", configure: func(f *fakeServer) { f.status, f.badUTF8 = 500, true },
 			statuses: map[string]int{rundir.StatusHTTPError: 4}, httpCode: 500, errorHas: "overloaded \uFFFD"},
-		{name: "line over the limit", configure: func(f *fakeServer) { f.longLine = DefaultMaxLineBytes + 1 },
+		{name: "line over the limit", configure: func(f *fakeServer) { f.longLine = loadgen.DefaultMaxLineBytes + 1 },
 			statuses: map[string]int{rundir.StatusStreamError: 4}, errorHas: "line longer than the limit"},
 		{name: "no [DONE] and no finish_reason", configure: func(f *fakeServer) { f.noFinish = true },
 			statuses: map[string]int{rundir.StatusStreamError: 4}, errorHas: "without [DONE]"},
@@ -616,14 +619,15 @@ func TestSecretsNeverWritten(t *testing.T) {
 		defer logMu.Unlock()
 		fmt.Fprintf(&logged, format+"\n", args...)
 	}
-	cmd := "echo starting --api-key " + key + " --hf-token " + hfToken + " --served-model-name " + tokenLike + "; echo HF_TOKEN=" + hfToken + "; sleep 30"
-	s := mustNew(t, srv.URL, WithAPIKey(key), WithLevels(2), WithRequestsPerLevel(6), WithWarmup(0), WithPromptTokens(Fixed(30)),
+	// the server process passes the load to srv and prints its arguments
+	addr := freeAddr(t)
+	cmd := "echo HF_TOKEN=" + hfToken + "; " + fakeserver.Command(fakeserver.Options{Addr: addr, Proxy: srv.URL},
+		"starting", "--api-key", key, "--hf-token", hfToken, "--served-model-name", tokenLike)
+	s := mustNew(t, "http://"+addr, WithAPIKey(key), WithLevels(2), WithRequestsPerLevel(6), WithWarmup(0), WithPromptTokens(Fixed(30)),
 		WithOutputTokens(Fixed(3)), WithMaxErrorRate(1), WithNoGPU(), WithMetricsInterval(30*time.Millisecond),
-		WithServerCmd(cmd, 5*time.Second), WithLogf(logf))
-	if err := s.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	f.status, f.failEvery, f.echoAuth = 500, 3, true // every third answer: "bad credentials: Bearer <key>"
+		WithServerCmd(cmd, 10*time.Second), WithLogf(logf))
+	// every third answer (not the first, preparation's): "bad credentials: Bearer <key>"
+	f.status, f.failEvery, f.echoAuth = 500, 3, true
 	dir, run, reqs, _, err := recordRun(t, s, context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -649,57 +653,14 @@ func TestSecretsNeverWritten(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for _, tt := range []struct {
-		v    string
-		want time.Duration
-		ok   bool
-	}{
-		{"2", 2 * time.Second, true},
-		{" 0 ", 0, true},
-		{"3600", maxRetryAfter, true},
-		{"9223372036854775807", maxRetryAfter, true},
-		{now.Add(5 * time.Second).Format(http.TimeFormat), 5 * time.Second, true},
-		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
-		{"-1", 0, false},
-		{"soon", 0, false},
-		{"", 0, false},
-	} {
-		h := http.Header{}
-		if tt.v != "" {
-			h.Set("Retry-After", tt.v)
-		}
-		if got, ok := retryAfter(h, now); got != tt.want || ok != tt.ok {
-			t.Errorf("Retry-After %q: %v %v, want %v %v", tt.v, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
-// FuzzRetryAfter: whatever a server sends as Retry-After, the wait is
-// between 0 and maxRetryAfter.
-func FuzzRetryAfter(f *testing.F) {
-	for _, s := range []string{"2", "Wed, 21 Oct 2015 07:28:00 GMT", "-3", "99999999999999999999", "1.5"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		h := http.Header{"Retry-After": []string{v}}
-		if d, ok := retryAfter(h, time.Now()); ok && (d < 0 || d > maxRetryAfter) {
-			t.Fatalf("Retry-After %q: wait %v", v, d)
-		}
-	})
-}
-
 // A placeholder API key (vLLM's EMPTY, or "x") is not a secret worth
 // mangling text for: the flags, the log and the manifest keep every "x".
 func TestPlaceholderKeyManglesNothing(t *testing.T) {
 	f := newFakeServer(t, func(f *fakeServer) { f.wantKey = "x" })
-	cmd := "echo serving --max-num-seqs 8 --api-key x; sleep 30"
-	s := mustNew(t, f.URL, WithAPIKey("x"), WithLevels(1), WithRequestsPerLevel(2), WithWarmup(0), WithPromptTokens(Fixed(20)),
-		WithOutputTokens(Fixed(2)), WithNoGPU(), WithMetricsInterval(0), WithServerCmd(cmd, 5*time.Second))
-	if err := s.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	addr := freeAddr(t)
+	cmd := fakeserver.Command(fakeserver.Options{Addr: addr, Proxy: f.URL}, "serving", "--max-num-seqs", "8", "--api-key", "x")
+	s := mustNew(t, "http://"+addr, WithAPIKey("x"), WithLevels(1), WithRequestsPerLevel(2), WithWarmup(0), WithPromptTokens(Fixed(20)),
+		WithOutputTokens(Fixed(2)), WithNoGPU(), WithMetricsInterval(0), WithServerCmd(cmd, 10*time.Second))
 	dir, run, reqs, _, err := recordRun(t, s, context.Background())
 	if err != nil || len(reqs) != 2 || reqs[0].Status != rundir.StatusOK {
 		t.Fatalf("err %v, requests %+v", err, reqs)
@@ -719,7 +680,9 @@ func TestRedactManifestOnlyTouchesValues(t *testing.T) {
 	start := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
 	m := &rundir.Manifest{StartTime: start, Notes: []string{"key context_tokens echoed"},
 		Engine: &rundir.Engine{Name: "vllm", Config: map[string]string{"max_model_len": "context_tokens"}, MaxContextTokens: 4096}}
-	redactManifest(m, []string{"context_tokens"})
+	s := &Sweep{secrets: &server.Secrets{}}
+	s.secrets.Add("context_tokens")
+	s.redactManifest(m)
 	if m.Notes[0] != "key <redacted> echoed" || m.Engine.Config["max_model_len"] != "<redacted>" {
 		t.Errorf("not redacted: %q %v", m.Notes, m.Engine.Config)
 	}

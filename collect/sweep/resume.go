@@ -100,7 +100,15 @@ func (s *Sweep) Resume(ctx context.Context, dir string) (*rundir.Run, error) {
 	if m.Workload == nil || !m.HasKind(rundir.KindSweep) {
 		return nil, fmt.Errorf("sweep --resume: %s: not a sweep recorded by headroom sweep (no workload in the manifest)", filepath.Join(dir, rundir.ManifestFile))
 	}
-	levels := len(s.levels())
+	// A server that the killed sweep started may still run: it is stopped
+	// before anything else, so that nothing measures it.
+	if msg, err := server.KillLeftover(dir, serverStopGrace); err != nil {
+		s.warn(err.Error())
+	} else if msg != "" {
+		s.note(msg)
+		s.cfg.logf("%s", msg)
+	}
+	levels := len(s.plan())
 	plan, err := planResume(dir, levels)
 	if err != nil {
 		return nil, fmt.Errorf("sweep --resume: %w", err)

@@ -20,7 +20,8 @@ func TestClientBottleneck(t *testing.T) {
 		{"idle client", []rundir.ClientSampleRow{sample(1e9, 1, 0), sample(2e9, 1.2, 0.001), sample(3e9, 1.4, 0)}, ""},
 		{"both cores busy", []rundir.ClientSampleRow{sample(1e9, 1, 0), sample(2e9, 2.9, 0), sample(3e9, 4.8, 0)}, "used 95% of its 2 CPUs"},
 		{"busy outside the window", []rundir.ClientSampleRow{sample(0, 0, 0), sample(1e9, 2, 0), sample(3e9, 2.2, 0), sample(4e9, 5, 0)}, ""},
-		{"send lag", []rundir.ClientSampleRow{sample(1e9, 1, 0), sample(2e9, 1.1, 0.025), sample(3e9, 1.2, 0)}, "lagged 25.0 ms"},
+		{"one late send", []rundir.ClientSampleRow{sample(1e9, 1, 0), sample(2e9, 1.1, 0.025), sample(3e9, 1.2, 0)}, ""},
+		{"late sends", []rundir.ClientSampleRow{sample(1e9, 1, 0.02), sample(2e9, 1.1, 0.025), sample(3e9, 1.2, 0)}, "lagged more than 10.0 ms in 2 of 3 samples (at most 25.0 ms)"},
 		{"no samples", nil, ""},
 	}
 	for _, tt := range tests {

@@ -5,57 +5,63 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
 // ErrMaxErrorRate is returned (wrapped) when a level's error rate stopped
 // the sweep.
-var ErrMaxErrorRate = errors.New("error rate above the limit")
+var ErrMaxErrorRate = loadgen.ErrMaxErrorRate
 
 // Recorder receives a sweep's rows. Request and ClientSample are called
 // concurrently; LevelDone is called once per level after its last request.
-type Recorder interface {
-	Request(rundir.RequestRow, []rundir.TokenRow)
-	ClientSample(rundir.ClientSampleRow)
-	LevelDone(rundir.LevelRow) error
-}
+type Recorder = loadgen.Sink
 
-// Sweep is a configured load generator. Make one with New.
+// Progress is a snapshot of the level in progress.
+type Progress = loadgen.Progress
+
+// Result says how a Run ended.
+type Result = loadgen.Result
+
+// Sweep is a configured sweep: the workload (levels, prompts, lengths) that
+// it hands to the load generator (collect/loadgen), and the session around
+// it that Record runs (server, log, telemetry, run directory). Make one
+// with New.
 type Sweep struct {
-	cfg    config
-	base   *url.URL
-	client *http.Client
-	clock  clock
-	genURL string
+	cfg   config
+	base  *url.URL
+	gen   *loadgen.Generator
+	clock loadgen.Clock
 
 	model string // from the options or the server
+	// runID prefixes every request id so that ids are unique across runs
+	// (rundir.RequestID); Record sets it to the run's id.
+	runID string
 
-	fixedOutput  atomic.Bool // min_tokens + ignore_eos still sent
-	includeUsage atomic.Bool // stream_options.include_usage still sent
-	openStreams  atomic.Int64
-	out          outcomes
-	sendLagMaxNS atomic.Int64 // largest send lag since the last client sample
+	out outcomes
 
-	prepared     bool
-	startLevel   int      // first level to run (a resumed sweep)
-	secretValues []string // see secrets
-	prompts      *promptBuilder
-	dataset      []datasetRecord
-	tokenizer    tokenizer
+	prepared   bool
+	startLevel int // first level to run (a resumed sweep)
+	// secrets is the one redaction pass of everything the sweep writes or
+	// prints: the API key, the base URL's credentials, what the server
+	// command and headroom's own free-text flags hide.
+	secrets   *server.Secrets
+	prompts   *promptBuilder
+	dataset   []datasetRecord
+	tokenizer tokenizer
 
-	mu        sync.Mutex
-	samples   []rundir.ClientSampleRow
-	fallbacks []string
-	warnings  []string
-	notes     []string
+	mu       sync.Mutex
+	samples  []rundir.ClientSampleRow
+	warnings []string
+	notes    []string
 }
 
 // New checks the options and returns a sweep against baseURL (the server's
@@ -78,24 +84,25 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 	if cfg.sharedPrefix > 0 && cfg.dataset != "" {
 		return nil, errors.New("sweep: a shared prefix and a dataset do not mix: put the prefix in the dataset")
 	}
-	s := &Sweep{cfg: cfg, base: u, model: cfg.model, clock: newClock()}
-	s.secretValues = s.secrets()
-	s.fixedOutput.Store(cfg.fixedOutput)
-	s.includeUsage.Store(true)
-	s.client = cfg.httpClient
-	if s.client == nil {
-		s.client = newHTTPClient(s.maxConcurrency())
-	} else if s.client.CheckRedirect == nil {
-		// The load goes only to the URL given, whatever client sends it.
-		c := *s.client
-		c.CheckRedirect = refuseRedirects
-		s.client = &c
-	}
+	s := &Sweep{cfg: cfg, base: u, model: cfg.model, clock: loadgen.NewClock()}
+	s.secrets = s.collectSecrets()
+	logf := cfg.logf
+	s.cfg.logf = func(format string, args ...any) { logf("%s", s.secrets.String(fmt.Sprintf(format, args...))) }
 	path := pathCompletions
 	if cfg.endpoint == EndpointChat {
 		path = pathChat
 	}
-	s.genURL = s.url(path)
+	g, err := loadgen.New(loadgen.Config{
+		URL: s.url(path), Chat: cfg.endpoint == EndpointChat, Model: s.model, Header: s.header(),
+		Client: cfg.httpClient, MaxConns: s.maxConcurrency(), Timeout: cfg.timeout, Temperature: cfg.temperature,
+		FixedOutput: cfg.fixedOutput, MaxErrorRate: cfg.maxErrorRate, SampleInterval: cfg.sampleInterval,
+		Clock: s.clock, Progress: cfg.progress, ChunkObserver: cfg.chunkObserver,
+		OnFallback: func(msg string) { s.cfg.logf("warning: %s", msg) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	s.gen = g
 	return s, nil
 }
 
@@ -103,6 +110,28 @@ func (s *Sweep) url(path string) string {
 	u := *s.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	return u.String()
+}
+
+// header is what every request to the server carries: the API key.
+func (s *Sweep) header() http.Header {
+	h := http.Header{}
+	if s.cfg.apiKey != "" {
+		h.Set("Authorization", "Bearer "+s.cfg.apiKey)
+	}
+	return h
+}
+
+// hostPort is the server's host:port, with the scheme's port when the URL
+// has none.
+func (s *Sweep) hostPort() string {
+	port := s.base.Port()
+	if port == "" {
+		port = "80"
+		if s.base.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(s.base.Hostname(), port)
 }
 
 // BaseURL is the server's address without credentials, for the manifest.
@@ -113,10 +142,14 @@ func (s *Sweep) Model() string { return s.model }
 
 // Clock converts a time to Unix ns on the sweep's time base (one
 // wall-clock reading plus the monotonic clock).
-func (s *Sweep) Clock() func(time.Time) int64 { return s.clock.ns }
+func (s *Sweep) Clock() func(time.Time) int64 { return s.clock.NS }
 
 // HTTPClient is the client the sweep uses (for telemetry on the same server).
-func (s *Sweep) HTTPClient() *http.Client { return s.client }
+func (s *Sweep) HTTPClient() *http.Client { return s.gen.HTTPClient() }
+
+// Redact removes every secret the sweep knows from a message (for a caller
+// that prints something of the sweep's).
+func (s *Sweep) Redact(msg string) string { return s.secrets.String(msg) }
 
 func (s *Sweep) maxConcurrency() int {
 	if len(s.cfg.rates) > 0 {
@@ -129,23 +162,19 @@ func (s *Sweep) maxConcurrency() int {
 	return m
 }
 
-func (s *Sweep) addFallback(msg string) { s.warnInto(&s.fallbacks, msg) }
-
-func (s *Sweep) warn(msg string) { s.warnInto(&s.warnings, msg) }
-
-// warnInto records a warning, redacted, in list and prints it.
-func (s *Sweep) warnInto(list *[]string, msg string) {
+// warn records a warning, redacted, and prints it.
+func (s *Sweep) warn(msg string) {
+	msg = s.secrets.String(msg)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	msg = s.redact(msg)
-	*list = append(*list, msg)
+	s.warnings = append(s.warnings, msg)
+	s.mu.Unlock()
 	s.cfg.logf("warning: %s", msg)
 }
 
 func (s *Sweep) note(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.notes = append(s.notes, s.redact(msg))
+	s.notes = append(s.notes, s.secrets.String(msg))
 }
 
 // Prepare asks the server what it needs before the first level: the model
@@ -156,6 +185,16 @@ func (s *Sweep) Prepare(ctx context.Context) error {
 	if s.prepared {
 		return nil
 	}
+	err := s.prepare(ctx)
+	if ctx.Err() != nil {
+		// Interrupted (or stopped): whatever a step made of it, the
+		// cancellation is the reason.
+		return fmt.Errorf("sweep: preparing: %w", context.Cause(ctx))
+	}
+	return err
+}
+
+func (s *Sweep) prepare(ctx context.Context) error {
 	if s.model == "" {
 		m, err := s.firstModel(ctx)
 		if err != nil {
@@ -163,6 +202,7 @@ func (s *Sweep) Prepare(ctx context.Context) error {
 		}
 		s.model = m
 	}
+	s.gen.SetModel(s.model)
 	if s.cfg.dataset != "" {
 		recs, err := readDataset(s.cfg.dataset)
 		if err != nil {
@@ -171,11 +211,14 @@ func (s *Sweep) Prepare(ctx context.Context) error {
 		s.dataset = recs
 	}
 	s.tokenizer = s.findTokenizer(ctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	// One short request: checks the endpoint, and meets a rejection of
 	// min_tokens/ignore_eos/include_usage before the first level.
 	usage, err := s.probeRequest(ctx, " "+strings.Join(promptWords[:8], " "), 4)
 	if err != nil {
-		return fmt.Errorf("sweep: first request to %s failed: %w", s.genURL, err)
+		return fmt.Errorf("sweep: first request to %s failed: %w", s.url(pathOf(s.cfg.endpoint)), err)
 	}
 	if s.dataset == nil {
 		if err := s.preparePrompts(ctx, usage >= 0); err != nil {
@@ -196,6 +239,13 @@ func (s *Sweep) Prepare(ctx context.Context) error {
 	return nil
 }
 
+func pathOf(e Endpoint) string {
+	if e == EndpointChat {
+		return pathChat
+	}
+	return pathCompletions
+}
+
 func (s *Sweep) firstModel(ctx context.Context) (string, error) {
 	var out struct {
 		Data []struct {
@@ -214,8 +264,7 @@ func (s *Sweep) firstModel(ctx context.Context) (string, error) {
 // probeRequest sends one short streamed request outside any level and
 // returns the server's prompt token count (-1 if it reports none).
 func (s *Sweep) probeRequest(ctx context.Context, prompt string, maxTokens int) (int64, error) {
-	spec := &requestSpec{id: "probe", prompt: prompt, outputTarget: maxTokens, level: -1}
-	row, _ := s.do(ctx, spec)
+	row, _ := s.gen.Do(ctx, loadgen.Request{ID: "probe", Prompt: prompt, MaxTokens: maxTokens})
 	if row.Status != rundir.StatusOK && row.Status != rundir.StatusNoTokens {
 		return -1, errors.New(row.Error)
 	}
@@ -266,33 +315,87 @@ func (s *Sweep) preparePrompts(ctx context.Context, haveUsage bool) error {
 	return nil
 }
 
-// spec decides request seq of level li: prompt and lengths come from an RNG
-// seeded by (seed, level, seq), so a workload does not depend on timing.
-func (s *Sweep) spec(li, concurrency, seq int, warmup bool) *requestSpec {
-	rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), uint64(li)<<40|uint64(seq)))
-	sp := &requestSpec{
-		id: fmt.Sprintf("%d-%d", li, seq), level: li, concurrency: concurrency, seq: seq, warmup: warmup,
-		outputTarget: s.cfg.output.Sample(rng),
-	}
-	if s.dataset != nil {
-		rec := s.dataset[rng.IntN(len(s.dataset))]
-		sp.prompt, sp.messages, sp.promptTarget = rec.prompt, rec.messages, rec.promptTokens
-		if rec.outputTokens > 0 {
-			sp.outputTarget = rec.outputTokens
+// plan is the sweep's levels for the load generator: closed-loop
+// concurrencies, or open-loop Poisson schedules seeded by (seed, level).
+func (s *Sweep) plan() []loadgen.Level {
+	var ls []loadgen.Level
+	if len(s.cfg.rates) > 0 {
+		for i, r := range s.cfg.rates {
+			ls = append(ls, loadgen.Level{Index: i, Concurrency: s.cfg.maxConc, RateRPS: r, Arrivals: arrivals(s.cfg.seed, i, r)})
 		}
-		return sp
+	} else {
+		for i, c := range s.cfg.levels {
+			ls = append(ls, loadgen.Level{Index: i, Concurrency: c})
+		}
 	}
-	sp.promptTarget = s.cfg.prompt.Sample(rng)
-	levels := uint64(max(len(s.cfg.levels), len(s.cfg.rates)))
-	sp.prompt = s.prompts.build(rng, sp.promptTarget, uint64(seq)*levels+uint64(li))
-	return sp
+	for i := range ls {
+		ls[i].Warmup, ls[i].Requests, ls[i].Duration = s.warmupCount(ls[i]), s.measuredCount(ls[i]), s.cfg.durationPerLevel
+	}
+	return ls
 }
 
-func (s *Sweep) noteSendLag(d time.Duration) {
-	for {
-		cur := s.sendLagMaxNS.Load()
-		if int64(d) <= cur || s.sendLagMaxNS.CompareAndSwap(cur, int64(d)) {
-			return
-		}
-	}
+// arrivals is the open-loop schedule of level li: a Poisson process of the
+// given rate from an RNG seeded by (seed, level).
+func arrivals(seed int64, li int, rate float64) loadgen.Schedule {
+	return loadgen.Poisson(rate, rand.New(rand.NewPCG(uint64(seed), uint64(li)<<40|0xa771)))
 }
+
+// Next decides request seq of level l (the sweep is the load generator's
+// Source): prompt and lengths come from an RNG seeded by (seed, level, seq),
+// so a workload does not depend on timing.
+func (s *Sweep) Next(l loadgen.Level, seq int, warmup bool) loadgen.Request {
+	li := l.Index
+	rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), uint64(li)<<40|uint64(seq)))
+	r := loadgen.Request{ID: rundir.RequestID(s.runID, li, seq), MaxTokens: s.cfg.output.Sample(rng)}
+	if s.dataset != nil {
+		rec := s.dataset[rng.IntN(len(s.dataset))]
+		r.Prompt, r.Messages, r.PromptTokens = rec.prompt, rec.messages, rec.promptTokens
+		if rec.outputTokens > 0 {
+			r.MaxTokens = rec.outputTokens
+		}
+		return r
+	}
+	r.PromptTokens = s.cfg.prompt.Sample(rng)
+	levels := uint64(max(len(s.cfg.levels), len(s.cfg.rates)))
+	r.Prompt = s.prompts.build(rng, r.PromptTokens, uint64(seq)*levels+uint64(li))
+	return r
+}
+
+// Run prepares the sweep if needed, runs every level (from the first that
+// a resume has not done) and hands the rows to rec, redacted. See
+// loadgen.Generator.Run for how it stops.
+func (s *Sweep) Run(ctx context.Context, rec Recorder) (*Result, error) {
+	if err := s.Prepare(ctx); err != nil {
+		reason := "error"
+		if ctx.Err() != nil {
+			reason = "interrupted"
+		}
+		return &Result{Stopped: &rundir.Stopped{Reason: reason, Phase: "prepare", Error: err.Error()}}, err
+	}
+	plan := s.plan()
+	return s.gen.Run(ctx, plan[min(s.startLevel, len(plan)):], s, &observed{s: s, next: rec})
+}
+
+// observed is the sink between the load generator and a Recorder: it
+// removes the secrets from what the server answered and keeps the counts
+// and client samples the manifest's caveats need.
+type observed struct {
+	s    *Sweep
+	next Recorder
+}
+
+func (o *observed) Request(row rundir.RequestRow, tokens []rundir.TokenRow) {
+	// Servers and proxies may echo credentials in error bodies.
+	row.Error, row.FinishReason = o.s.secrets.String(row.Error), o.s.secrets.String(row.FinishReason)
+	o.s.out.add(&row)
+	o.next.Request(row, tokens)
+}
+
+func (o *observed) ClientSample(row rundir.ClientSampleRow) {
+	o.s.mu.Lock()
+	o.s.samples = append(o.s.samples, row)
+	o.s.mu.Unlock()
+	o.next.ClientSample(row)
+}
+
+func (o *observed) LevelDone(row rundir.LevelRow) error { return o.next.LevelDone(row) }

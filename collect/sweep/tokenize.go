@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
+	"time"
+
+	"github.com/headroom-llm/headroom/collect/loadgen"
 )
 
 // tokenizer counts the tokens of a text with the server's own tokenizer.
@@ -57,12 +59,25 @@ func (t *serverTokenizer) count(ctx context.Context, text string) (int, error) {
 func (s *Sweep) findTokenizer(ctx context.Context) tokenizer {
 	for _, style := range []string{"prompt", "content"} {
 		t := &serverTokenizer{s: s, style: style}
-		if n, err := t.count(ctx, "hello world"); err == nil && n > 0 {
+		n, err := t.count(ctx, "hello world")
+		if err == nil && n > 0 {
 			return t
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			s.note("the server's /tokenize did not answer within " + s.prepTimeout().String() + ": prompts sized from usage counts")
+			return nil // a server that hangs there hangs for the other style too
 		}
 	}
 	return nil
 }
+
+// maxPrepTimeout bounds each preparation request to the server
+// (/v1/models, /tokenize), besides --timeout: none of them generates, so
+// one that takes longer has hung.
+const maxPrepTimeout = time.Minute
+
+// prepTimeout is how long one preparation request may take.
+func (s *Sweep) prepTimeout() time.Duration { return min(s.cfg.timeout, maxPrepTimeout) }
 
 // postJSON posts a JSON body and decodes a JSON answer, with the API key.
 func (s *Sweep) postJSON(ctx context.Context, path string, body, out any) error {
@@ -88,9 +103,17 @@ func (s *Sweep) getJSON(ctx context.Context, path string, out any) error {
 }
 
 func (s *Sweep) doJSON(req *http.Request, out any) error {
-	s.authorize(req)
-	resp, err := s.client.Do(req)
+	for k, v := range s.header() {
+		req.Header[k] = v
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), s.prepTimeout())
+	defer cancel()
+	req = req.WithContext(ctx)
+	resp, err := s.HTTPClient().Do(req)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && req.Context().Err() == ctx.Err() {
+			return fmt.Errorf("%s %s: no answer within %v: %w", req.Method, req.URL.Path, s.prepTimeout(), context.DeadlineExceeded)
+		}
 		return err
 	}
 	defer resp.Body.Close()
@@ -99,19 +122,10 @@ func (s *Sweep) doJSON(req *http.Request, out any) error {
 		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return errors.New(s.redact(statusMessage(resp, data)))
+		return errors.New(loadgen.StatusMessage(resp, data))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%s %s: not the JSON expected: %w", req.Method, req.URL.Path, err)
 	}
 	return nil
-}
-
-// excerpt keeps the first 300 bytes of an error body on one line.
-func excerpt(b []byte) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/headroom-llm/headroom/rundir"
@@ -65,7 +66,7 @@ func (s *Sweep) Workload() *rundir.Workload {
 		w.Tokenizer = s.tokenizer.name() + " (dataset prompts counted)"
 	}
 	w.FixedOutput, w.FixedOutputNote = s.fixedOutputState()
-	sent := s.fixedOutput.Load()
+	sent := s.gen.FixedOutputSent()
 	w.FixedOutputSent = &sent
 	maxErr := s.cfg.maxErrorRate
 	w.MaxErrorRate = &maxErr
@@ -76,11 +77,11 @@ func (s *Sweep) fixedOutputState() (bool, string) {
 	switch {
 	case !s.cfg.fixedOutput:
 		return false, "min_tokens/ignore_eos not requested (--fixed-output=false): output lengths vary"
-	case !s.fixedOutput.Load():
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, f := range s.fallbacks {
-			return false, f
+	case !s.gen.FixedOutputSent():
+		for _, f := range s.gen.Fallbacks() {
+			if strings.Contains(f, "min_tokens") {
+				return false, s.secrets.String(f)
+			}
 		}
 		return false, "the server rejected min_tokens/ignore_eos"
 	}
@@ -95,18 +96,21 @@ func (s *Sweep) fixedOutputState() (bool, string) {
 // sizing, token count disagreements, and levels where the client was the
 // bottleneck.
 func (s *Sweep) Warnings(levels []rundir.LevelRow) []string {
+	var out []string
+	for _, f := range s.gen.Fallbacks() {
+		out = append(out, s.secrets.String(f))
+	}
 	s.mu.Lock()
-	out := append([]string(nil), s.fallbacks...)
 	out = append(out, s.warnings...)
 	samples := append([]rundir.ClientSampleRow(nil), s.samples...)
 	s.mu.Unlock()
-	if fixed, note := s.fixedOutputState(); !fixed && s.cfg.fixedOutput && s.fixedOutput.Load() {
+	if fixed, note := s.fixedOutputState(); !fixed && s.cfg.fixedOutput && s.gen.FixedOutputSent() {
 		out = append(out, note)
 	}
 	if n := s.out.usageMismatch.Load(); n > 0 {
 		out = append(out, fmt.Sprintf("%d of %d successful requests streamed a different number of text chunks than the server's completion_tokens: per-token times (TPOT) use the server's count", n, s.out.ok.Load()))
 	}
-	if n := s.out.noUsage.Load(); n > 0 && s.includeUsage.Load() {
+	if n := s.out.noUsage.Load(); n > 0 && s.gen.UsageRequested() {
 		out = append(out, fmt.Sprintf("%d of %d successful requests carried no usage counts: their token counts are the client's chunk counts", n, s.out.ok.Load()))
 	}
 	for _, l := range levels {
@@ -129,4 +133,24 @@ func (s *Sweep) Notes() []string {
 		notes = append(notes, "warm-up per level: one request per concurrent stream (open loop: 1 s of arrivals), kept and marked warmup")
 	}
 	return notes
+}
+
+// checkContext returns an error when the longest request the workload asks
+// for (output, or prompt plus output) exceeds maxCtx tokens.
+func (s *Sweep) checkContext(maxCtx int) error {
+	out, prompt, what := s.cfg.output.upper(), s.cfg.prompt.upper(), "--output-tokens"
+	if s.dataset != nil {
+		prompt, what = 0, "the dataset's output_tokens"
+		for _, r := range s.dataset {
+			out = max(out, r.outputTokens)
+			prompt = max(prompt, r.promptTokens)
+		}
+	}
+	switch {
+	case out > maxCtx:
+		return fmt.Errorf("%s asks for up to %d tokens, more than the server's context of %d (max_model_len)", what, out, maxCtx)
+	case prompt+out > maxCtx:
+		return fmt.Errorf("prompts of up to %d tokens plus %d output tokens exceed the server's context of %d (max_model_len)", prompt, out, maxCtx)
+	}
+	return nil
 }

@@ -5,18 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
+	"github.com/headroom-llm/headroom/promtext"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -28,108 +21,6 @@ const maxMetricsBytes = 32 << 20
 
 // ErrNoMetrics is returned (wrapped) when the server has no /metrics.
 var ErrNoMetrics = errors.New("server has no Prometheus /metrics endpoint")
-
-// ParseText parses the Prometheus text exposition format and flattens it
-// into rows at timeNS: counters, gauges and untyped samples under their own
-// name; summaries as name{quantile=...}, name_sum, name_count; histograms
-// as name_bucket{le=...}, name_sum, name_count, as the text format writes
-// them. Rows are sorted by name, then labels.
-func ParseText(r io.Reader, timeNS int64) ([]rundir.ServerMetricRow, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(r)
-	if err != nil {
-		return nil, err
-	}
-	return Flatten(fams, timeNS), nil
-}
-
-// Flatten turns metric families into long-format rows (see ParseText).
-func Flatten(fams map[string]*dto.MetricFamily, timeNS int64) []rundir.ServerMetricRow {
-	var rows []rundir.ServerMetricRow
-	add := func(name string, labels []*dto.LabelPair, extraName, extraValue string, v float64) {
-		rows = append(rows, rundir.ServerMetricRow{TimeNS: timeNS, Name: name, Labels: CanonicalLabels(labels, extraName, extraValue), Value: v})
-	}
-	for name, f := range fams {
-		for _, m := range f.GetMetric() {
-			lp := m.GetLabel()
-			switch f.GetType() {
-			case dto.MetricType_COUNTER:
-				add(name, lp, "", "", m.GetCounter().GetValue())
-			case dto.MetricType_GAUGE:
-				add(name, lp, "", "", m.GetGauge().GetValue())
-			case dto.MetricType_SUMMARY:
-				s := m.GetSummary()
-				for _, q := range s.GetQuantile() {
-					add(name, lp, model.QuantileLabel, formatFloat(q.GetQuantile()), q.GetValue())
-				}
-				add(name+"_sum", lp, "", "", s.GetSampleSum())
-				add(name+"_count", lp, "", "", float64(s.GetSampleCount()))
-			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-				h := m.GetHistogram()
-				inf := false
-				for _, b := range h.GetBucket() {
-					inf = inf || math.IsInf(b.GetUpperBound(), 1)
-					add(name+"_bucket", lp, model.BucketLabel, formatFloat(b.GetUpperBound()), float64(b.GetCumulativeCount()))
-				}
-				if !inf { // the parser may drop an explicit +Inf bucket into the count
-					add(name+"_bucket", lp, model.BucketLabel, "+Inf", float64(h.GetSampleCount()))
-				}
-				add(name+"_sum", lp, "", "", h.GetSampleSum())
-				add(name+"_count", lp, "", "", float64(h.GetSampleCount()))
-			default: // untyped
-				add(name, lp, "", "", m.GetUntyped().GetValue())
-			}
-		}
-	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].Name != rows[j].Name {
-			return rows[i].Name < rows[j].Name
-		}
-		return rows[i].Labels < rows[j].Labels
-	})
-	return rows
-}
-
-// CanonicalLabels renders labels as k="v" pairs sorted by key and joined by
-// commas, values escaped as in the text format (\\, \", \n). extraName, if
-// not empty, is added (le, quantile).
-func CanonicalLabels(labels []*dto.LabelPair, extraName, extraValue string) string {
-	type kv struct{ k, v string }
-	pairs := make([]kv, 0, len(labels)+1)
-	for _, l := range labels {
-		pairs = append(pairs, kv{l.GetName(), l.GetValue()})
-	}
-	if extraName != "" {
-		pairs = append(pairs, kv{extraName, extraValue})
-	}
-	sort.Slice(pairs, func(i, j int) bool { return pairs[i].k < pairs[j].k })
-	var b strings.Builder
-	for i, p := range pairs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(p.k)
-		b.WriteString(`="`)
-		b.WriteString(labelEscaper.Replace(p.v))
-		b.WriteByte('"')
-	}
-	return b.String()
-}
-
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
-// formatFloat writes a bucket bound or quantile as Prometheus does.
-func formatFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "+Inf"
-	case math.IsInf(f, -1):
-		return "-Inf"
-	case math.IsNaN(f):
-		return "NaN"
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
 
 // Scraper fetches a /metrics URL periodically and hands the rows to a sink.
 type Scraper struct {
@@ -176,9 +67,13 @@ func (s *Scraper) Scrape(ctx context.Context) ([]rundir.ServerMetricRow, error) 
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s: HTTP %d", s.URL, resp.StatusCode)
 	}
-	rows, err := ParseText(io.LimitReader(resp.Body, maxMetricsBytes), t)
+	samples, err := promtext.Parse(io.LimitReader(resp.Body, maxMetricsBytes), t)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.URL, err)
+	}
+	rows := make([]rundir.ServerMetricRow, len(samples))
+	for i, sm := range samples {
+		rows[i] = rundir.ServerMetricRow(sm)
 	}
 	return rows, nil
 }

@@ -15,6 +15,8 @@ import (
 	"sort"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/headroom-llm/headroom/cuda/internal/status"
 )
 
 // EnvLibNVML overrides where libnvidia-ml is loaded from (a file path).
@@ -26,7 +28,8 @@ var ErrNotSupported = errors.New("nvml: not supported")
 // Return is an NVML status code (nvmlReturn_t).
 type Return int32
 
-var returnNames = map[Return]string{
+// returnCodes names nvmlReturn_t values as nvml.h does.
+var returnCodes = status.Codes[Return]{Library: "nvml", Unnamed: "NVML_ERROR_", Names: map[Return]string{
 	0:   "NVML_SUCCESS",
 	1:   "NVML_ERROR_UNINITIALIZED",
 	2:   "NVML_ERROR_INVALID_ARGUMENT",
@@ -39,34 +42,18 @@ var returnNames = map[Return]string{
 	13:  "NVML_ERROR_FUNCTION_NOT_FOUND",
 	15:  "NVML_ERROR_GPU_IS_LOST",
 	999: "NVML_ERROR_UNKNOWN",
-}
+}, Sentinels: map[Return]error{notSupported: ErrNotSupported}}
 
-func (r Return) String() string {
-	if n, ok := returnNames[r]; ok {
-		return n
-	}
-	return fmt.Sprintf("NVML_ERROR_%d", int32(r))
-}
+// notSupported is NVML_ERROR_NOT_SUPPORTED.
+const notSupported Return = 3
 
-// Error is a failed NVML call.
-type Error struct {
-	Call string
-	Code Return
-}
+func (r Return) String() string { return returnCodes.Name(r) }
 
-func (e *Error) Error() string {
-	return fmt.Sprintf("nvml: %s: %s (%d)", e.Call, e.Code, int32(e.Code))
-}
+// Error is a failed NVML call; errors.Is(err, ErrNotSupported) matches
+// NVML_ERROR_NOT_SUPPORTED.
+type Error = status.Error[Return]
 
-// Is makes errors.Is(err, ErrNotSupported) match NVML_ERROR_NOT_SUPPORTED.
-func (e *Error) Is(target error) bool { return target == ErrNotSupported && e.Code == 3 }
-
-func check(call string, code int32) error {
-	if code == 0 {
-		return nil
-	}
-	return &Error{Call: call, Code: Return(code)}
-}
+func check(call string, code int32) error { return returnCodes.Check(call, code) }
 
 // Clock types (nvmlClockType_t).
 const (
@@ -294,7 +281,7 @@ type Process struct {
 func (d *Device) ComputeProcesses() ([]Process, error) {
 	f := d.l.api.nvmlDeviceGetComputeRunningProcesses
 	if f == nil {
-		return nil, &Error{Call: "nvmlDeviceGetComputeRunningProcesses", Code: 3}
+		return nil, returnCodes.Err("nvmlDeviceGetComputeRunningProcesses", notSupported)
 	}
 	infos := make([]processInfo, 16)
 	for {

@@ -1,0 +1,162 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// server streams n tokens ("t0", "t1", …) for max_tokens n and keeps every body.
+type server struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []map[string]any
+}
+
+func newServer(t *testing.T) *server {
+	s := &server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		data, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(data, &body); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		s.mu.Lock()
+		s.bodies = append(s.bodies, body)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		n := min(int(body["max_tokens"].(float64)), 64) // a server stops at its context
+		for i := range n {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"t%d\",\"finish_reason\":null}]}\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// memSink keeps the rows.
+type memSink struct {
+	mu       sync.Mutex
+	requests []rundir.RequestRow
+	tokens   map[string][]rundir.TokenRow
+	levels   []rundir.LevelRow
+	samples  int
+}
+
+func (m *memSink) Request(r rundir.RequestRow, t []rundir.TokenRow) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tokens == nil {
+		m.tokens = map[string][]rundir.TokenRow{}
+	}
+	m.requests = append(m.requests, r)
+	m.tokens[r.RequestID] = t
+}
+func (m *memSink) ClientSample(rundir.ClientSampleRow) { m.mu.Lock(); m.samples++; m.mu.Unlock() }
+func (m *memSink) LevelDone(l rundir.LevelRow) error {
+	m.levels = append(m.levels, l)
+	return nil
+}
+
+// A plan of one closed and one open level (a trace's offsets) from a
+// Source of its own: every request is sent as decided, with the source's
+// extra fields, the open loop at its offsets, and the rows reach the sink.
+func TestRunPlanFromSource(t *testing.T) {
+	srv := newServer(t)
+	cfg := DefaultConfig(srv.URL + "/v1/completions")
+	cfg.Model, cfg.SampleInterval = "m", 20*time.Millisecond
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := SourceFunc(func(l Level, seq int, warmup bool) Request {
+		return Request{Prompt: fmt.Sprintf("L%d S%d", l.Index, seq), MaxTokens: 1 + seq%3, Extra: json.RawMessage(`{"top_p":0.5}`)}
+	})
+	offsets := Times{0, 50 * time.Millisecond, 100 * time.Millisecond, 150 * time.Millisecond}
+	plan := []Level{
+		{Index: 0, Concurrency: 2, Warmup: 1, Requests: 6},
+		{Index: 1, Concurrency: 8, Arrivals: offsets, Requests: 10}, // the trace ends first
+	}
+	sink := &memSink{}
+	res, err := g.Run(context.Background(), plan, src, sink)
+	if err != nil || res.Stopped != nil || len(res.Levels) != 2 {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if len(sink.requests) != 7+4 || sink.samples < 2 {
+		t.Fatalf("%d requests, %d samples", len(sink.requests), sink.samples)
+	}
+	var open []rundir.RequestRow
+	for _, r := range sink.requests {
+		want := 1 + int(r.Seq)%3
+		if r.Status != rundir.StatusOK || len(sink.tokens[r.RequestID]) != want || r.OutputTokensTarget != int64(want) {
+			t.Errorf("%s: %s %q, %d tokens", r.RequestID, r.Status, r.Error, len(sink.tokens[r.RequestID]))
+		}
+		if r.LevelIndex == 1 {
+			open = append(open, r)
+		}
+		if r.Warmup != (r.LevelIndex == 0 && r.Seq == 0) {
+			t.Errorf("%s: warmup %v", r.RequestID, r.Warmup)
+		}
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i].Seq < open[j].Seq })
+	for i, r := range open {
+		if got := time.Duration(r.IntendedSendNS - sink.levels[1].StartNS); got < offsets[i] || got > offsets[i]+5*time.Millisecond {
+			t.Errorf("open request %d intended at %v, trace says %v", i, got, offsets[i])
+		}
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for _, b := range srv.bodies {
+		if b["top_p"] != 0.5 || b["model"] != "m" || b["min_tokens"] != b["max_tokens"] {
+			t.Errorf("body %v", b)
+		}
+	}
+}
+
+// RunLevel runs one level for a caller that picks the next from the last.
+func TestRunLevelOneAtATime(t *testing.T) {
+	srv := newServer(t)
+	g, err := New(DefaultConfig(srv.URL + "/v1/completions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := SourceFunc(func(Level, int, bool) Request { return Request{Prompt: "x", MaxTokens: 2} })
+	sink := &memSink{}
+	conc := 1
+	for i := range 3 {
+		row, err := g.RunLevel(context.Background(), Level{Index: i, Concurrency: conc, Requests: 4}, src, sink)
+		if err != nil || !row.Complete || row.Requests != 4 || row.Concurrency != int64(conc) {
+			t.Fatalf("level %d: %v %+v", i, err, row)
+		}
+		conc *= 2
+	}
+	if len(sink.requests) != 12 || len(sink.levels) != 0 {
+		t.Errorf("%d requests, %d level rows (RunLevel leaves the level row to the caller)", len(sink.requests), len(sink.levels))
+	}
+}
+
+// The output length asked comes from input: 2e9 tokens must not size an
+// allocation (it once crashed the process out of memory).
+func TestHugeMaxTokensAllocatesNothing(t *testing.T) {
+	srv := newServer(t)
+	g, err := New(DefaultConfig(srv.URL + "/v1/completions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, tokens := g.Do(context.Background(), Request{Prompt: "x", MaxTokens: 2_000_000_000})
+	if row.Status != rundir.StatusOK || len(tokens) != 64 || cap(tokens) > 1<<16 {
+		t.Errorf("%s %q: %d tokens, capacity %d", row.Status, row.Error, len(tokens), cap(tokens))
+	}
+}

@@ -1,0 +1,27 @@
+package sweep
+
+import "github.com/headroom-llm/headroom/collect/server"
+
+// KnownSecrets gathers every secret a sweep's settings hold, for the one
+// redaction pass of everything it writes or prints: the API key, the base
+// URL's user, password and query values (and the Basic authorization a
+// client makes of them), every value that the server command's redaction
+// hides, and credential-looking values pasted into headroom's own
+// free-text flags (label, tags, description). The CLI uses it for what it
+// prints before a Sweep exists.
+func KnownSecrets(baseURL, apiKey, serverCmd string, freeText ...string) *server.Secrets {
+	sec := &server.Secrets{}
+	sec.Add(apiKey)
+	sec.AddURL(baseURL)
+	if serverCmd != "" {
+		sec.Add(server.SecretValues(server.SplitCommand(serverCmd), apiKey)...)
+	}
+	for _, v := range freeText {
+		sec.Add(server.SecretValues(server.SplitCommand(v))...)
+	}
+	return sec
+}
+
+func (s *Sweep) collectSecrets() *server.Secrets {
+	return KnownSecrets(s.base.String(), s.cfg.apiKey, s.cfg.serverCmd, append([]string{s.cfg.label, s.cfg.engineDesc}, s.cfg.tags...)...)
+}
