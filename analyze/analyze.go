@@ -33,7 +33,7 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 		}
 	}
 	for i, run := range runs {
-		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files}
+		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files, Input: run.Input}
 		eng := resolveEngine(run.Manifest, nil)
 		if isSweep(run) {
 			probe, probeDir := pickProbe(i, runs, rooflines)

@@ -31,6 +31,9 @@ type Run struct {
 	LogPath string
 	// Files lists the data files of the run, relative to Dir.
 	Files []string
+	// Input says what was left out of the rows as read, and what the data
+	// says about itself (inputs.go).
+	Input []InputNote
 }
 
 // Load opens a run directory and reads the tables the analysis needs. Any
@@ -91,6 +94,7 @@ func LoadWith(dir string, o LoadOptions) (*Run, error) {
 			return nil, err
 		}
 	}
+	run.sanitize()
 	if run.Manifest.HasKind(rundir.KindProbe) && len(run.GEMM) == 0 {
 		return nil, fmt.Errorf("%s: the manifest says this run holds a probe, but table %s has no rows", dir, rundir.TableProbeGEMM)
 	}

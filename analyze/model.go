@@ -40,6 +40,9 @@ type RunAnalysis struct {
 	// Files lists the run's data files, for the raw-data section.
 	Files    []string `json:"files,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Input says what the analysis left out of the run's rows, and what the
+	// data says about itself (a buffered stream).
+	Input []InputNote `json:"input,omitempty"`
 }
 
 // ContextItem is one labelled fact about the run.

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-llm/headroom/analyze"
-	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/render"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // reportFlags are the analysis settings a user can set on `headroom report`.

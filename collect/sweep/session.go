@@ -65,10 +65,10 @@ type session struct {
 	stopBG context.CancelFunc
 	bgWG   sync.WaitGroup
 
-	proc     *server.Process // until stopped
-	started  *server.Process // the server --server-cmd started, if any
-	scraper  *telemetry.Scraper
-	stop     context.CancelCauseFunc // ends the sweep with a cause
+	proc    *server.Process // until stopped
+	started *server.Process // the server --server-cmd started, if any
+	scraper *telemetry.Scraper
+	stop    context.CancelCauseFunc // ends the sweep with a cause
 
 	followerCPUOf func() time.Duration // the follower's CPU so far, when one runs
 	followerCPU   time.Duration        // the follower's CPU when the last level ended
