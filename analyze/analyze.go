@@ -3,9 +3,12 @@ package analyze
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/headroom-llm/headroom/analyze/serverlog"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
 	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/stats"
@@ -33,8 +36,17 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 		}
 	}
 	for i, run := range runs {
-		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files, Input: run.Input}
+		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files, Notes: slices.Clone(run.Notes)}
 		eng := resolveEngine(run.Manifest, nil)
+		if run.File != "" {
+			li, err := Inspect(run.File, nil, serverlog.Options{Location: time.UTC})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", run.File, err)
+			}
+			ra.LogOnly = li
+			rep.Runs = append(rep.Runs, ra)
+			continue
+		}
 		if isSweep(run) {
 			probe, probeDir := pickProbe(i, runs, rooflines)
 			sw, swEng, err := analyzeSweep(run, probe, probeDir, set)
@@ -46,15 +58,21 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 				rep.Headline = headline(run, sw, probe)
 			}
 		} else if run.Manifest.HasKind(rundir.KindSweep) {
-			ra.Warnings = append(ra.Warnings, "the manifest says this run holds a sweep, but it recorded no levels or requests: nothing to analyse")
+			ra.Notes = append(ra.Notes, Note{Kind: NoteSweepIsEmpty})
 		}
 		ra.Context, ra.Missing = runContext(run, eng)
-		ra.Warnings = append(manifestWarnings(run.Manifest, ra.Sweep), ra.Warnings...)
+		ra.Warnings = manifestWarnings(run.Manifest, ra.Sweep)
 		rep.Runs = append(rep.Runs, ra)
 	}
 	rep.Repeats = repeatGroups(runs, rep.Runs, set)
 	if rep.Headline == nil {
-		rep.Warnings = append(rep.Warnings, "no sweep run given: only the hardware ceiling is reported")
+		kind := NoteNoSweepRun
+		for _, ra := range rep.Runs {
+			if ra.LogOnly != nil {
+				kind = NoteLogOnlyRun
+			}
+		}
+		rep.Notes = append(rep.Notes, Note{Kind: kind})
 	}
 	return rep, nil
 }
@@ -105,18 +123,18 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		var counting tokenCounting
 		sw.Source = SourceRequests
 		sw.Levels, timings, counting = levelStatsFromRequests(run, set)
-		sw.TokenCount = counting.String()
+		sw.TokenCount = counting.TokenCounting
 		if counting.promptTarget > 0 {
-			sw.Warnings = append(sw.Warnings, fmt.Sprintf("the server reported no prompt token count for %d requests: the prompt target was used for total-token throughput", counting.promptTarget))
+			sw.Notes = append(sw.Notes, Note{Kind: NotePromptTarget, Count: counting.promptTarget})
 		}
 	case len(run.LevelStat) > 0:
 		sw.Source = SourceLevelStats
 		sw.Levels = levelStatsFromImport(run.LevelStat, set)
-		sw.TokenCount = "as the imported source counted them"
-		sw.Missing = append(sw.Missing, "per-request data: the source recorded per-level statistics only (no p90, ITL, intervals, per-request goodput, error classes)")
+		sw.TokenCount = TokenCounting{Imported: true}
+		sw.Notes = append(sw.Notes, Note{Kind: NoteOnlyLevelStats})
 	default:
 		sw.Source = SourceRequests
-		sw.Missing = append(sw.Missing, "requests: the sweep recorded levels but no requests")
+		sw.Notes = append(sw.Notes, Note{Kind: NoteNoRequests})
 	}
 	sort.SliceStable(sw.Levels, func(i, j int) bool {
 		if sw.Levels[i].Concurrency != sw.Levels[j].Concurrency {
@@ -135,7 +153,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	}
 	obs := observe(run, sw.Levels, set)
 	eng := resolveEngine(run.Manifest, obs.logSum)
-	sw.Warnings = append(sw.Warnings, obs.notes...)
+	sw.Notes = append(sw.Notes, obs.notes...)
 	samples := samplesOf(timings)
 	sw.Knees = findKnees(sw.Levels, samples, axis, set)
 	slo, source := set.SLO, SLOUser
@@ -147,7 +165,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	if probe != nil {
 		sw.Decode = decodeRoofline(sw.Levels, sw.Knees, probe, probeDir, set.Model, sw.Mode, eng)
 	} else {
-		sw.Missing = append(sw.Missing, "roofline gap: no probe run given (run `headroom probe`, then pass its directory with the sweep's)")
+		sw.Notes = append(sw.Notes, Note{Kind: NoteNoProbe})
 	}
 	src := obs.sources()
 	src.Engine, src.Flags, src.Decode, src.PerRequest = eng.Name, eng.Flags, sw.Decode, sw.Source == SourceRequests
@@ -160,11 +178,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	sw.Cost = cost
 	sw.Timeline = obs.timeline(sw.Levels, set.MaxTimelinePoints)
 	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {
-		note := "output lengths were not fixed (min_tokens/ignore_eos not honoured), so levels are less comparable: a level that generated fewer tokens looks faster"
-		if w.FixedOutputNote != "" {
-			note += " (" + w.FixedOutputNote + ")"
-		}
-		sw.Warnings = append(sw.Warnings, note)
+		sw.Notes = append(sw.Notes, Note{Kind: NoteOutputNotFixed, Text: w.FixedOutputNote})
 	}
 	return sw, eng, nil
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,18 +47,18 @@ func TestMissingContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(rep.Runs[0].Missing, ", ")
-	for _, want := range []string{"Driver", "CUDA", "Engine version", "Quantization", "DType", "Context length", "Server flags"} {
-		if !strings.Contains(got, want) {
+	got := rep.Runs[0].Missing
+	for _, want := range []string{CtxDriver, CtxCUDA, CtxEngineVersion, CtxQuantization, CtxDType, CtxContextLength, CtxServerFlags} {
+		if !slices.Contains(got, want) {
 			t.Errorf("missing context %q lacks %q", got, want)
 		}
 	}
 	var prefix bool
 	for _, c := range rep.Runs[0].Context {
-		prefix = prefix || (c.Label == "Shared prompt prefix" && strings.Contains(c.Value, "prefix caching"))
+		prefix = prefix || (c.Key == CtxSharedPrefix && len(c.Numbers) == 1 && c.Numbers[0] == 100)
 	}
 	if !prefix {
-		t.Error("a shared prefix must be called out")
+		t.Error("a shared prefix must be recorded")
 	}
 }
 

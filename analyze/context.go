@@ -10,36 +10,82 @@ import (
 	"github.com/headroom-llm/headroom/rundir"
 )
 
-// runContext lists the facts a reader needs next to every number (the
-// seed's "report the context" rule: model, quantisation, dtype, context
-// length, prompt and output tokens, engine version, driver, every server
-// flag) and names the ones the run lacks; the report shows those as a
-// warning, never silently omits them. The engine's facts come from eng:
-// the manifest's, with gaps filled from the server log and labelled so.
+// Context keys (ContextItem.Key, RunAnalysis.Missing).
+const (
+	CtxDate              = "date"               // Value: RFC 3339
+	CtxLabel             = "label"              // Value
+	CtxKinds             = "kinds"              // Values
+	CtxIncomplete        = "incomplete"         // Value: the reason it stopped, "" when unknown
+	CtxGPU               = "gpu"                // Values: "index: name" per GPU
+	CtxDriver            = "driver"             // Value
+	CtxCUDA              = "cuda"               // Value
+	CtxHost              = "host"               // Value
+	CtxCPU               = "cpu"                // Value
+	CtxGPUMemory         = "gpu_memory"         // Numbers: bytes
+	CtxGPUPowerLimit     = "gpu_power_limit"    // Numbers: watts
+	CtxGPUCount          = "gpu_count"          // Numbers
+	CtxEngine            = "engine"             // Value
+	CtxEngineVersion     = "engine_version"     // Value
+	CtxModel             = "model"              // Value
+	CtxQuantization      = "quantization"       // Value
+	CtxDType             = "dtype"              // Value
+	CtxContextLength     = "context_length"     // Numbers: tokens; Value: a qualifier ("per slot")
+	CtxTensorParallel    = "tensor_parallel"    // Numbers
+	CtxServerFlags       = "server_flags"       // Values
+	CtxEngineNotes       = "engine_notes"       // Value
+	CtxEngineConfig      = "engine_config"      // Key prefix: CtxEngineConfig + "." + the manifest's key
+	CtxEndpoint          = "endpoint"           // Value: "/v1/…"
+	CtxPromptTokens      = "prompt_tokens"      // Dist
+	CtxOutputTokens      = "output_tokens"      // Dist
+	CtxOutputNotFixed    = "output_not_fixed"   // Value: why
+	CtxLoad              = "load"               // Value: "closed" or "open"; Numbers: the concurrencies or rates
+	CtxRequestsPerLevel  = "requests_per_level" // Numbers: measured, warm-up
+	CtxDurationPerLevel  = "duration_per_level" // Numbers: seconds
+	CtxSharedPrefix      = "shared_prefix"      // Numbers: tokens (0: randomised prompts)
+	CtxDataset           = "dataset"            // Value
+	CtxTokenizer         = "tokenizer"          // Value
+	CtxTemperature       = "temperature"        // Numbers
+	CtxSeed              = "seed"               // Numbers
+	CtxImportedFrom      = "imported_from"      // Values: tool, file
+	CtxSourceLacks       = "source_lacks"       // Values
+	CtxHeadroomVersion   = "headroom_version"   // Value
+	sourceServerLogFlags = sourceServerLog + ", the arguments it lists as non-default"
+)
+
+// runContext lists the facts a reader needs next to every number (model,
+// quantisation, dtype, context length, prompt and output tokens, engine
+// version, driver, every server flag) and names the ones the run lacks;
+// the report shows those as a warning, never silently omits them. The
+// engine's facts come from eng: the manifest's, with gaps filled from the
+// server log and marked so.
 func runContext(run *Run, eng engineFacts) (items []ContextItem, missing []string) {
 	m := run.Manifest
 	sweep := m.HasKind(rundir.KindSweep) || isSweep(run)
-	add := func(label, value string) {
-		if value != "" {
-			items = append(items, ContextItem{Label: label, Value: value})
+	add := func(it ContextItem) { items = append(items, it) }
+	value := func(key, v string) {
+		if v != "" {
+			add(ContextItem{Key: key, Value: v})
 		}
 	}
-	need := func(label, value string) {
-		if value == "" {
-			missing = append(missing, label)
+	need := func(key string, it ContextItem, have bool) {
+		if !have {
+			missing = append(missing, key)
 			return
 		}
-		items = append(items, ContextItem{Label: label, Value: value})
+		it.Key = key
+		add(it)
 	}
-	need("Date", formatTime(m.StartTime))
-	add("Run label", m.Label)
-	add("Measurements", strings.Join(m.Kinds, ", "))
+	need(CtxDate, ContextItem{Value: formatTime(m.StartTime)}, !m.StartTime.IsZero())
+	value(CtxLabel, m.Label)
+	if len(m.Kinds) > 0 {
+		add(ContextItem{Key: CtxKinds, Values: m.Kinds})
+	}
 	if !m.Complete {
-		why := "collection did not finish"
+		why := ""
 		if m.Stopped != nil {
-			why += ": " + m.Stopped.Reason
+			why = m.Stopped.Reason
 		}
-		add("Complete", "no ("+why+")")
+		add(ContextItem{Key: CtxIncomplete, Value: why})
 	}
 	var gpus, drivers, cuda []string
 	for _, g := range m.GPUs {
@@ -48,99 +94,94 @@ func runContext(run *Run, eng engineFacts) (items []ContextItem, missing []strin
 		cuda = append(cuda, g.CUDAVersion)
 	}
 	if len(m.GPUs) > 0 || m.HasKind(rundir.KindProbe) || sweep {
-		need("GPU", strings.Join(gpus, "; "))
-		need("Driver", uniqueJoin(drivers))
-		need("CUDA", uniqueJoin(cuda))
+		need(CtxGPU, ContextItem{Values: gpus}, len(gpus) > 0)
+		need(CtxDriver, ContextItem{Value: uniqueJoin(drivers)}, uniqueJoin(drivers) != "")
+		need(CtxCUDA, ContextItem{Value: uniqueJoin(cuda)}, uniqueJoin(cuda) != "")
 	}
-	add("Host", m.Host.Hostname)
-	add("CPU", m.Host.CPUModel)
+	value(CtxHost, m.Host.Hostname)
+	value(CtxCPU, m.Host.CPUModel)
 	if len(m.GPUs) > 0 {
 		g := m.GPUs[0]
 		if g.MemoryBytes > 0 {
-			add("GPU memory", fmt.Sprintf("%.0f GiB", float64(g.MemoryBytes)/(1<<30)))
+			add(ContextItem{Key: CtxGPUMemory, Numbers: []float64{float64(g.MemoryBytes)}})
 		}
 		if g.PowerLimitW > 0 {
-			add("GPU power limit", fmt.Sprintf("%.0f W", g.PowerLimitW))
+			add(ContextItem{Key: CtxGPUPowerLimit, Numbers: []float64{g.PowerLimitW}})
 		}
 		if len(m.GPUs) > 1 {
-			add("GPU count", fmt.Sprint(len(m.GPUs)))
+			add(ContextItem{Key: CtxGPUCount, Numbers: []float64{float64(len(m.GPUs))}})
 		}
 	}
 	if m.Engine != nil || sweep {
-		fromLog := func(label, value, field string) {
-			switch {
-			case value == "":
-				missing = append(missing, label)
-			case eng.fromLog[field]:
-				items = append(items, ContextItem{Label: label, Value: value, Source: sourceServerLog})
-			default:
-				items = append(items, ContextItem{Label: label, Value: value})
+		// fromLog marks a fact the server's log supplied.
+		fromLog := func(key string, it ContextItem, have bool, field string) {
+			if have && eng.fromLog[field] {
+				it.Source = sourceServerLog
 			}
+			need(key, it, have)
 		}
-		fromLog("Engine", eng.Name, efName)
-		fromLog("Engine version", eng.Version, efVersion)
-		fromLog("Model", eng.Model, efModel)
-		fromLog("Quantization", eng.Quantization, efQuantization)
-		fromLog("DType", eng.DType, efDType)
-		ctxLen := ""
-		if eng.ContextTokens > 0 {
-			ctxLen = strings.TrimSuffix(fmt.Sprintf("%d tokens %s", eng.ContextTokens, eng.ContextNote), " ")
-		}
-		fromLog("Context length", ctxLen, efContext)
+		fromLog(CtxEngine, ContextItem{Value: eng.Name}, eng.Name != "", efName)
+		fromLog(CtxEngineVersion, ContextItem{Value: eng.Version}, eng.Version != "", efVersion)
+		fromLog(CtxModel, ContextItem{Value: eng.Model}, eng.Model != "", efModel)
+		fromLog(CtxQuantization, ContextItem{Value: eng.Quantization}, eng.Quantization != "", efQuantization)
+		fromLog(CtxDType, ContextItem{Value: eng.DType}, eng.DType != "", efDType)
+		fromLog(CtxContextLength, ContextItem{Numbers: []float64{float64(eng.ContextTokens)}, Value: eng.ContextNote}, eng.ContextTokens > 0, efContext)
 		if eng.fromLog[efTensorParallel] {
-			items = append(items, ContextItem{Label: "Tensor parallel size", Value: fmt.Sprint(eng.TensorParallel), Source: sourceServerLog})
+			add(ContextItem{Key: CtxTensorParallel, Numbers: []float64{float64(eng.TensorParallel)}, Source: sourceServerLog})
 		}
+		flags := ContextItem{Values: eng.Flags}
 		if eng.fromLog[efFlags] {
-			items = append(items, ContextItem{Label: "Server flags", Value: strings.Join(eng.Flags, " "), Source: sourceServerLog + ", the arguments it lists as non-default"})
-		} else {
-			fromLog("Server flags", strings.Join(eng.Flags, " "), efFlags)
+			flags.Source = sourceServerLogFlags
 		}
+		need(CtxServerFlags, flags, len(eng.Flags) > 0)
 		if e := m.Engine; e != nil {
-			add("Engine notes", e.Description)
+			value(CtxEngineNotes, e.Description)
 			for _, k := range slices.Sorted(maps.Keys(e.Config)) {
-				add("Engine "+strings.ReplaceAll(k, "_", " "), e.Config[k])
+				value(CtxEngineConfig+"."+k, e.Config[k])
 			}
 		}
 	}
 	if w := m.Workload; w != nil {
 		if w.Endpoint != "" {
-			add("Endpoint", "/v1/"+strings.TrimPrefix(w.Endpoint, "/v1/"))
+			value(CtxEndpoint, "/v1/"+strings.TrimPrefix(w.Endpoint, "/v1/"))
 		}
-		need("Prompt tokens", w.Prompt.String())
-		need("Output tokens", w.Output.String())
+		prompt, output := w.Prompt, w.Output
+		need(CtxPromptTokens, ContextItem{Dist: &prompt}, prompt.Kind != "")
+		need(CtxOutputTokens, ContextItem{Dist: &output}, output.Kind != "")
 		if !w.FixedOutput {
-			add("Output length", strings.TrimSuffix("not fixed: "+w.FixedOutputNote, ": "))
+			add(ContextItem{Key: CtxOutputNotFixed, Value: w.FixedOutputNote})
 		}
-		if w.Mode == "open" {
-			add("Load", fmt.Sprintf("open loop, rates %v req/s", w.RatesRPS))
-		} else if len(w.Levels) > 0 {
-			add("Load", fmt.Sprintf("closed loop, concurrency %v", w.Levels))
+		switch {
+		case w.Mode == "open":
+			add(ContextItem{Key: CtxLoad, Value: "open", Numbers: w.RatesRPS})
+		case len(w.Levels) > 0:
+			var levels []float64
+			for _, l := range w.Levels {
+				levels = append(levels, float64(l))
+			}
+			add(ContextItem{Key: CtxLoad, Value: "closed", Numbers: levels})
 		}
 		if w.RequestsPerLevel > 0 {
-			add("Requests per level", fmt.Sprintf("%d measured + %d warm-up", w.RequestsPerLevel, w.WarmupPerLevel))
+			add(ContextItem{Key: CtxRequestsPerLevel, Numbers: []float64{float64(w.RequestsPerLevel), float64(w.WarmupPerLevel)}})
 		}
 		if w.DurationPerLevelS > 0 {
-			add("Duration per level", fmt.Sprintf("%.0f s", w.DurationPerLevelS))
+			add(ContextItem{Key: CtxDurationPerLevel, Numbers: []float64{w.DurationPerLevelS}})
 		}
-		if w.SharedPrefixTokens > 0 {
-			add("Shared prompt prefix", fmt.Sprintf("%d tokens (prefix caching can make TTFT look better than unshared traffic would)", w.SharedPrefixTokens))
-		} else {
-			add("Prompts", "randomised, no shared prefix")
-		}
-		add("Dataset", w.Dataset)
-		add("Tokenizer", w.Tokenizer)
-		add("Temperature", fmt.Sprint(w.Temperature))
-		add("Seed", fmt.Sprint(w.Seed))
+		add(ContextItem{Key: CtxSharedPrefix, Numbers: []float64{float64(w.SharedPrefixTokens)}})
+		value(CtxDataset, w.Dataset)
+		value(CtxTokenizer, w.Tokenizer)
+		add(ContextItem{Key: CtxTemperature, Numbers: []float64{w.Temperature}})
+		add(ContextItem{Key: CtxSeed, Numbers: []float64{float64(w.Seed)}})
 	} else if sweep {
-		missing = append(missing, "Prompt tokens", "Output tokens")
+		missing = append(missing, CtxPromptTokens, CtxOutputTokens)
 	}
 	if s := m.Source; s != nil {
-		add("Imported from", s.Tool+": "+s.File)
+		add(ContextItem{Key: CtxImportedFrom, Values: []string{s.Tool, s.File}})
 		if len(s.Lacks) > 0 {
-			add("The source lacks", strings.Join(s.Lacks, "; "))
+			add(ContextItem{Key: CtxSourceLacks, Values: s.Lacks})
 		}
 	}
-	add("headroom", m.HeadroomVersion)
+	value(CtxHeadroomVersion, m.HeadroomVersion)
 	return items, missing
 }
 
@@ -148,7 +189,7 @@ func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format("2006-01-02 15:04 MST")
+	return t.UTC().Format(time.RFC3339)
 }
 
 func uniqueJoin(vals []string) string {

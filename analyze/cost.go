@@ -2,18 +2,37 @@ package analyze
 
 import (
 	"fmt"
+	"math"
+	"net/netip"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // Cost is the cost per million tokens of serving on the measured box.
 type Cost struct {
-	GPUs int `json:"gpus"`
-	// GPU price per hour and per GPU, and where it came from.
-	USDPerGPUHour float64       `json:"usd_per_gpu_hour"`
-	GPUPriceFrom  string        `json:"gpu_price_from"`
+	// Basis is what is rented: CostPerGPU (GPUs × the GPU-hour price) or,
+	// for a run that used no GPU, CostPerHost (the host-hour price).
+	Basis string `json:"basis"`
+	GPUs  int    `json:"gpus"`
+	// GPU price per hour and per GPU, and where it came from: "flag"
+	// (--gpu-hour-usd) or "preset" (Preset).
+	USDPerGPUHour float64       `json:"usd_per_gpu_hour,omitempty"`
+	GPUPriceFrom  string        `json:"gpu_price_from,omitempty"`
 	Preset        *GPUHourPrice `json:"preset,omitempty"`
-	KWhUSD        float64       `json:"kwh_usd"`
+	// USDPerHostHour is the host's price per hour (--host-hour-usd), for
+	// CostPerHost.
+	USDPerHostHour float64 `json:"usd_per_host_hour,omitempty"`
+	// ActiveParams is the served model's active parameters per token, from
+	// --model-config or the size in its name (ActiveParamsFrom says which);
+	// 0 when unknown. It picks the nearest API price when none is for the
+	// same model.
+	ActiveParams     float64 `json:"active_params,omitempty"`
+	ActiveParamsFrom string  `json:"active_params_from,omitempty"`
+	KWhUSD           float64 `json:"kwh_usd"`
 	// Utilization is the share of hours the box serves at the measured rate.
 	Utilization float64     `json:"utilization"`
 	Points      []CostPoint `json:"points"`
@@ -41,12 +60,28 @@ type CostPoint struct {
 	// PromptShare is prompt tokens over all tokens at this level.
 	PromptShare float64           `json:"prompt_share"`
 	Comparisons []PriceComparison `json:"comparisons,omitempty"`
+	// Nearest is the API price to quote against this point: the cheapest
+	// for the same model, else the one nearest in active parameters (its
+	// Match says which); nil when the table has neither.
+	Nearest *PriceComparison `json:"nearest_api,omitempty"`
 }
 
 // Cost point names.
 const (
 	CostPeak = "peak sustained throughput"
 	CostSLO  = "SLO operating point"
+)
+
+// Cost bases.
+const (
+	CostPerGPU  = "gpu"
+	CostPerHost = "host"
+)
+
+// How an API price relates to the run's model (PriceComparison.Match).
+const (
+	MatchSameModel     = "same_model"
+	MatchNearestParams = "nearest_active_params"
 )
 
 // PriceComparison puts one hosted API price next to a cost point.
@@ -64,7 +99,11 @@ type PriceComparison struct {
 	// CheaperFactor is API cost over self-hosted cost: above 1 self-hosting
 	// is that many times cheaper, below 1 dearer.
 	CheaperFactor float64 `json:"self_hosting_cheaper_factor"`
-	Sentence      string  `json:"sentence"`
+	// Match is set on a point's Nearest: MatchSameModel, or
+	// MatchNearestParams (another model, the nearest in active parameters
+	// per token: ParamsRatio is the API model's over the run's).
+	Match       string  `json:"match,omitempty"`
+	ParamsRatio float64 `json:"params_ratio,omitempty"`
 }
 
 // costOf computes the cost points of a sweep.
@@ -74,16 +113,27 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 	if c.Utilization <= 0 {
 		c.Utilization = 1
 	}
+	c.ActiveParams, c.ActiveParamsFrom = activeParams(run, set)
 	c.GPUs = cs.GPUs
 	if c.GPUs <= 0 {
 		c.GPUs = max(len(run.Manifest.GPUs), eng.tp())
-		if len(run.Manifest.GPUs) == 0 {
-			c.Notes = append(c.Notes, fmt.Sprintf("the run does not list its GPUs: %d assumed (give --gpus)", c.GPUs))
-		}
 	}
+	// A run that used no GPU is priced per host hour, unless --gpus says
+	// otherwise.
+	if cs.GPUs <= 0 && ranOnCPU(run.Manifest, eng) {
+		c.Basis, c.GPUs = CostPerHost, 0
+		if cs.HostHourUSD <= 0 {
+			c.Missing = append(c.Missing, "host price: this run used no GPU, so it is priced per host hour; give --host-hour-usd (or --gpus N and a GPU price, if it did use GPUs)")
+			return c, nil
+		}
+		c.USDPerHostHour = cs.HostHourUSD
+		c.Notes = append(c.Notes, "power is not counted: the run used no GPU and a host's draw is not measured")
+		return c.points(run, levels, knees, g, set), nil
+	}
+	c.Basis = CostPerGPU
 	switch {
 	case cs.GPUHourUSD > 0:
-		c.USDPerGPUHour, c.GPUPriceFrom = cs.GPUHourUSD, "--gpu-hour-usd"
+		c.USDPerGPUHour, c.GPUPriceFrom = cs.GPUHourUSD, "flag"
 	case cs.GPUPreset != "":
 		if cs.Prices == nil {
 			return nil, fmt.Errorf("--gpu-preset %q: no price table loaded", cs.GPUPreset)
@@ -94,17 +144,22 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 		}
 		c.Preset = &p
 		c.USDPerGPUHour = p.USDPerGPUHour
-		c.GPUPriceFrom = fmt.Sprintf("preset %s: %s %s, $%.4g per GPU-hour as of %s (%s)", p.Name, p.Provider, p.GPU, p.USDPerGPUHour, p.Date, p.SourceURL)
-		if !p.Verified {
-			c.Notes = append(c.Notes, "the GPU preset's price comes from a secondary source; check it before quoting")
-		}
+		c.GPUPriceFrom = "preset"
 	default:
-		c.Missing = append(c.Missing, "GPU price: give --gpu-hour-usd or --gpu-preset")
+		c.Missing = append(c.Missing, "GPU price: give --gpu-hour-usd or --gpu-preset (headroom prices lists the presets)")
 		return c, nil
+	}
+	if len(run.Manifest.GPUs) == 0 && cs.GPUs <= 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("the run does not list its GPUs: %d assumed from the server log's tensor-parallel size (give --gpus)", c.GPUs))
 	}
 	if cs.KWhUSD <= 0 {
 		c.Notes = append(c.Notes, "power is not priced (give --kwh-usd); the cost is the GPU rental alone")
 	}
+	return c.points(run, levels, knees, g, set), nil
+}
+
+// points prices the peak and the SLO operating point.
+func (c *Cost) points(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings) *Cost {
 	if c.Utilization < 1 {
 		c.Notes = append(c.Notes, fmt.Sprintf("utilization %.0f%%: idle hours are paid for and spread over the tokens served", 100*c.Utilization))
 	}
@@ -126,13 +181,69 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 			c.Missing = append(c.Missing, "an SLO operating point (no level meets the SLO)")
 		}
 	}
-	return c, nil
+	return c
+}
+
+// ranOnCPU reports whether a run served from the CPU alone: headroom
+// recorded it (not imported) against a server on the same machine, which
+// had no GPU, and the server's log states no tensor-parallel size. A
+// server elsewhere may have GPUs the manifest cannot see.
+func ranOnCPU(m *rundir.Manifest, eng engineFacts) bool {
+	if len(m.GPUs) > 0 || m.Source != nil || m.Engine == nil || eng.TensorParallel > 0 {
+		return false
+	}
+	u, err := url.Parse(m.Engine.BaseURL)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// activeParams is the served model's active parameters per token: from
+// its config (--model-config) when given, else the size its name states
+// ("Llama-3.1-8B" → 8e9).
+func activeParams(run *Run, set Settings) (float64, string) {
+	if set.Model != nil {
+		if n := set.Model.ActiveParamsPerToken(); n > 0 {
+			return n, "model config"
+		}
+	}
+	if e := run.Manifest.Engine; e != nil {
+		if n := paramsInName(e.Model); n > 0 {
+			return n, "model name"
+		}
+	}
+	return 0, ""
+}
+
+// paramsInName reads a size such as "8B", "70b" or "1.5B" from a model
+// name; 0 when it has none.
+func paramsInName(name string) float64 {
+	m := sizeRe.FindStringSubmatch(strings.ToLower(name))
+	if m == nil {
+		return 0
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0
+	}
+	return v * 1e9
 }
 
 func (c *Cost) point(name string, l LevelStats, run *Run, set Settings) CostPoint {
 	p := CostPoint{Name: name, LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS, OutputTokPerS: l.OutputTokPerS, TotalTokPerS: l.TotalTokPerS}
-	p.PowerW, p.PowerFrom = c.power(l, run, set)
-	p.USDPerHour = float64(c.GPUs)*c.USDPerGPUHour + p.PowerW/1000*c.KWhUSD
+	if c.Basis == CostPerHost {
+		p.PowerFrom = "not counted (no GPU)"
+		p.USDPerHour = c.USDPerHostHour
+	} else {
+		p.PowerW, p.PowerFrom = c.power(l, run, set)
+		p.USDPerHour = float64(c.GPUs)*c.USDPerGPUHour + p.PowerW/1000*c.KWhUSD
+	}
 	perHour := 3600 * c.Utilization / 1e6 // Mtok per hour per tok/s
 	p.USDPerMTokOutput = p.USDPerHour / (l.OutputTokPerS * perHour)
 	if l.TotalTokPerS > 0 {
@@ -147,8 +258,46 @@ func (c *Cost) point(name string, l LevelStats, run *Run, set Settings) CostPoin
 		for _, api := range set.Cost.Prices.APIs {
 			p.Comparisons = append(p.Comparisons, compare(api, p, model))
 		}
+		p.Nearest = nearestAPI(p.Comparisons, c.ActiveParams)
 	}
 	return p
+}
+
+// nearestAPI picks the price to quote: the cheapest for the same model;
+// else, when the run's active parameters are known, the API model nearest
+// to them (by ratio; the cheaper on a tie), provided the table states its
+// size. Nil when neither exists.
+func nearestAPI(cs []PriceComparison, active float64) *PriceComparison {
+	var best *PriceComparison
+	for i := range cs {
+		if c := cs[i]; c.SameModel && (best == nil || c.APIUSDPerMTokBlended < best.APIUSDPerMTokBlended) {
+			best = &c
+		}
+	}
+	if best != nil {
+		best.Match = MatchSameModel
+		return best
+	}
+	if active <= 0 {
+		return nil
+	}
+	dist := func(c PriceComparison) float64 {
+		return math.Abs(math.Log(c.API.ActiveParamsB * 1e9 / active))
+	}
+	for i := range cs {
+		c := cs[i]
+		if c.API.ActiveParamsB <= 0 {
+			continue
+		}
+		if best == nil || dist(c) < dist(*best) || (dist(c) == dist(*best) && c.APIUSDPerMTokBlended < best.APIUSDPerMTokBlended) {
+			best = &c
+		}
+	}
+	if best != nil {
+		best.Match = MatchNearestParams
+		best.ParamsRatio = best.API.ActiveParamsB * 1e9 / active
+	}
+	return best
 }
 
 // power is the GPUs' draw at a level: measured (gpu_telemetry) when the
@@ -187,22 +336,6 @@ func compare(api APIPrice, p CostPoint, model string) PriceComparison {
 		pc.SelfUSDPerMTok = p.USDPerMTokOutput
 	}
 	pc.CheaperFactor = pc.APIUSDPerMTokBlended / pc.SelfUSDPerMTok
-	what := fmt.Sprintf("%s %s", api.Provider, api.Model)
-	basis := fmt.Sprintf("at this workload's mix (%.0f%% prompt tokens)", 100*p.PromptShare)
-	if pc.Basis == "output" {
-		basis = "per output token"
-	}
-	if pc.CheaperFactor >= 1 {
-		pc.Sentence = fmt.Sprintf("Self-hosting at the %s costs $%.3g per million tokens, %.1f× cheaper than %s ($%.3g) %s.", p.Name, pc.SelfUSDPerMTok, pc.CheaperFactor, what, pc.APIUSDPerMTokBlended, basis)
-	} else {
-		pc.Sentence = fmt.Sprintf("Self-hosting at the %s costs $%.3g per million tokens, %.1f× dearer than %s ($%.3g) %s.", p.Name, pc.SelfUSDPerMTok, 1/pc.CheaperFactor, what, pc.APIUSDPerMTokBlended, basis)
-	}
-	if !pc.SameModel {
-		pc.Sentence += " Not the same model: for scale only."
-	}
-	if !api.Verified {
-		pc.Sentence += " (API price from a secondary source.)"
-	}
 	return pc
 }
 
@@ -235,8 +368,8 @@ func modelSignature(s string) (string, bool) {
 	return f[1] + f[2] + "/" + z[1], true
 }
 
-// headlineCost picks the honest operating point (the SLO's when given) and
-// the cheapest same-model API price.
+// headlineCost is the cost at the honest operating point (the SLO's when
+// given, else the peak) and the API price it is quoted against.
 func headlineCost(h *Headline, c *Cost) {
 	if c == nil {
 		h.CostMissing = "no sweep"
@@ -248,13 +381,8 @@ func headlineCost(h *Headline, c *Cost) {
 	}
 	p := c.Points[len(c.Points)-1] // the SLO point when there is one
 	h.CostPoint, h.USDPerMTokOutput, h.USDPerMTokBlended = p.Name, p.USDPerMTokOutput, p.USDPerMTokBlended
-	for i := range p.Comparisons {
-		pc := p.Comparisons[i]
-		if pc.SameModel && (h.NearestAPI == nil || pc.APIUSDPerMTokBlended < h.NearestAPI.APIUSDPerMTokBlended) {
-			h.NearestAPI = &pc
-		}
-	}
+	h.NearestAPI = p.Nearest
 	if h.NearestAPI == nil && len(p.Comparisons) > 0 {
-		h.CostMissing = "no API price for this model in the price table (add one with --prices)"
+		h.CostMissing = "no API price for this model or its size in the price table (add one with --prices)"
 	}
 }

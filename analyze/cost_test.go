@@ -115,12 +115,8 @@ func TestCostPerMillionTokens(t *testing.T) {
 		if !cmp.SameModel || p.Comparisons[1].SameModel || !near(cmp.APIUSDPerMTokBlended, apiMix, 1e-9) || !near(cmp.CheaperFactor, apiMix/p.USDPerMTokBlended, 1e-9) {
 			t.Errorf("%s: comparison %+v", p.Name, cmp)
 		}
-		word := "cheaper"
-		if cmp.CheaperFactor < 1 {
-			word = "dearer"
-		}
-		if !strings.Contains(cmp.Sentence, word) {
-			t.Errorf("sentence %q", cmp.Sentence)
+		if p.Nearest == nil || p.Nearest.API.Model != "Llama 3.1 8B" || p.Nearest.Match != MatchSameModel {
+			t.Errorf("%s: quoted against %+v, want the same model's price", p.Name, p.Nearest)
 		}
 	}
 	h := rep.Headline
@@ -166,5 +162,81 @@ func TestSameModel(t *testing.T) {
 		if got := sameModel(tt.a, tt.b); got != tt.want {
 			t.Errorf("sameModel(%q, %q) = %v", tt.a, tt.b, got)
 		}
+	}
+}
+
+// Every cost point quotes its own nearest API price: the same model's
+// when the table has it (the cheapest of several), else the model nearest
+// in active parameters, labelled so; never simply the table's first row.
+// (Every run but the headline one used to quote the first row, a 70B
+// price for an 8B run.)
+func TestNearestAPIPrice(t *testing.T) {
+	t.Parallel()
+	row := func(model, id string, out, active float64) APIPrice {
+		return APIPrice{Model: model, ModelID: id, Provider: "Acme", InputUSDPerMTok: out, OutputUSDPerMTok: out, Date: "2026-11-30", SourceURL: "https://example.invalid", Verified: true, ActiveParamsB: active}
+	}
+	big := row("Llama 3.3 70B", "meta-llama/Llama-3.3-70B-Instruct", 1, 70.6)
+	small := row("Llama 3.1 8B", "meta-llama/Meta-Llama-3.1-8B-Instruct", 0.2, 8.03)
+	cheap := row("Llama 3.1 8B Instant", "llama-3.1-8b-instant", 0.1, 8.03)
+	qwen := row("Qwen 2.5 7B", "qwen/qwen-2.5-7b-instruct", 0.3, 7.6)
+	for _, tt := range []struct {
+		name, model string
+		apis        []APIPrice
+		want, match string
+	}{
+		{"same model, cheapest of two", "meta-llama/Llama-3.1-8B-Instruct", []APIPrice{big, small, cheap}, "Llama 3.1 8B Instant", MatchSameModel},
+		{"no row for the model: nearest by size", "mistralai/Mistral-7B-Instruct-v0.3", []APIPrice{big, small, qwen}, "Qwen 2.5 7B", MatchNearestParams},
+		{"a 70B run", "some-org/custom-72b-chat", []APIPrice{small, big}, "Llama 3.3 70B", MatchNearestParams},
+		{"no size known", "my-model", []APIPrice{big, small}, "", ""},
+	} {
+		f := kneeSweep(t)
+		f.manifest.Engine.Model = tt.model
+		set := testSettings()
+		set.Cost = CostSettings{GPUHourUSD: 2, Prices: &PriceTable{APIs: tt.apis}}
+		c := analyzeOne(t, f.write(), set).Cost
+		if len(c.Points) == 0 {
+			t.Fatalf("%s: no cost points: %+v", tt.name, c)
+		}
+		for _, p := range c.Points {
+			switch {
+			case tt.want == "" && p.Nearest != nil:
+				t.Errorf("%s: quoted %s, want none", tt.name, p.Nearest.API.Model)
+			case tt.want != "" && (p.Nearest == nil || p.Nearest.API.Model != tt.want || p.Nearest.Match != tt.match):
+				t.Errorf("%s: quoted %+v, want %s (%s)", tt.name, p.Nearest, tt.want, tt.match)
+			}
+		}
+	}
+}
+
+// A run headroom recorded against a server on the same machine, which has
+// no GPU, is priced per host hour: not as one GPU. (It used to be priced
+// as 1 GPU at the GPU-hour price.)
+func TestCPUOnlyRunPricedPerHost(t *testing.T) {
+	t.Parallel()
+	f := kneeSweep(t)
+	f.manifest.GPUs = nil
+	f.manifest.Engine.BaseURL = "http://127.0.0.1:8000"
+	set := testSettings()
+	set.Cost = CostSettings{GPUHourUSD: 2}
+	c := analyzeOne(t, f.write(), set).Cost
+	if c.Basis != CostPerHost || len(c.Points) != 0 || len(c.Missing) != 1 || !strings.Contains(c.Missing[0], "--host-hour-usd") {
+		t.Errorf("a CPU-only run with a GPU price: %+v", c)
+	}
+	set.Cost = CostSettings{HostHourUSD: 0.5}
+	c = analyzeOne(t, f.write(), set).Cost
+	if c.Basis != CostPerHost || c.GPUs != 0 || len(c.Points) == 0 {
+		t.Fatalf("a CPU-only run with a host price: %+v", c)
+	}
+	for _, p := range c.Points {
+		if p.USDPerHour != 0.5 || p.PowerW != 0 {
+			t.Errorf("%s: $%v/h, %v W; want the host's $0.50/h and no power", p.Name, p.USDPerHour, p.PowerW)
+		}
+	}
+	// The same run against a server elsewhere: its GPUs are unknown, not
+	// absent, so it is priced per GPU (with a note).
+	f.manifest.Engine.BaseURL = "http://gpu-box.example:8000"
+	set.Cost = CostSettings{GPUHourUSD: 2}
+	if c := analyzeOne(t, f.write(), set).Cost; c.Basis != CostPerGPU || c.GPUs != 1 {
+		t.Errorf("a remote server: %+v", c)
 	}
 }

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -22,11 +21,10 @@ type DecodeRoofline struct {
 	PeakFLOPPerS       float64 `json:"peak_flop_per_s"`
 	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte"`
 	// Model facts the prediction rests on; nil without --model-config.
-	Model   *ModelFacts   `json:"model,omitempty"`
-	Levels  []DecodeLevel `json:"levels,omitempty"`
-	Ridge   RidgeCheck    `json:"ridge_check"`
-	Missing []string      `json:"missing,omitempty"`
-	Notes   []string      `json:"notes,omitempty"`
+	Model  *ModelFacts   `json:"model,omitempty"`
+	Levels []DecodeLevel `json:"levels,omitempty"`
+	Ridge  RidgeCheck    `json:"ridge_check"`
+	Notes  []Note        `json:"notes,omitempty"`
 }
 
 // ModelFacts are the model numbers derived from its config.
@@ -85,9 +83,10 @@ type RidgeCheck struct {
 	RidgeFLOPPerByte float64 `json:"ridge_flop_per_byte"`
 	Ratio            float64 `json:"intensity_over_ridge"`
 	// Verdict: "agree", "knee_before_ridge", "knee_after_ridge",
-	// "no_knee", or "" when not computable.
-	Verdict  string `json:"verdict"`
-	Sentence string `json:"sentence"`
+	// "no_knee", or "" when not computable; AgreeFactor is the factor of
+	// the ridge within which the knee agrees with it.
+	Verdict     string  `json:"verdict"`
+	AgreeFactor float64 `json:"agree_factor"`
 }
 
 // Ridge check verdicts.
@@ -110,18 +109,14 @@ func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir 
 	d.PeakFLOPPerS = probe.PeakFLOPPerS * tp
 	d.RidgeFLOPPerByte = probe.RidgeFLOPPerByte
 	if d.TensorParallel > 1 {
-		from := ""
-		if eng.fromLog[efTensorParallel] {
-			from = " (from server.log)"
-		}
-		d.Notes = append(d.Notes, fmt.Sprintf("tensor parallel %d%s: bandwidth and peak are %d × the probe's single-GPU values (perfect scaling assumed; all-reduce cost not modelled)", d.TensorParallel, from, d.TensorParallel))
+		d.Notes = append(d.Notes, Note{Kind: NoteTensorParallel, Count: d.TensorParallel, FromLog: eng.fromLog[efTensorParallel]})
 	}
 	if probe.DType != "" && model != nil && normalizeDType(probe.DType) != model.DType {
-		d.Notes = append(d.Notes, fmt.Sprintf("the probe measured %s GEMMs; the model runs in %s, so the compute ceiling is only indicative", probe.DType, model.DType))
+		d.Notes = append(d.Notes, Note{Kind: NoteDTypeMismatch, Text: probe.DType, Name: model.DType})
 	}
-	d.Notes = append(d.Notes, "decode-only bound: prefill of new prompts shares the GPU and is not in the prediction, so measured throughput below the ceiling is expected")
+	d.Notes = append(d.Notes, Note{Kind: NoteDecodeOnly})
 	if model == nil {
-		d.Missing = append(d.Missing, "model description (--model-config config.json): no per-level prediction")
+		d.Notes = append(d.Notes, Note{Kind: NoteNoModelConfig})
 	} else {
 		d.Model = &ModelFacts{
 			Spec: model, TotalParams: model.TotalParams(), ActiveParamsPerToken: model.ActiveParamsPerToken(),
@@ -184,18 +179,16 @@ func decodeBatch(l LevelStats, mode string) float64 {
 }
 
 func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpec, mode string) RidgeCheck {
-	rc := RidgeCheck{KneeConcurrency: knees.TPOTKneeConcurrency, RidgeFLOPPerByte: d.RidgeFLOPPerByte, AtLevel: -1}
+	rc := RidgeCheck{KneeConcurrency: knees.TPOTKneeConcurrency, RidgeFLOPPerByte: d.RidgeFLOPPerByte, AtLevel: -1, AgreeFactor: ridgeAgreeFactor}
 	p := levelPos(levels, knees.TPOTKneeLevel)
 	if p < 0 {
 		p = len(levels) - 1 // no knee: the highest level
 	}
 	if p < 0 || d.RidgeFLOPPerByte <= 0 {
-		rc.Sentence = "no level to compare with the ridge"
 		return rc
 	}
 	lvl := &levels[p]
 	rc.AtLevel, rc.AtConcurrency, rc.AtLoad = lvl.LevelIndex, lvl.Concurrency, lvl.Load
-	at := lvl.Load
 	b := decodeBatch(*lvl, mode)
 	if m != nil && lvl.MeanPromptTokens+lvl.MeanOutputTokens > 0 {
 		ctx := lvl.MeanPromptTokens + lvl.MeanOutputTokens/2
@@ -204,27 +197,15 @@ func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpe
 		rc.IntensityFLOPPerByte, rc.Approximate = b, true
 	}
 	rc.Ratio = rc.IntensityFLOPPerByte / d.RidgeFLOPPerByte
-	approx := ""
-	if rc.Approximate {
-		approx = " (intensity ≈ batch, the seed's approximation for 16-bit weights; give --model-config for the model's own)"
-	}
 	switch {
 	case knees.TPOTKneeLevel < 0:
 		rc.Verdict = RidgeNoKnee
-		rc.Sentence = fmt.Sprintf("TPOT never bent; at the highest level, %s, decode ran at about %.0f FLOP/byte, %.0f%% of the probe's ridge of %.0f FLOP/byte%s.",
-			at, rc.IntensityFLOPPerByte, 100*rc.Ratio, d.RidgeFLOPPerByte, approx)
 	case rc.Ratio < 1/ridgeAgreeFactor:
 		rc.Verdict = RidgeKneeBefore
-		rc.Sentence = fmt.Sprintf("The TPOT knee at %s lies at about %.0f FLOP/byte, well below the probe's ridge of %.0f FLOP/byte%s: decode was still memory-bound when TPOT rose, so the bend is not the compute wall. That disagreement is a finding: look at the KV cache, the scheduler and prefill interference.",
-			at, rc.IntensityFLOPPerByte, d.RidgeFLOPPerByte, approx)
 	case rc.Ratio > ridgeAgreeFactor:
 		rc.Verdict = RidgeKneeAfter
-		rc.Sentence = fmt.Sprintf("The TPOT knee at %s lies at about %.0f FLOP/byte, beyond the probe's ridge of %.0f FLOP/byte%s: decode kept scaling past the point the GEMM probe saturates. That disagreement is a finding: check the model description, the dtype and the probe.",
-			at, rc.IntensityFLOPPerByte, d.RidgeFLOPPerByte, approx)
 	default:
 		rc.Verdict = RidgeAgree
-		rc.Sentence = fmt.Sprintf("The TPOT knee at %s lies at about %.0f FLOP/byte, within %.0f× of the probe's ridge of %.0f FLOP/byte%s: the knee is where the roofline says compute takes over.",
-			at, rc.IntensityFLOPPerByte, ridgeAgreeFactor, d.RidgeFLOPPerByte, approx)
 	}
 	return rc
 }

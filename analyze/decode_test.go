@@ -2,7 +2,7 @@ package analyze
 
 import (
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/headroom-llm/headroom/examples"
@@ -73,7 +73,7 @@ func TestDecodeRooflineGap(t *testing.T) {
 		t.Errorf("c=1 TPOT floor %v", f)
 	}
 	rc := d.Ridge
-	if rc.KneeConcurrency != 16 || rc.Approximate || rc.Verdict != RidgeKneeBefore || !strings.Contains(rc.Sentence, "187 FLOP/byte") {
+	if rc.KneeConcurrency != 16 || rc.Approximate || rc.Verdict != RidgeKneeBefore || rc.RidgeFLOPPerByte < 186 || rc.RidgeFLOPPerByte > 188 {
 		t.Errorf("ridge check %+v", rc)
 	}
 	if h := rep.Headline; h == nil || h.RidgeFLOPPerByte != probe.Manifest.Probe.RidgeFLOPPerByte || h.PeakConcurrency != 32 {
@@ -90,15 +90,15 @@ func TestRidgeCheckApproximateAndMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := rep.Runs[1].Sweep.Decode
-	if d.Model != nil || len(d.Levels) != 0 || len(d.Missing) != 1 {
+	if d.Model != nil || len(d.Levels) != 0 || !slices.ContainsFunc(d.Notes, func(n Note) bool { return n.Kind == NoteNoModelConfig }) {
 		t.Errorf("without --model-config: %+v", d)
 	}
-	if !d.Ridge.Approximate || d.Ridge.IntensityFLOPPerByte != 16 || d.Ridge.Verdict != RidgeKneeBefore || !strings.Contains(d.Ridge.Sentence, "approximation") {
+	if !d.Ridge.Approximate || d.Ridge.IntensityFLOPPerByte != 16 || d.Ridge.Verdict != RidgeKneeBefore {
 		t.Errorf("ridge check %+v", d.Ridge)
 	}
 	sw := analyzeOne(t, kneeSweep(t).write(), testSettings())
-	if sw.Decode != nil || !strings.Contains(strings.Join(sw.Missing, " "), "no probe run") {
-		t.Errorf("no probe: decode %v, missing %q", sw.Decode, sw.Missing)
+	if sw.Decode != nil || !slices.ContainsFunc(sw.Notes, func(n Note) bool { return n.Kind == NoteNoProbe }) {
+		t.Errorf("no probe: decode %v, notes %+v", sw.Decode, sw.Notes)
 	}
 }
 

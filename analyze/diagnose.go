@@ -293,12 +293,34 @@ func (c *checker) checkKV() Finding {
 
 // admissionCapped reports the KV wall of engines that queue rather than
 // preempt when the cache runs out (transformers, vLLM V1 under load):
-// fewer requests running than were sent, others waiting, and the cache
-// nearly full.
+// fewer requests running than were sent, others waiting, and the cache too
+// full for one more request (cacheFull).
 func admissionCapped(l LevelStats, set Settings) bool {
 	s := l.Server
 	return s.RunningKnown && s.WaitingKnown && s.KVUsageKnown && s.WaitingMax > 0 &&
-		s.RunningMax < float64(l.Concurrency) && s.KVUsageMaxFraction >= set.Diagnosis.KVAdmissionFull
+		s.RunningMax < float64(l.Concurrency) && cacheFull(l, set)
+}
+
+// cacheFull reports whether a level's KV cache had no room for one more
+// request: usage at or above KVAdmissionFull (engines keep some blocks
+// free), or, with the running requests holding about equal shares, one
+// more share would not fit (a few long requests fill a small cache well
+// below that fraction).
+func cacheFull(l LevelStats, set Settings) bool {
+	s := l.Server
+	if !s.KVUsageKnown {
+		return false
+	}
+	u := s.KVUsageMaxFraction
+	return u >= set.Diagnosis.KVAdmissionFull || (s.RunningMax >= 1 && u*(s.RunningMax+1)/s.RunningMax > 1)
+}
+
+// cacheHasRoom reports whether requests that waited at a level waited
+// with room in the KV cache: nothing preempted, no cell shortage logged,
+// the cache not full for one more request.
+func (c *checker) cacheHasRoom(i int) bool {
+	l := c.levels[i]
+	return l.Server.Preemptions == 0 && len(c.obs[l.LevelIndex].KVFullLog) == 0 && !cacheFull(l, c.set)
 }
 
 // ---- queueing at the engine's sequence cap ----
@@ -331,7 +353,8 @@ func (c *checker) pinnedAt(i int, capValue int) (float64, int, bool) {
 
 // checkEngineCap looks for queueing at the engine's cap on running
 // sequences: running held at a constant below the load, requests waiting
-// in the engine while the cache has room, and TTFT growing with the load.
+// in the engine through the level (a mean of at least CapWaitingMean)
+// while the cache has room, and TTFT growing with the load.
 // Little's law (wait = waiting ÷ completion rate) is its cross-check.
 func (c *checker) checkEngineCap(kv Finding) Finding {
 	f := c.finding(WallEngineCap)
@@ -348,8 +371,11 @@ func (c *checker) checkEngineCap(kv Finding) Finding {
 			continue
 		}
 		waited = true
-		if s.KVUsageKnown && s.KVUsageMaxFraction >= set.KVAdmissionFull {
+		if !c.cacheHasRoom(i) {
 			continue // waiting for want of cache: the KV check's
+		}
+		if s.WaitingMean < set.CapWaitingMean {
+			continue // a burst, not a queue held through the level
 		}
 		capRunning, levels, ok := c.pinnedAt(i, flagValue)
 		if !ok {
@@ -468,6 +494,10 @@ func (c *checker) checkFrontQueue(kv, engineCap Finding) Finding {
 			inEngine = true
 			continue
 		}
+		if f.At.Valid() {
+			f.Evidence = append(f.Evidence, ev[0]) // a later level: what shows it there
+			continue
+		}
 		if l.Server.WaitingKnown && l.Server.WaitingMax == 0 && l.RateRPS > 0 {
 			e := c.ev(i, EvServerQueue0, EvidenceMetric)
 			e.Value, e.Ref, e.Unit = 0, l.Server.RunningMax, "requests"
@@ -477,6 +507,8 @@ func (c *checker) checkFrontQueue(kv, engineCap Finding) Finding {
 			ev = append(ev, growth)
 		}
 		f.Status, f.At, f.Evidence = StatusHit, c.point(i), ev
+	}
+	if f.At.Valid() {
 		return f
 	}
 	f.Status = StatusClear
@@ -568,12 +600,15 @@ func (c *checker) checkKnee(kv, client Finding) (compute, overhead Finding) {
 			compute.Status, compute.Reason = StatusClear, ReasonGPUNotBusy
 		}
 	case knee.Server.CPUKnown:
+		threads := cpuThreads(c.src.Engine, c.src.Flags, knee.Server.CPUHostCores)
+		total := c.ev(kp, EvServerCPUTotal, EvidenceTelemetry)
+		total.Value, total.Ref, total.Unit = knee.Server.CPUProcessDemand, threads, "cores"
 		cpu := lo.ServerCPU
-		if knee.Server.CPUThreadDemand >= set.ServerCPUBusy {
-			hit(&compute, ReasonSaturated, &tpot, cpu, ridge)
+		if knee.Server.CPUThreadDemand >= set.ServerCPUBusy || knee.Server.CPUProcessDemand >= set.ServerCPUBusy*threads {
+			hit(&compute, ReasonSaturated, &tpot, &total, cpu, ridge)
 			overhead.Status, overhead.Reason = StatusClear, ReasonSaturated
 		} else {
-			hit(&overhead, ReasonCPUNotBusy, cpu, &tpot, ridge)
+			hit(&overhead, ReasonCPUNotBusy, &total, cpu, &tpot, ridge)
 			compute.Status, compute.Reason = StatusClear, ReasonCPUNotBusy
 		}
 	case belowRidge:
@@ -594,10 +629,11 @@ func (c *checker) checkKnee(kv, client Finding) (compute, overhead Finding) {
 // ---- the client ----
 
 // checkClient finds the first level where the load generator was the
-// bottleneck: its CPU demand (CPU time plus waiting for a core) at or above
-// ClientCPUBusy of its GOMAXPROCS, or its send lag over the limit in at
-// least half of the level's samples (two at least), so one late send on a
-// busy host does not decide it.
+// bottleneck by the client-bound rule (package clientbound, applied in
+// observeClient): its CPU demand (CPU time plus waiting for a core) at or
+// above ClientCPUBusy of its GOMAXPROCS, or its send lag over the limit in
+// at least half of the level's samples (two at least), so one late send on
+// a busy host does not decide it.
 func (c *checker) checkClient() Finding {
 	f := c.finding(WallClientBound)
 	if !c.src.Client {
@@ -609,36 +645,27 @@ func (c *checker) checkClient() Finding {
 		if !cl.Known {
 			continue
 		}
-		busy := cl.CPUDemand >= c.set.Diagnosis.ClientCPUBusy
-		lagging := cl.LagSamples >= 2 && 2*cl.LagSamples >= cl.Samples
+		busy, lagging := cl.CPUBound, cl.Lagging
 		if !busy && !lagging {
 			continue
 		}
 		lo := c.obs[l.LevelIndex]
-		f.Status, f.At = StatusHit, c.point(i)
+		first := !f.At.Valid()
+		if first {
+			f.Status, f.At = StatusHit, c.point(i)
+		}
+		// The first level's readings, then what shows it at later levels.
 		if busy && lo.ClientCPU != nil {
 			f.Evidence = append(f.Evidence, *lo.ClientCPU)
 		}
-		if lagging && lo.ClientLag != nil {
+		if lagging && lo.ClientLag != nil && (first || !busy) {
 			f.Evidence = append(f.Evidence, *lo.ClientLag)
 		}
-		return f
 	}
-	f.Status, f.Reason = StatusClear, ReasonClientIdle
+	if !f.At.Valid() {
+		f.Status, f.Reason = StatusClear, ReasonClientIdle
+	}
 	return f
-}
-
-// sendLagLimit is the send lag above which the client fell behind. In a
-// closed loop a lag only idles one stream between requests, so it counts
-// relative to the mean time per request per stream: the limit is the larger
-// of ClientSendLagS and 1% of that (collect/sweep's warning uses the same
-// rule). In an open loop the schedule is absolute.
-func sendLagLimit(l LevelStats, set Settings) float64 {
-	limit := set.Diagnosis.ClientSendLagS
-	if l.RateRPS == 0 && l.Requests > 0 && l.WindowS > 0 {
-		limit = max(limit, l.WindowS*float64(l.Concurrency)/float64(l.Requests)/100)
-	}
-	return limit
 }
 
 // ---- no wall ----

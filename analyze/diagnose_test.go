@@ -426,25 +426,6 @@ func TestPreemptionsKnownOnlyWhenTheEngineLogsThem(t *testing.T) {
 	}
 }
 
-// In a closed loop a send lag idles one stream between requests: 13.5 ms
-// before requests that take ~9 s each is no bottleneck, while the same lag
-// in an open loop, or before 100 ms requests, is.
-func TestSendLagLimit(t *testing.T) {
-	set := testSettings()
-	closed := LevelStats{Concurrency: 64, Requests: 73, WindowS: 10}
-	if got := sendLagLimit(closed, set); !near(got, 10*64.0/73/100, 1e-12) {
-		t.Errorf("closed loop limit %g, want 1%% of %g s", got, 10*64.0/73)
-	}
-	fast := LevelStats{Concurrency: 4, Requests: 400, WindowS: 10}
-	if got := sendLagLimit(fast, set); got != set.Diagnosis.ClientSendLagS {
-		t.Errorf("closed loop with 0.1 s requests: limit %g, want the floor %g", got, set.Diagnosis.ClientSendLagS)
-	}
-	open := LevelStats{Concurrency: 64, RateRPS: 4, Requests: 73, WindowS: 10}
-	if got := sendLagLimit(open, set); got != set.Diagnosis.ClientSendLagS {
-		t.Errorf("open loop limit %g, want %g", got, set.Diagnosis.ClientSendLagS)
-	}
-}
-
 // capMetrics writes constructed vLLM metrics per level: running, waiting
 // and KV usage, from a function of the level's concurrency.
 func capMetrics(f *fakeSweep, at func(c int) (running, waiting, kv float64)) {
@@ -526,26 +507,30 @@ func TestDiagnoseIdleGPUIsEngineOverhead(t *testing.T) {
 	}
 }
 
-// A CPU-served engine: its busiest thread's CPU demand at the knee decides
-// compute (saturated) against engine overhead.
+// A CPU-served engine: its CPU demand at the knee decides compute
+// (saturated) against engine overhead: one thread wanting a whole core, or
+// the process wanting the one core the test engine decodes on while its
+// work hops between four threads (node-llama-cpp's thread pool).
 func TestDiagnoseCPUServedEngine(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		demand float64
-		want   string
-	}{{1.0, WallCompute}, {0.4, WallEngineOverhead}} {
+		demand  float64
+		threads int
+		want    string
+	}{{1.0, 1, WallCompute}, {1.1, 4, WallCompute}, {0.4, 1, WallEngineOverhead}, {0.6, 4, WallEngineOverhead}} {
 		f := kneeSweep(t)
 		f.manifest.GPUs = nil
 		f.manifest.Engine.Name = "node-llama-cpp"
 		f.log(f.at(0, 0.5), fixtureLines(t, "node-llama-cpp-3.21.1-contract-example.log")[0])
 		for i := range f.levels {
-			f.serverCPULevel(i, tc.demand)
+			f.serverCPULevel(i, tc.demand, tc.threads)
 		}
 		sw := analyzeOne(t, f.write(), testSettings())
 		d := sw.Diagnosis
 		wantWall(t, d, tc.want, 16)
-		if d.Primary.Basis != BasisServerCPU || !hasEvidence(d.Primary.Evidence, EvServerCPU, func(e Evidence) bool { return near(e.Value, tc.demand, 1e-6) && e.Name == "decode" }) {
-			t.Errorf("demand %v: wall %+v", tc.demand, d.Primary)
+		if d.Primary.Basis != BasisServerCPU || !hasEvidence(d.Primary.Evidence, EvServerCPU, func(e Evidence) bool { return near(e.Value, tc.demand/float64(tc.threads), 1e-6) && e.Name == "decode" }) ||
+			!hasEvidence(d.Primary.Evidence, EvServerCPUTotal, func(e Evidence) bool { return e.Ref == 1 && near(e.Value, tc.demand, 0.05) }) {
+			t.Errorf("demand %v over %d threads: wall %+v", tc.demand, tc.threads, d.Primary)
 		}
 		if l := sw.Levels[kneeLevel[16]].Server; !l.CPUKnown || l.CPUBusiestThread != "decode" || l.CPUHostCores != 2 {
 			t.Errorf("server CPU %+v", l)

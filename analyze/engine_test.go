@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,14 +12,28 @@ import (
 	"github.com/headroom-llm/headroom/rundir"
 )
 
-// contextOf returns the run context item with the given label.
-func contextOf(ra RunAnalysis, label string) (ContextItem, bool) {
+// contextOf returns the run context item with the given key.
+func contextOf(ra RunAnalysis, key string) (ContextItem, bool) {
 	for _, c := range ra.Context {
-		if c.Label == label {
+		if c.Key == key {
 			return c, true
 		}
 	}
 	return ContextItem{}, false
+}
+
+// contextText is an item's value as text: its string, its list, or its
+// first number.
+func contextText(c ContextItem) string {
+	switch {
+	case c.Value != "" && len(c.Numbers) == 0:
+		return c.Value
+	case len(c.Values) > 0:
+		return strings.Join(c.Values, " ")
+	case len(c.Numbers) > 0:
+		return fmt.Sprint(c.Numbers[0])
+	}
+	return c.Value
 }
 
 // A sweep against a vLLM server headroom did not start has a bare
@@ -39,29 +54,29 @@ func TestRunContextFromServerLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	ra := rep.Runs[0]
-	for _, want := range []struct{ label, value string }{
-		{"Engine", "vllm"},
-		{"Engine version", "0.8.3"},
-		{"Model", "deepseek-ai/DeepSeek-V2.5"},
-		{"DType", "bfloat16"},
-		{"Quantization", "none"}, // the config line's quantization=None
-		{"Context length", "8192 tokens"},
-		{"Tensor parallel size", "8"},
+	for _, want := range []struct{ key, value string }{
+		{CtxEngine, "vllm"},
+		{CtxEngineVersion, "0.8.3"},
+		{CtxModel, "deepseek-ai/DeepSeek-V2.5"},
+		{CtxDType, "bfloat16"},
+		{CtxQuantization, "none"}, // the config line's quantization=None
+		{CtxContextLength, "8192"},
+		{CtxTensorParallel, "8"},
 	} {
-		c, ok := contextOf(ra, want.label)
-		if !ok || c.Value != want.value || c.Source != sourceServerLog {
-			t.Errorf("%s: %+v (found %v), want %q from %s", want.label, c, ok, want.value, sourceServerLog)
+		c, ok := contextOf(ra, want.key)
+		if !ok || contextText(c) != want.value || c.Source != sourceServerLog {
+			t.Errorf("%s: %+v (found %v), want %q from %s", want.key, c, ok, want.value, sourceServerLog)
 		}
 	}
-	flags, _ := contextOf(ra, "Server flags")
+	flags, _ := contextOf(ra, CtxServerFlags)
 	for _, want := range []string{"model=deepseek-ai/DeepSeek-V2.5", "max_model_len=8192", "tensor_parallel_size=8", "pipeline_parallel_size=2", "enforce_eager=True"} {
-		if !strings.Contains(flags.Value, want) || !strings.HasPrefix(flags.Source, sourceServerLog) {
+		if !slices.Contains(flags.Values, want) || !strings.HasPrefix(flags.Source, sourceServerLog) {
 			t.Errorf("server flags %+v lack %q", flags, want)
 		}
 	}
 	for _, m := range ra.Missing {
 		switch m {
-		case "Engine", "Engine version", "Model", "DType", "Quantization", "Context length", "Server flags":
+		case CtxEngine, CtxEngineVersion, CtxModel, CtxDType, CtxQuantization, CtxContextLength, CtxServerFlags:
 			t.Errorf("%s listed as missing although the log states it (missing: %q)", m, ra.Missing)
 		}
 	}
@@ -70,7 +85,7 @@ func TestRunContextFromServerLog(t *testing.T) {
 		t.Errorf("cost GPUs %+v, want 8 from the log's tensor_parallel_size", c)
 	}
 	// The engine named only by the log still picks its fixes' flags.
-	eng, _ := contextOf(ra, "Engine")
+	eng, _ := contextOf(ra, CtxEngine)
 	if fs := fixesFor(Wall{Kind: WallKVCache}, eng.Value, nil, OperatingPoint{}); !hasFix(fs, FixMoreKVMemory, "--gpu-memory-utilization") {
 		t.Errorf("kv fixes for engine %q: %+v, want vLLM's", eng.Value, fs)
 	}
@@ -89,15 +104,15 @@ func TestRunContextManifestWins(t *testing.T) {
 		t.Fatal(err)
 	}
 	ra := rep.Runs[0]
-	for _, want := range []struct{ label, value, source string }{
-		{"Engine", "vllm", ""},
-		{"DType", "float16", ""},
-		{"Server flags", "--max-model-len 4096", ""},
-		{"Engine version", "0.8.3", sourceServerLog},
-		{"Context length", "8192 tokens", sourceServerLog},
+	for _, want := range []struct{ key, value, source string }{
+		{CtxEngine, "vllm", ""},
+		{CtxDType, "float16", ""},
+		{CtxServerFlags, "--max-model-len 4096", ""},
+		{CtxEngineVersion, "0.8.3", sourceServerLog},
+		{CtxContextLength, "8192", sourceServerLog},
 	} {
-		if c, ok := contextOf(ra, want.label); !ok || c.Value != want.value || c.Source != want.source {
-			t.Errorf("%s: %+v, want %q from %q", want.label, c, want.value, want.source)
+		if c, ok := contextOf(ra, want.key); !ok || contextText(c) != want.value || c.Source != want.source {
+			t.Errorf("%s: %+v, want %q from %q", want.key, c, want.value, want.source)
 		}
 	}
 }
@@ -116,14 +131,14 @@ func TestRunContextFlagshipExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	ra := rep.Runs[0]
-	if c, _ := contextOf(ra, "DType"); c.Value != "bfloat16" || c.Source != sourceServerLog {
+	if c, _ := contextOf(ra, CtxDType); c.Value != "bfloat16" || c.Source != sourceServerLog {
 		t.Errorf("DType %+v, want bfloat16 from server.log", c)
 	}
-	if c, _ := contextOf(ra, "Engine"); c.Value != "transformers-cb" || c.Source != "" {
+	if c, _ := contextOf(ra, CtxEngine); c.Value != "transformers-cb" || c.Source != "" {
 		t.Errorf("Engine %+v, want transformers-cb from the manifest", c)
 	}
-	missing := strings.Join(ra.Missing, ", ")
-	if strings.Contains(missing, "DType") || !strings.Contains(missing, "Quantization") {
+	missing := ra.Missing
+	if slices.Contains(missing, CtxDType) || !slices.Contains(missing, CtxQuantization) {
 		t.Errorf("missing context %q: want Quantization, not DType", missing)
 	}
 	if fs := fixesFor(Wall{Kind: WallKVCache}, "transformers-cb", nil, OperatingPoint{}); !hasFix(fs, FixMoreKVMemory, "--kv-blocks") {

@@ -222,24 +222,26 @@ func analyzeOne(t *testing.T, run *Run, set Settings) *SweepAnalysis {
 	return rep.Runs[0].Sweep
 }
 
-// serverCPULevel records the server's threads across level i's window: a
-// busy thread wanting demand of a core and an idle one.
-func (f *fakeSweep) serverCPULevel(i int, demand float64) {
+// serverCPULevel records the server's threads across level i's window:
+// its work spread evenly over `threads` busy threads wanting demand cores
+// in all, and an idle main thread.
+func (f *fakeSweep) serverCPULevel(i int, demand float64, threads int) {
 	l := f.levels[i]
-	var run float64
+	run := map[int32]float64{}
 	for _, r := range f.serverCPU {
-		if r.TID == 11 {
-			run = max(run, r.RunS+r.WaitS)
-		}
+		run[r.TID] = max(run[r.TID], r.RunS+r.WaitS)
 	}
 	prev := l.WarmupEndNS
 	for k := range 5 {
 		ns := f.at(i, float64(k)/4)
-		run += demand * float64(ns-prev) / 1e9
+		for t := range threads {
+			tid := int32(11 + t)
+			run[tid] += demand / float64(threads) * float64(ns-prev) / 1e9
+			f.serverCPU = append(f.serverCPU, rundir.ServerCPURow{TimeNS: ns, PID: 10, TID: tid, Thread: "decode",
+				CPUUserS: run[tid] * 0.8, RunS: run[tid] * 0.8, WaitS: run[tid] * 0.2, HostCPUs: 2})
+		}
 		prev = ns
-		f.serverCPU = append(f.serverCPU,
-			rundir.ServerCPURow{TimeNS: ns, PID: 10, TID: 11, Thread: "decode", CPUUserS: run * 0.8, RunS: run * 0.8, WaitS: run * 0.2, HostCPUs: 2},
-			rundir.ServerCPURow{TimeNS: ns, PID: 10, TID: 10, Thread: "node", RunS: 0.01 * float64(k), HostCPUs: 2})
+		f.serverCPU = append(f.serverCPU, rundir.ServerCPURow{TimeNS: ns, PID: 10, TID: 10, Thread: "node", RunS: 0.01 * float64(k), HostCPUs: 2})
 	}
 }
 

@@ -168,3 +168,23 @@ func capFlag(engine string, flags []string) (string, int, bool) {
 	}
 	return "", 0, false
 }
+
+// cpuThreads is how many cores a CPU-served engine decodes on: its
+// --threads flag when the run recorded it, else its default (the test
+// engine 1, llama.cpp the physical cores, taken as half the host's CPUs),
+// else the host's CPUs. An engine wanting that many cores at the knee is
+// saturated, however its work hops between threads.
+func cpuThreads(engine string, flags []string, hostCores int) float64 {
+	if v, ok := flagValue(flags, "--threads", "-t"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return float64(n)
+		}
+	}
+	switch parseEngine(engine) {
+	case serverlog.EngineNodeLlamaCpp:
+		return 1
+	case serverlog.EngineLlamaCpp:
+		return float64(max(hostCores/2, 1))
+	}
+	return float64(max(hostCores, 1))
+}

@@ -38,6 +38,11 @@ func goodput(levels []LevelStats, timings map[int][]requestTiming, slo *SLO, sou
 			// A level that lost requests or did not finish cannot be run at.
 			lg.Pass, lg.Unsustained = false, true
 		}
+		if openLoopSaturated(l) {
+			// Arrivals outran completions: the backlog grows for as long as
+			// the rate lasts, whatever this level's finite run measured.
+			lg.Pass, lg.Saturated = false, true
+		}
 		if lg.Pass {
 			lg.GoodputOutputTokPerS = l.OutputTokPerS
 		}

@@ -3,28 +3,71 @@ package analyze
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/headroom-llm/headroom/analyze/serverlog"
+	"github.com/headroom-llm/headroom/analyze/servermetrics"
 	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/stats"
 )
 
-// LogInspection is what `headroom inspect-log` found in one server log.
+// LogInspection is what `headroom inspect-log` found in one server log,
+// or in saved /metrics dumps, or both, and the wall they alone support.
 type LogInspection struct {
-	// File is the log read (RUN/server.log for a run directory).
-	File string
+	// File is the log read (RUN/server.log for a run directory); "" when
+	// only dumps were read.
+	File string `json:"file,omitempty"`
 	// Options are those the log was read with, the run's year, engine and
 	// clock included; Engine is EngineUnknown when it was detected.
-	Options serverlog.Options
-	Summary serverlog.Summary
+	Options serverlog.Options `json:"-"`
+	Summary serverlog.Summary `json:"summary"`
 	// ClockOffset is the median of the client's receive time minus the
 	// engine's stamp over ClockLines lines (at most maxClockLines); 0
 	// lines when the log has no receive times.
-	ClockOffset time.Duration
-	ClockLines  int
+	ClockOffset time.Duration `json:"clock_offset_ns,omitempty"`
+	ClockLines  int           `json:"clock_lines,omitempty"`
+	// Dumps are the /metrics dumps read, with the log or alone.
+	Dumps []DumpInspection `json:"dumps,omitempty"`
+	// Verdict is the wall the log and the dumps alone support.
+	Verdict LogVerdict `json:"verdict"`
+}
+
+// DumpInspection is what one saved /metrics dump holds.
+type DumpInspection struct {
+	File       string `json:"file"`
+	Engine     string `json:"engine"`
+	Generation string `json:"generation,omitempty"`
+	Scrapes    int    `json:"scrapes"`
+	// Timed: every scrape has a time; First and Last are then the first
+	// and last scrape's (Unix ns).
+	Timed       bool  `json:"timed"`
+	First, Last int64 `json:"-"`
+	// Families is the number of metric families; Samples of samples.
+	Families int `json:"families"`
+	Samples  int `json:"samples"`
+	// The largest readings over the scrapes, -1 when the dump lacks them.
+	RunningMax  float64 `json:"running_max"`
+	WaitingMax  float64 `json:"waiting_max"`
+	KVUsageMax  float64 `json:"kv_usage_max"`
+	Preemptions int     `json:"preemptions"` // the counter's increase, or its total for one scrape; -1 when absent
+	// Warnings are the reader's (a scale that looks wrong, a histogram cut).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// IsMetricsDump reports whether the file at path is a saved Prometheus text
+// dump rather than a log.
+func IsMetricsDump(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64*1024)
+	n, _ := io.ReadFull(f, head)
+	return servermetrics.LooksLikeDump(head[:n])
 }
 
 // ErrNoLogEvents says that a log held no line of any engine headroom reads.
@@ -38,16 +81,102 @@ const maxClockLines = 100000
 // summarises it. Given a run directory it takes the year, the engine and
 // the log clock from the run.
 func InspectLog(path string, opts serverlog.Options) (*LogInspection, error) {
+	return Inspect(path, nil, opts)
+}
+
+// Inspect scans a log (path; "" for none) and saved /metrics dumps, and
+// judges the wall they alone support. A path holding a dump is read as
+// one.
+func Inspect(path string, dumps []string, opts serverlog.Options) (*LogInspection, error) {
+	set := Default()
+	if path != "" && !isDir(path) && IsMetricsDump(path) {
+		dumps, path = append([]string{path}, dumps...), ""
+	}
+	ls := newLogSeries()
+	li := &LogInspection{Options: opts}
+	if path != "" {
+		if err := inspectLogFile(path, opts, li, ls, set); err != nil {
+			return nil, err
+		}
+	}
+	engine := string(li.Summary.Engine)
+	for _, p := range dumps {
+		di, err := inspectDump(p, ls, set)
+		if err != nil {
+			return nil, err
+		}
+		li.Dumps = append(li.Dumps, di)
+		if engine == "" || engine == string(serverlog.EngineUnknown) {
+			engine = di.Engine
+		}
+	}
+	kvObservable := false
+	if path != "" {
+		lg := li.Summary.PreemptionLogging()
+		kvObservable = lg == serverlog.PreemptionsAll || lg == serverlog.PreemptionsSampled
+		ls.flags = flagsOf(li.Summary.NonDefaultArgs)
+	}
+	src := ls.sources(path != "", len(dumps) > 0, kvObservable, engine)
+	var crashAt *Evidence
+	if li.Summary.Crash != "" {
+		crashAt = &Evidence{Kind: EvCrashLog, Source: EvidenceLog, Line: li.Summary.CrashAt.Line, Text: li.Summary.CrashAt.Raw, Name: li.Summary.Crash}
+	}
+	li.Verdict = judgeLog(ls, src, li.Summary.Crash, crashAt, set)
+	return li, nil
+}
+
+// EvCrashLog is a log line with the engine's fatal error (Name: its class).
+const EvCrashLog = "crash_log"
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+func inspectDump(path string, ls *logSeries, set Settings) (DumpInspection, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return DumpInspection{}, err
+	}
+	defer f.Close()
+	d, err := servermetrics.ReadDump(f)
+	if err != nil {
+		return DumpInspection{}, fmt.Errorf("%s: %w", path, err)
+	}
+	di := DumpInspection{File: path, Engine: d.Engine, Generation: d.Generation, Scrapes: len(d.Snapshots), Timed: d.Timed,
+		RunningMax: -1, WaitingMax: -1, KVUsageMax: -1, Preemptions: -1}
+	if d.Timed {
+		di.First, di.Last = d.Snapshots[0].TimeNS, d.Snapshots[len(d.Snapshots)-1].TimeNS
+	}
+	fams := map[string]bool{}
+	for _, s := range d.Snapshots {
+		di.Samples += len(s.Samples)
+		for n := range s.Help {
+			fams[n] = true
+		}
+	}
+	di.Families = len(fams)
+	r, warns, err := ls.addDump(d, set)
+	if err != nil {
+		di.Warnings = append(di.Warnings, err.Error())
+		return di, nil
+	}
+	di.RunningMax, di.WaitingMax, di.KVUsageMax, di.Preemptions = r.runningMax, r.waitingMax, r.kvMax, r.preemptions
+	di.Warnings = append(di.Warnings, warns...)
+	return di, nil
+}
+
+func inspectLogFile(path string, opts serverlog.Options, li *LogInspection, ls *logSeries, set Settings) error {
 	file := path
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		file = filepath.Join(path, rundir.ServerLogFile)
 		if err := runLogContext(path, &opts); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	opts.File = file
@@ -58,25 +187,26 @@ func InspectLog(path string, opts serverlog.Options) (*LogInspection, error) {
 	for s.Scan() {
 		ev := s.Event()
 		z.Add(ev)
+		ls.add(ev, set)
 		if !ev.RecvTime.IsZero() && !ev.Time.IsZero() && ev.TimeQuality != serverlog.TimeRelative && len(offsets) < maxClockLines {
 			offsets = append(offsets, float64(ev.RecvTime.Sub(ev.Time)))
 		}
 	}
 	if err := s.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	z.SetScanner(s)
-	li := &LogInspection{File: file, Options: opts, Summary: z.Summary(), ClockLines: len(offsets)}
+	li.File, li.Options, li.Summary, li.ClockLines = file, opts, z.Summary(), len(offsets)
 	if li.Summary.Engine == serverlog.EngineUnknown {
 		li.Summary.Engine = s.Engine()
 	}
 	if li.Summary.Engine == serverlog.EngineUnknown && li.Summary.Counts.Events == 0 {
-		return nil, fmt.Errorf("%s: %w among %d lines", file, ErrNoLogEvents, li.Summary.Counts.Lines)
+		return fmt.Errorf("%s: %w among %d lines", file, ErrNoLogEvents, li.Summary.Counts.Lines)
 	}
 	if len(offsets) > 0 {
 		li.ClockOffset = time.Duration(stats.Median(stats.Sorted(offsets)))
 	}
-	return li, nil
+	return nil
 }
 
 // runLogContext takes the zone-free start time and the engine of a run
@@ -99,7 +229,7 @@ func runLogContext(dir string, opts *serverlog.Options) error {
 		return err
 	}
 	if len(rows) > 0 {
-		clock, err := rundir.NewLogClock(rows)
+		clock, err := logClock(rows)
 		if err != nil {
 			return fmt.Errorf("%s: %w", dir, err)
 		}

@@ -60,9 +60,10 @@ const (
 )
 
 // findKnees finds the TPOT knee, the flat region, the throughput plateau
-// and the peak over levels sorted by load. The knee is called where the
-// interval of p50 TPOT over the baseline's clears the factor; without
-// per-request data (imports) the point estimates decide.
+// and the peak over levels sorted by load. The knee is the first level
+// where the interval of p50 TPOT over the baseline's clears the factor and
+// every higher level stays above it; without per-request data (imports)
+// the point estimates decide.
 func findKnees(levels []LevelStats, samples map[int]levelSamples, axis string, set Settings) Knees {
 	k := Knees{Axis: axis, TPOTKneeFactor: set.TPOTKneeFactor, PlateauGainPerDoubling: set.PlateauGainPerDoubling,
 		BaselineLevel: -1, TPOTKneeLevel: -1, FlatToLevel: -1, PlateauLevel: -1, PeakLevel: -1, UnsustainedPeakLevel: -1, SaturatedLevel: -1}
@@ -81,7 +82,18 @@ func findKnees(levels []LevelStats, samples map[int]levelSamples, axis string, s
 		k.FlatFromConcurrency = base.Concurrency
 		k.Intervals = true
 		flatEnded := false
-		for _, l := range tp {
+		// stays reports whether every level from position i on keeps its
+		// p50 TPOT above the factor: a knee is where TPOT bends for good,
+		// not one level slowed by a busy host.
+		stays := func(i int) bool {
+			for _, l := range tp[i:] {
+				if l.TPOT.P50S/base.TPOT.P50S <= set.TPOTKneeFactor {
+					return false
+				}
+			}
+			return true
+		}
+		for i, l := range tp {
 			r := l.TPOT.P50S / base.TPOT.P50S
 			iv, ok := b.PercentileRatio(samples[base.LevelIndex].tpot, samples[l.LevelIndex].tpot, 50)
 			if !ok {
@@ -95,7 +107,7 @@ func findKnees(levels []LevelStats, samples map[int]levelSamples, axis string, s
 				k.FlatToLevel, k.FlatToConcurrency, k.FlatToRateRPS = l.LevelIndex, l.Concurrency, l.RateRPS
 				k.FlatTPOTMaxRatio = math.Max(k.FlatTPOTMaxRatio, r)
 			}
-			if iv.Low > set.TPOTKneeFactor {
+			if iv.Low > set.TPOTKneeFactor && stays(i) {
 				k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS = l.LevelIndex, l.Concurrency, l.RateRPS
 				k.TPOTKneeRatio, k.TPOTKneeRatioLow, k.TPOTKneeRatioHigh = iv.Estimate, iv.Low, iv.High
 				break

@@ -187,3 +187,21 @@ func TestOpenLoopKneesByRate(t *testing.T) {
 		t.Errorf("label %q", sw.Levels[3].Load)
 	}
 }
+
+// One level slowed by a busy host is not a knee: TPOT must stay above the
+// factor at every higher level.
+func TestKneeIgnoresOneSlowLevel(t *testing.T) {
+	t.Parallel()
+	f := newFakeSweep(t)
+	for _, c := range []int{1, 2, 4, 8} {
+		tpot := 0.020
+		if c == 2 {
+			tpot = 0.045 // one level under a noisy neighbour
+		}
+		f.level(c, 3, constTTFT(0.05), tpot)
+	}
+	k := analyzeOne(t, f.write(), testSettings()).Knees
+	if k.TPOTKneeLevel >= 0 || k.FlatToConcurrency != 1 {
+		t.Errorf("knee at level %d, flat to c=%d: want no knee (the flat region ends where TPOT first left it)", k.TPOTKneeLevel, k.FlatToConcurrency)
+	}
+}

@@ -27,25 +27,11 @@ type requestTiming struct {
 	chunkTokens  []int32
 }
 
-// tokenCounting tallies how output tokens were counted across a sweep.
+// tokenCounting tallies how output tokens were counted across a sweep, and
+// how many requests lacked the server's prompt count.
 type tokenCounting struct {
-	ok, server, differ, promptTarget int
-}
-
-func (t tokenCounting) String() string {
-	switch {
-	case t.ok == 0:
-		return "no successful requests"
-	case t.server == 0:
-		return "client chunk count (the server reported no usage; a chunk may hold several tokens)"
-	case t.server < t.ok:
-		return fmt.Sprintf("server-reported completion_tokens for %d of %d requests, client chunk count for the rest", t.server, t.ok)
-	}
-	s := fmt.Sprintf("server-reported completion_tokens for all %d requests", t.ok)
-	if t.differ > 0 {
-		s += fmt.Sprintf("; the client's chunk count differs for %d of them (several tokens per chunk, or chunks without text)", t.differ)
-	}
-	return s
+	TokenCounting
+	promptTarget int
 }
 
 // levelStatsFromRequests computes per-level statistics from the requests,
@@ -92,7 +78,7 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 		} else if len(reqs) > 0 {
 			ls.Concurrency = int(reqs[0].Concurrency)
 			ls.Complete = true
-			ls.Warnings = append(ls.Warnings, "no levels table: the measured window is taken from the first send to the last end of the measured requests")
+			ls.Notes = append(ls.Notes, Note{Kind: NoteNoLevelsTable})
 		}
 		var ts []requestTiming
 		for _, r := range reqs {
@@ -132,17 +118,17 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 // timeRequest derives the latencies of one successful request.
 func timeRequest(r *rundir.RequestRow, toks []rundir.TokenRow, counting *tokenCounting) requestTiming {
 	t := requestTiming{row: r, ok: true, ttftS: math.NaN(), tpotS: math.NaN()}
-	counting.ok++
+	counting.OK++
 	t.e2eS = float64(r.EndNS-r.SendNS) / 1e9
 	if r.IntendedSendNS > 0 && r.IntendedSendNS < r.SendNS {
 		t.slotWaitS = float64(r.SendNS-r.IntendedSendNS) / 1e9
 	}
 	n := r.ClientChunks
 	if r.ServerCompletionTokens != nil {
-		counting.server++
+		counting.Server++
 		n = *r.ServerCompletionTokens
 		if n != r.ClientChunks {
-			counting.differ++
+			counting.Differ++
 		}
 	}
 	t.outputTokens = n
@@ -223,7 +209,7 @@ func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 		fillFromIntended(ls, ts, ps)
 	}
 	if ls.ITL == nil && ls.OK > 0 {
-		ls.Missing = append(ls.Missing, "ITL (no tokens table)")
+		ls.Missing = append(ls.Missing, LackITL)
 	}
 	if ls.Requests > 0 {
 		ls.ErrorFraction = float64(ls.Errors) / float64(ls.Requests)
@@ -237,12 +223,11 @@ func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 		ls.OutputTokPerS = float64(ls.OutputTokens) / ls.WindowS
 		ls.TotalTokPerS = float64(ls.OutputTokens+ls.PromptTokens) / ls.WindowS
 	} else if ls.OK > 0 {
-		ls.Missing = append(ls.Missing, "throughput (no measured window)")
+		ls.Missing = append(ls.Missing, LackThroughput)
 	}
 	if ls.TTFT != nil && ls.TTFT.P50S > 0 {
 		ls.TTFTP99OverP50 = ls.TTFT.P99S / ls.TTFT.P50S
 	}
-	ls.Warnings = append(ls.Warnings, sampleSizeWarnings(ls, ps)...)
 
 	b := stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
 	if iv, ok := b.Percentile(ttft, 50); ok {
@@ -283,27 +268,6 @@ func (l *Latency) Quantile(p float64) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// sampleSizeWarnings names the percentiles that rest on too few requests.
-func sampleSizeWarnings(ls *LevelStats, ps []float64) []string {
-	if ls.TTFT == nil {
-		return nil
-	}
-	n := ls.TTFT.N
-	var thin []string
-	need := 0
-	for _, p := range ps {
-		if m := stats.MinSamples(p); n < m {
-			thin = append(thin, "p"+formatPct(p))
-			need = max(need, m)
-		}
-	}
-	if len(thin) == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("%s of TTFT, TPOT and E2E rest on %d requests, so they are the largest value seen, not a tail estimate; run at least %d measured requests per level",
-		strings.Join(thin, ", "), n, need)}
 }
 
 func formatPct(p float64) string {
@@ -388,29 +352,48 @@ func spreadEvenly(blocks []float64, total float64, from, to, origin int64, block
 func levelStatsFromImport(rows []rundir.LevelStatsRow, set Settings) []LevelStats {
 	ps := set.reportedPercentiles()
 	rows = slices.Clone(rows)
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Concurrency < rows[j].Concurrency })
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Concurrency != rows[j].Concurrency {
+			return rows[i].Concurrency < rows[j].Concurrency
+		}
+		return rows[i].RateRPS < rows[j].RateRPS
+	})
 	var out []LevelStats
 	for i, r := range rows {
 		ls := LevelStats{
-			LevelIndex: i, Concurrency: int(r.Concurrency), Complete: true,
-			Requests: int(r.RequestsOK + r.Errors), OK: int(r.RequestsOK), Errors: int(r.Errors),
-			OutputTokPerS: r.OutputTokPerS,
+			LevelIndex: i, Concurrency: int(r.Concurrency), RateRPS: r.RateRPS, Complete: true,
+			Requests: int(r.RequestsOK + r.Errors + r.Incomplete), OK: int(r.RequestsOK), Errors: int(r.Errors),
+			WindowS: r.WindowS, RequestsPerS: r.RequestsPerS,
+			OutputTokPerS: r.OutputTokPerS, TotalTokPerS: r.TotalTokPerS,
+			MeanOutputTokens: r.MeanOutputTokens, MeanPromptTokens: r.MeanPromptTokens,
 		}
 		if ls.Requests > 0 {
 			ls.ErrorFraction = float64(ls.Errors) / float64(ls.Requests)
 		}
 		n := int(r.RequestsOK)
-		ls.TTFT = importedLatency(n, ps, map[float64]float64{50: r.TTFTP50S, 99: r.TTFTP99S})
-		ls.TPOT = importedLatency(n, ps, map[float64]float64{50: r.TPOTP50S, 99: r.TPOTP99S})
-		ls.E2E = importedLatency(n, ps, map[float64]float64{50: r.E2EP50S})
+		ls.TTFT = importedLatency(n, ps, map[float64]float64{50: r.TTFTP50S, 90: r.TTFTP90S, 99: r.TTFTP99S})
+		ls.TPOT = importedLatency(n, ps, map[float64]float64{50: r.TPOTP50S, 90: r.TPOTP90S, 99: r.TPOTP99S})
+		ls.ITL = importedLatency(n, ps, map[float64]float64{50: r.ITLP50S, 90: r.ITLP90S, 99: r.ITLP99S})
+		ls.E2E = importedLatency(n, ps, map[float64]float64{50: r.E2EP50S, 90: r.E2EP90S, 99: r.E2EP99S})
 		if ls.TTFT != nil && ls.TTFT.P50S > 0 && ls.TTFT.P99S > 0 {
 			ls.TTFTP99OverP50 = ls.TTFT.P99S / ls.TTFT.P50S
 		}
-		ls.Missing = []string{"ITL", "request and total-token throughput", "measured window", "intervals", "error classes", "per-request goodput"}
-		if r.PercentileMethod != "" && r.PercentileMethod != stats.PercentileMethod {
-			ls.Warnings = append(ls.Warnings, "percentiles as the source computed them: "+r.PercentileMethod)
+		ls.Missing = []string{LackIntervals, LackErrorClasses, LackPerRequestGoods}
+		if ls.ITL == nil {
+			ls.Missing = append(ls.Missing, LackITL)
 		}
-		ls.Warnings = append(ls.Warnings, sampleSizeWarnings(&ls, []float64{99})...)
+		if r.RequestsPerS == 0 || r.TotalTokPerS == 0 {
+			ls.Missing = append(ls.Missing, LackRequestRate)
+		}
+		if r.WindowS == 0 {
+			ls.Missing = append(ls.Missing, LackWindow)
+		}
+		if r.Incomplete > 0 {
+			ls.Notes = append(ls.Notes, Note{Kind: NoteIncompleteRequests, Count: int(r.Incomplete)})
+		}
+		if r.PercentileMethod != "" && r.PercentileMethod != stats.PercentileMethod {
+			ls.Notes = append(ls.Notes, Note{Kind: NoteSourcePercentile, Text: r.PercentileMethod})
+		}
 		out = append(out, ls)
 	}
 	return out

@@ -6,8 +6,10 @@ package analyze
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -29,11 +31,16 @@ type Run struct {
 	ServerCPU []rundir.ServerCPURow
 	// LogPath is the run's server.log, "" when the run has none.
 	LogPath string
+	// File is a bare server log or saved /metrics dump given in place of a
+	// run directory: the report gives the wall it alone supports.
+	File string
 	// Files lists the data files of the run, relative to Dir.
 	Files []string
-	// Input says what was left out of the rows as read, and what the data
+	// Notes say what was left out of the rows as read, and what the data
 	// says about itself (inputs.go).
-	Input []InputNote
+	Notes []Note
+
+	src rundir.Dir // where the run was read; zero for a run made in memory
 }
 
 // Load opens a run directory and reads the tables the analysis needs. Any
@@ -55,20 +62,30 @@ type LoadOptions struct {
 
 // LoadWith is Load with options.
 func LoadWith(dir string, o LoadOptions) (*Run, error) {
-	r, err := rundir.Open(dir)
+	if st, err := os.Stat(dir); err == nil && st.Mode().IsRegular() {
+		return loadFile(dir)
+	}
+	return LoadFrom(rundir.LocalDir(dir), o)
+}
+
+// LoadFrom is LoadWith for a run directory anywhere: on this machine or in
+// object storage (rundir.RemoteDir). Run.Dir is then the run's URL.
+func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
+	m, err := d.Manifest()
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Dir: dir, Manifest: r.Manifest}
+	dir := d.Name
+	run := &Run{Dir: dir, Manifest: m, src: d}
 	// One listing of the run says which tables and files exist, so absent
 	// tables cost no further system calls (an archive has many runs).
-	entries, err := os.ReadDir(dir)
+	names, err := d.Entries()
 	if err != nil {
 		return nil, err
 	}
 	present := map[string]bool{}
-	for _, e := range entries {
-		present[e.Name()] = true
+	for _, n := range names {
+		present[n] = true
 	}
 	read := func(table string, f func() error) error {
 		if !present[table] || table == rundir.TableTokens && o.SkipTokens {
@@ -77,17 +94,17 @@ func LoadWith(dir string, o LoadOptions) (*Run, error) {
 		return f()
 	}
 	reads := []error{
-		read(rundir.TableProbeGEMM, func() error { return readInto(dir, rundir.TableProbeGEMM, &run.GEMM) }),
-		read(rundir.TableProbeBandwidth, func() error { return readInto(dir, rundir.TableProbeBandwidth, &run.Bandwidth) }),
-		read(rundir.TableLevels, func() error { return readInto(dir, rundir.TableLevels, &run.Levels) }),
-		read(rundir.TableRequests, func() error { return readInto(dir, rundir.TableRequests, &run.Requests) }),
-		read(rundir.TableTokens, func() error { return readInto(dir, rundir.TableTokens, &run.Tokens) }),
-		read(rundir.TableServerMetrics, func() error { return readInto(dir, rundir.TableServerMetrics, &run.Metrics) }),
-		read(rundir.TableGPUTelemetry, func() error { return readInto(dir, rundir.TableGPUTelemetry, &run.GPU) }),
-		read(rundir.TableClientSamples, func() error { return readInto(dir, rundir.TableClientSamples, &run.Client) }),
-		read(rundir.TableServerLogLines, func() error { return readInto(dir, rundir.TableServerLogLines, &run.LogLines) }),
-		read(rundir.TableLevelStats, func() error { return readInto(dir, rundir.TableLevelStats, &run.LevelStat) }),
-		read(rundir.TableServerCPU, func() error { return readInto(dir, rundir.TableServerCPU, &run.ServerCPU) }),
+		read(rundir.TableProbeGEMM, func() error { return readInto(d, rundir.TableProbeGEMM, &run.GEMM) }),
+		read(rundir.TableProbeBandwidth, func() error { return readInto(d, rundir.TableProbeBandwidth, &run.Bandwidth) }),
+		read(rundir.TableLevels, func() error { return readInto(d, rundir.TableLevels, &run.Levels) }),
+		read(rundir.TableRequests, func() error { return readInto(d, rundir.TableRequests, &run.Requests) }),
+		read(rundir.TableTokens, func() error { return readInto(d, rundir.TableTokens, &run.Tokens) }),
+		read(rundir.TableServerMetrics, func() error { return readInto(d, rundir.TableServerMetrics, &run.Metrics) }),
+		read(rundir.TableGPUTelemetry, func() error { return readInto(d, rundir.TableGPUTelemetry, &run.GPU) }),
+		read(rundir.TableClientSamples, func() error { return readInto(d, rundir.TableClientSamples, &run.Client) }),
+		read(rundir.TableServerLogLines, func() error { return readInto(d, rundir.TableServerLogLines, &run.LogLines) }),
+		read(rundir.TableLevelStats, func() error { return readInto(d, rundir.TableLevelStats, &run.LevelStat) }),
+		read(rundir.TableServerCPU, func() error { return readInto(d, rundir.TableServerCPU, &run.ServerCPU) }),
 	}
 	for _, err := range reads {
 		if err != nil {
@@ -98,19 +115,26 @@ func LoadWith(dir string, o LoadOptions) (*Run, error) {
 	if run.Manifest.HasKind(rundir.KindProbe) && len(run.GEMM) == 0 {
 		return nil, fmt.Errorf("%s: the manifest says this run holds a probe, but table %s has no rows", dir, rundir.TableProbeGEMM)
 	}
-	if present[rundir.ServerLogFile] {
-		if st, err := os.Stat(filepath.Join(dir, rundir.ServerLogFile)); err == nil && st.Mode().IsRegular() {
-			run.LogPath = filepath.Join(dir, rundir.ServerLogFile)
-		}
+	if present[rundir.ServerLogFile] && d.IsRegular(rundir.ServerLogFile) {
+		run.LogPath = d.Path(rundir.ServerLogFile)
 	}
 	if !o.SkipFiles {
-		run.Files = dataFiles(dir)
+		run.Files = dataFiles(d)
 	}
 	return run, nil
 }
 
-func readInto[T any](dir, table string, dst *[]T) error {
-	rows, err := rundir.ReadTable[T](dir, table)
+// openLog opens the run's server log: from where the run was read, or the
+// file LogPath names for a run made in memory.
+func (r *Run) openLog() (io.ReadCloser, error) {
+	if r.src.Name != "" {
+		return r.src.OpenFile(rundir.ServerLogFile)
+	}
+	return os.Open(r.LogPath)
+}
+
+func readInto[T any](d rundir.Dir, table string, dst *[]T) error {
+	rows, err := rundir.ReadDirTable[T](d, table)
 	if err != nil {
 		return err
 	}
@@ -119,20 +143,33 @@ func readInto[T any](dir, table string, dst *[]T) error {
 }
 
 // dataFiles lists the manifest, the log and every table part of a run.
-func dataFiles(dir string) []string {
+func dataFiles(d rundir.Dir) []string {
 	var files []string
 	for _, f := range []string{rundir.ManifestFile, rundir.ServerLogFile} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+		if d.IsRegular(f) {
 			files = append(files, f)
 		}
 	}
 	for _, t := range rundir.AllTables {
-		parts, _ := rundir.TableParts(dir, t)
-		for _, p := range parts {
-			if rel, err := filepath.Rel(dir, p); err == nil {
-				files = append(files, filepath.ToSlash(rel))
-			}
-		}
+		parts, _ := d.Parts(t)
+		files = append(files, parts...)
 	}
 	return files
+}
+
+// loadFile takes a bare server log or /metrics dump as a run without a
+// sweep: its manifest names only the file.
+func loadFile(path string) (*Run, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	kind := "server-log"
+	if IsMetricsDump(path) {
+		kind = "metrics-dump"
+	}
+	m := &rundir.Manifest{Kinds: []string{kind}, Label: filepath.Base(path), StartTime: st.ModTime().UTC(),
+		Source: &rundir.Source{File: path, Tool: kind},
+		Notes:  []string{"a bare " + strings.ReplaceAll(kind, "-", " ") + ", reported without a run directory: start_time is the file's modification time"}}
+	return &Run{Dir: path, Manifest: m, File: path}, nil
 }

@@ -23,32 +23,42 @@ type Report struct {
 	Runs     []RunAnalysis `json:"runs"`
 	// Repeats groups sweep runs of the same configuration given together,
 	// with intervals across the runs.
-	Repeats  []RepeatGroup `json:"repeats,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
+	Repeats []RepeatGroup `json:"repeats,omitempty"`
+	Notes   []Note        `json:"notes,omitempty"`
 }
 
 // RunAnalysis is the analysis of one run directory.
 type RunAnalysis struct {
 	Dir      string           `json:"dir"`
 	Manifest *rundir.Manifest `json:"manifest"`
-	// Context is the run's context as labelled values, in display order;
-	// Missing names context a reader would need that the run lacks.
+	// Context is the run's context as keyed values, in display order;
+	// Missing names (by key) context a reader would need that the run
+	// lacks.
 	Context  []ContextItem  `json:"context"`
 	Missing  []string       `json:"missing_context,omitempty"`
 	Roofline *Roofline      `json:"roofline,omitempty"`
 	Sweep    *SweepAnalysis `json:"sweep,omitempty"`
+	// LogOnly is set for a bare server log or /metrics dump given in place
+	// of a run: what it holds and the wall it alone supports.
+	LogOnly *LogInspection `json:"log_only,omitempty"`
 	// Files lists the run's data files, for the raw-data section.
-	Files    []string `json:"files,omitempty"`
+	Files []string `json:"files,omitempty"`
+	// Warnings are the manifest's, as the collector wrote them; Notes the
+	// analyzer's.
 	Warnings []string `json:"warnings,omitempty"`
-	// Input says what the analysis left out of the run's rows, and what the
-	// data says about itself (a buffered stream).
-	Input []InputNote `json:"input,omitempty"`
+	Notes    []Note   `json:"notes,omitempty"`
 }
 
-// ContextItem is one labelled fact about the run.
+// ContextItem is one fact about the run, as data: Key names it (a Ctx*
+// value, or CtxEngineConfig + "." + the manifest's key), and the value is
+// in whichever fields fit it: a recorded string, a list, numbers, a
+// distribution. The report words it.
 type ContextItem struct {
-	Label string `json:"label"`
-	Value string `json:"value"`
+	Key     string       `json:"key"`
+	Value   string       `json:"value,omitempty"`
+	Values  []string     `json:"values,omitempty"`
+	Numbers []float64    `json:"numbers,omitempty"`
+	Dist    *rundir.Dist `json:"dist,omitempty"`
 	// Source names where the value came from when it is not the manifest,
 	// e.g. "server.log" for a fact the server printed at start-up.
 	Source string `json:"source,omitempty"`
@@ -90,13 +100,13 @@ type Headline struct {
 // statistics, knees, goodput, the roofline gap, the diagnosis and cost.
 type SweepAnalysis struct {
 	// Source is SourceRequests (per-request data) or SourceLevelStats
-	// (imported per-level statistics, see Missing).
+	// (imported per-level statistics, see Notes).
 	Source string `json:"source"`
 	Mode   string `json:"mode"` // closed or open loop
 	// TokenCount says how output tokens were counted.
-	TokenCount string       `json:"token_count"`
-	Levels     []LevelStats `json:"levels"`
-	Knees      Knees        `json:"knees"`
+	TokenCount TokenCounting `json:"token_count"`
+	Levels     []LevelStats  `json:"levels"`
+	Knees      Knees         `json:"knees"`
 	// Goodput is the sweep judged against the user's SLO, or the default
 	// one (Goodput.SLOSource); Operating is the load to run at.
 	Goodput   *Goodput        `json:"goodput,omitempty"`
@@ -105,9 +115,9 @@ type SweepAnalysis struct {
 	Diagnosis Diagnosis       `json:"diagnosis"`
 	Cost      *Cost           `json:"cost,omitempty"`
 	Timeline  *Timeline       `json:"timeline,omitempty"`
-	// Missing names analyses that could not be made and why.
-	Missing  []string `json:"missing,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Notes are caveats: analyses that could not be made, inputs that were
+	// incomplete.
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // Sweep data sources.
@@ -170,9 +180,9 @@ type LevelStats struct {
 	Server     LevelServer     `json:"server"`
 	Client     LevelClient     `json:"client"`
 
-	// Missing names statistics the source does not have.
-	Missing  []string `json:"missing,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Missing names statistics the source does not have (Lack* values).
+	Missing []string `json:"missing,omitempty"`
+	Notes   []Note   `json:"notes,omitempty"`
 }
 
 // Latency is the distribution of one latency over a level's requests.
@@ -256,10 +266,13 @@ type LevelClient struct {
 	CPUDemandKnown bool    `json:"cpu_demand_known"`
 	SendLagMaxS    float64 `json:"send_lag_max_s"`
 	// Samples is the level's client samples; LagSamples those whose send
-	// lag exceeded the limit (LagLimitS).
+	// lag exceeded the limit (LagLimitS). CPUBound and Lagging are the
+	// client-bound rule's verdicts (package clientbound).
 	Samples        int     `json:"samples"`
 	LagSamples     int     `json:"lag_samples"`
 	LagLimitS      float64 `json:"lag_limit_s"`
+	CPUBound       bool    `json:"cpu_bound"`
+	Lagging        bool    `json:"lagging"`
 	OpenStreamsMax int64   `json:"open_streams_max"`
 }
 
@@ -364,9 +377,12 @@ type LevelGoodput struct {
 	// Known is false when a bound's percentile is not available at this
 	// level (imported statistics); Pass is then false. Unsustained: the
 	// level lost too many requests or did not finish, so it cannot pass.
-	Known       bool       `json:"known"`
-	Unsustained bool       `json:"unsustained,omitempty"`
-	Bounds      []BoundHit `json:"bounds"`
+	Known       bool `json:"known"`
+	Unsustained bool `json:"unsustained,omitempty"`
+	// Saturated: an open-loop level that completed significantly fewer
+	// requests than arrived cannot pass, its backlog growing.
+	Saturated bool       `json:"saturated,omitempty"`
+	Bounds    []BoundHit `json:"bounds"`
 	// The level goodput is its throughput when it passes, else 0.
 	GoodputOutputTokPerS float64 `json:"goodput_output_tok_per_s"`
 	// Per request: the fraction of measured requests meeting every bound

@@ -1,14 +1,13 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/headroom-llm/headroom/analyze/serverlog"
 	"github.com/headroom-llm/headroom/analyze/servermetrics"
+	"github.com/headroom-llm/headroom/clientbound"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -26,7 +25,7 @@ type observations struct {
 	// window, per source, for its mean.
 	waitLog, waitMetric map[int]*meanAcc
 	logSum              *serverlog.Summary
-	notes               []string
+	notes               []Note
 	series              []TimeSeries // for the timeline, absolute times in TS (ns/1e9)
 }
 
@@ -100,9 +99,9 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	if run.LogPath == "" {
 		return
 	}
-	f, err := os.Open(run.LogPath)
+	f, err := run.openLog()
 	if err != nil {
-		o.notes = append(o.notes, fmt.Sprintf("server log %s: %v", run.LogPath, err))
+		o.notes = append(o.notes, Note{Kind: NoteLogUnreadable, File: run.LogPath, Error: err.Error()})
 		return
 	}
 	defer f.Close()
@@ -110,15 +109,15 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	eng, _ := serverlog.ParseEngine(engineName(run.Manifest))
 	opts := serverlog.Options{Engine: eng, Reference: run.Manifest.StartTime, File: run.LogPath}
 	if len(run.LogLines) > 0 {
-		clock, err := rundir.NewLogClock(run.LogLines)
+		clock, err := logClock(run.LogLines)
 		if err != nil {
-			o.notes = append(o.notes, fmt.Sprintf("%s: %v", run.Dir, err))
+			o.notes = append(o.notes, Note{Kind: NoteLogClockBad, File: run.Dir, Error: err.Error()})
 		} else {
 			opts.Clock = clock
 			o.hasLogTimes = true
 		}
 	} else {
-		o.notes = append(o.notes, "no server_log_lines table: the log is cut per level by the engine's own timestamps, which may be offset from the client's clock")
+		o.notes = append(o.notes, Note{Kind: NoteNoLogTimes})
 	}
 	sc := serverlog.NewScanner(f, opts)
 	z := serverlog.NewSummarizer()
@@ -190,10 +189,10 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 	}
 	o.logSum, o.logEngine = &sum, string(sum.Engine)
 	if err := sc.Err(); err != nil {
-		o.notes = append(o.notes, fmt.Sprintf("server log %s: read stopped: %v", run.LogPath, err))
+		o.notes = append(o.notes, Note{Kind: NoteLogReadStopped, File: run.LogPath, Error: err.Error()})
 	}
 	if sum.Engine == serverlog.EngineUnknown {
-		o.notes = append(o.notes, fmt.Sprintf("server log %s: the engine's log format was not recognised (%d lines read); the log cannot show preemptions", run.LogPath, sum.Counts.Lines))
+		o.notes = append(o.notes, Note{Kind: NoteLogUnrecognised, File: run.LogPath, Count: int(sum.Counts.Lines)})
 	}
 	// A level the log covers without a preemption line had none only when
 	// the engine logs every preemption (SGLang, the test engines), or logs a
@@ -230,17 +229,23 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	if len(run.Metrics) == 0 {
 		return
 	}
+	samples := make([]servermetrics.Sample, len(run.Metrics))
+	for i, m := range run.Metrics {
+		samples[i] = servermetrics.Sample(m)
+	}
 	eng := engineName(run.Manifest)
 	if _, ok := servermetrics.Lookup(eng); !ok {
 		eng = "" // detect from the metric names
 	}
-	res, err := servermetrics.Extract(run.Metrics, servermetrics.Options{Engine: eng})
+	res, err := servermetrics.Extract(samples, servermetrics.Options{Engine: eng})
 	if err != nil {
-		o.notes = append(o.notes, "server metrics: "+err.Error())
+		o.notes = append(o.notes, Note{Kind: NoteMetricsError, Error: err.Error()})
 		return
 	}
 	o.hasMetrics, o.metricsEngine = true, res.Engine
-	o.notes = append(o.notes, res.Warnings...)
+	for _, w := range res.Warnings {
+		o.notes = append(o.notes, Note{Kind: NoteMetricsWarning, Text: w})
+	}
 	// Sum running/waiting over label sets (data-parallel engines) at each
 	// scrape; KV usage takes the fullest.
 	combine := func(q servermetrics.Quantity, sum bool) ([]servermetrics.Point, string) {
@@ -466,24 +471,16 @@ func (o *observations) observeClient(run *Run, levels []LevelStats, set Settings
 		}
 		c := &l.Client
 		c.Known = true
-		c.CPUs = int(in[0].CPUs)
-		c.Samples = len(in)
-		c.LagLimitS = sendLagLimit(*l, set)
 		for _, r := range in {
-			c.SendLagMaxS = math.Max(c.SendLagMaxS, r.SendLagMaxS)
 			c.OpenStreamsMax = max(c.OpenStreamsMax, r.OpenStreams)
-			if r.SendLagMaxS > c.LagLimitS {
-				c.LagSamples++
-			}
 		}
-		first, last := in[0], in[len(in)-1]
-		if f, ok := cpuBusy(first, last); ok {
-			c.CPUBusyFraction, c.CPUDemand = f, f
-		}
-		if dt := float64(last.TimeNS-first.TimeNS) / 1e9; first.CPUWaitS != nil && last.CPUWaitS != nil && dt > 0 && last.CPUs > 0 {
-			c.CPUDemand = c.CPUBusyFraction + max(*last.CPUWaitS-*first.CPUWaitS, 0)/dt/float64(last.CPUs)
-			c.CPUDemandKnown = true
-		}
+		// The client-bound rule is clientbound's, the collector's too.
+		chk := clientbound.Judge(clientbound.Thresholds{CPUFraction: set.Diagnosis.ClientCPUBusy, SendLagS: set.Diagnosis.ClientSendLagS},
+			clientbound.Level{FromNS: from, ToNS: to, OpenLoop: l.RateRPS > 0, Concurrency: l.Concurrency, Requests: int64(l.Requests)}, in)
+		c.CPUs, c.Samples, c.LagSamples, c.LagLimitS, c.SendLagMaxS = chk.CPUs, chk.Samples, chk.LagSamples, chk.LagLimitS, chk.LagMaxS
+		c.CPUBusyFraction, c.CPUDemand, c.CPUDemandKnown = chk.CPUFraction, chk.CPUDemand, chk.DemandKnown
+		c.CPUBound, c.Lagging = chk.CPUBound, chk.Lagging
+		last := in[len(in)-1]
 		lo := o.perLevel[l.LevelIndex]
 		lo.ClientCPU = &Evidence{Kind: EvClientCPU, Source: EvidenceClient, Concurrency: l.Concurrency, RateRPS: l.RateRPS, LevelIndex: l.LevelIndex,
 			TimeNS: last.TimeNS, Name: "client CPU", Value: c.CPUDemand, Ref: set.Diagnosis.ClientCPUBusy, Unit: "fraction of GOMAXPROCS", Count: c.CPUs}

@@ -20,6 +20,10 @@ type APIPrice struct {
 	SourceURL        string  `json:"source_url" yaml:"source_url"`
 	Verified         bool    `json:"verified" yaml:"verified"`
 	Note             string  `json:"note,omitempty" yaml:"note"`
+	// ActiveParamsB is the model's active parameters per token, in
+	// billions (all of them for a dense model); 0 when not stated. It
+	// finds the nearest API model for a run whose own model has no price.
+	ActiveParamsB float64 `json:"active_params_b,omitempty" yaml:"active_params_b"`
 }
 
 // GPUHourPrice is a named hourly GPU price, for --gpu-preset.
@@ -51,6 +55,10 @@ type PriceTable struct {
 
 //go:embed prices.yaml
 var builtinPrices []byte
+
+// BuiltinPricesYAML is the price table shipped with headroom, as the YAML
+// file it is kept in (with its comments), to start a --prices file from.
+func BuiltinPricesYAML() []byte { return append([]byte(nil), builtinPrices...) }
 
 // BuiltinPrices returns the price table shipped with headroom.
 func BuiltinPrices() (*PriceTable, error) {
@@ -98,7 +106,7 @@ func ParsePrices(data []byte) (*PriceTable, error) {
 func LoadPrices(path string) (*PriceTable, string, error) {
 	t, err := BuiltinPrices()
 	if err != nil || path == "" {
-		return t, "built in (analyze/prices.yaml)", err
+		return t, "built in", err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -71,19 +71,23 @@ type DiagnosisThresholds struct {
 	// its ratio to the level below clears this factor (TTFT from the
 	// intended send time in an open loop).
 	QueueTTFTGrowth float64 `json:"queue_ttft_growth"`
+	// CapWaitingMean: a queue at the engine's sequence cap has on average at
+	// least this many requests waiting through the level's measured window.
+	CapWaitingMean float64 `json:"cap_waiting_mean"`
 	// SlotWaitS: open loop, a p90 wait for a free client slot at or above
 	// this is a queue in front of the engine.
 	SlotWaitS float64 `json:"slot_wait_s"`
-	// ServerCPUBusy: the server's busiest thread wanting at least this
-	// fraction of a core (CPU time plus run-queue wait) is a saturated
-	// CPU-served engine.
+	// ServerCPUBusy: a CPU-served engine is saturated when its busiest
+	// thread wants at least this fraction of a core, or the whole process
+	// this fraction of the cores it decodes on (CPU time plus run-queue
+	// wait; see cpuThreads).
 	ServerCPUBusy float64 `json:"server_cpu_busy_fraction"`
 	// ClientCPUBusy: the load generator's CPU demand at or above this
 	// fraction of its GOMAXPROCS means the client, not the server, is the
 	// limit.
 	ClientCPUBusy float64 `json:"client_cpu_busy_fraction"`
 	// ClientSendLagS: a send lag above this (open loop; closed loop, see
-	// sendLagLimit) in at least half of a level's client samples means the
+	// clientbound.LagLimitS) in at least half of a level's client samples means the
 	// client could not keep the schedule.
 	ClientSendLagS float64 `json:"client_send_lag_s"`
 	// MaxEvidenceLines caps quoted log lines per finding.
@@ -95,7 +99,9 @@ type CostSettings struct {
 	GPUHourUSD float64 `json:"gpu_hour_usd,omitempty"` // --gpu-hour-usd
 	GPUPreset  string  `json:"gpu_preset,omitempty"`   // --gpu-preset
 	GPUs       int     `json:"gpus,omitempty"`         // --gpus; 0 = the run's GPU count
-	KWhUSD     float64 `json:"kwh_usd,omitempty"`      // --kwh-usd
+	// HostHourUSD prices a run that used no GPU (--host-hour-usd).
+	HostHourUSD float64 `json:"host_hour_usd,omitempty"`
+	KWhUSD      float64 `json:"kwh_usd,omitempty"` // --kwh-usd
 	// Utilization is the fraction of the hours the box serves at the
 	// measured throughput (--utilization); 0 means 1.
 	Utilization float64 `json:"utilization,omitempty"`
@@ -121,6 +127,7 @@ func Default() Settings {
 			KVAdmissionFull:  0.8,
 			GPUUtilBusyPct:   90,
 			QueueTTFTGrowth:  1.5,
+			CapWaitingMean:   0.5,
 			SlotWaitS:        0.1,
 			ServerCPUBusy:    0.9,
 			ClientCPUBusy:    clientbound.DefaultCPUFraction,

@@ -1,7 +1,8 @@
 // Package clientbound decides, from the load generator's own samples
 // (the run directory's client_samples table), whether the client rather
-// than the server limited a level: its CPU near all of its cores, or its
-// sends persistently behind their schedule. The sweep warns with it while
+// than the server limited a level: its CPU demand (CPU time plus waiting
+// for a core) near all of its cores, or its sends persistently behind
+// their schedule. The sweep warns with it while
 // recording and the analyzer judges with it, with one set of defaults.
 package clientbound
 
@@ -76,7 +77,13 @@ type Check struct {
 	CPUFraction float64
 	CPUKnown    bool
 	CPUs        int
-	CPUBound    bool // CPUFraction >= th.CPUFraction
+	// CPUDemand adds the time the client's threads waited for a core
+	// (cpu_wait_s) to its CPU time: what it wanted, which a busy host does
+	// not hide. DemandKnown is false for samples without the column; the
+	// demand is then CPUFraction.
+	CPUDemand   float64
+	DemandKnown bool
+	CPUBound    bool // CPUDemand >= th.CPUFraction
 
 	LagMaxS    float64 // largest send lag in the window
 	LagLimitS  float64
@@ -114,7 +121,12 @@ func Judge(th Thresholds, l Level, samples []rundir.ClientSampleRow) Check {
 	if dt := float64(last.TimeNS-first.TimeNS) / 1e9; dt >= MinCPUWindowS && last.CPUs > 0 {
 		cpu := (last.CPUUserS + last.CPUSystemS) - (first.CPUUserS + first.CPUSystemS)
 		c.CPUFraction, c.CPUKnown = cpu/dt/float64(last.CPUs), true
-		c.CPUBound = c.CPUFraction >= th.CPUFraction
+		c.CPUDemand = c.CPUFraction
+		if first.CPUWaitS != nil && last.CPUWaitS != nil {
+			c.CPUDemand += max(*last.CPUWaitS-*first.CPUWaitS, 0) / dt / float64(last.CPUs)
+			c.DemandKnown = true
+		}
+		c.CPUBound = c.CPUDemand >= th.CPUFraction
 	}
 	return c
 }

@@ -43,6 +43,21 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// A client starved of CPU by other processes uses little CPU time but waits
+// for a core: its demand, CPU time plus that wait, is what it wanted.
+func TestJudgeDemandCountsTheWaitForACore(t *testing.T) {
+	level := Level{FromNS: 1 * s, ToNS: 4 * s, OpenLoop: true}
+	wait := func(r rundir.ClientSampleRow, w float64) rundir.ClientSampleRow { r.CPUWaitS = &w; return r }
+	starved := []rundir.ClientSampleRow{wait(sample(1*s, 1, 0), 0), wait(sample(2*s, 1.6, 0), 1.3), wait(sample(3*s, 2.2, 0), 2.6)}
+	c := Judge(Defaults(), level, starved)
+	if !c.DemandKnown || c.CPUFraction > 0.31 || c.CPUDemand < 0.94 || c.CPUDemand > 0.96 || !c.CPUBound {
+		t.Errorf("starved client: %+v, want 30%% CPU, 95%% demand, CPU-bound", c)
+	}
+	if c := Judge(Defaults(), level, []rundir.ClientSampleRow{sample(1*s, 1, 0), sample(3*s, 2.2, 0)}); c.DemandKnown || c.CPUDemand != c.CPUFraction {
+		t.Errorf("samples without cpu_wait_s: %+v", c)
+	}
+}
+
 // In a closed loop a send lag counts next to the time a request takes on a
 // stream; in an open loop the schedule is absolute.
 func TestLagLimitClosedLoop(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package promtext turns a scrape of a Prometheus /metrics endpoint (the
-// text exposition format) into rows of the run directory's server_metrics
-// table. The sweep's scraper writes them with it, and the analyzer reads
+// text exposition format) into samples in the shape of the run
+// directory's server_metrics rows, and holds the encoding of their labels.
+// The sweep's scraper records with it and the analyzer reads the labels and
 // saved dumps with it, so both sides see one encoding.
 //
 // The rules, in one place:
@@ -14,8 +15,8 @@
 //     when the exposition has a count but no +Inf bucket; a _sum or
 //     _count the exposition lacks is not invented;
 //   - float histogram counts (a count such as 2.5) are kept as floats;
-//   - labels are rundir.CanonicalLabels, with le and quantile values
-//     written by rundir.FormatLabelFloat (le="1.0");
+//   - labels are CanonicalLabels, with le and quantile values
+//     written by FormatLabelFloat (le="1.0");
 //   - rows are sorted by name, then labels.
 package promtext
 
@@ -27,13 +28,23 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/headroom-llm/headroom/rundir"
 )
 
-// Parse reads one scrape in the text format into rows at timeNS. A parse
+// Sample is one scraped value in long format, the shape of a row of the
+// run directory's server_metrics table (rundir.ServerMetricRow has the
+// same fields, so each converts to the other: rundir.ServerMetricRow(s)).
+// It is defined here so that the metrics parsers need not link the run
+// directory's Parquet code.
+type Sample struct {
+	TimeNS int64   // scrape time, Unix nanoseconds
+	Name   string  // as exposed: "vllm:num_preemptions_total", "..._bucket"
+	Labels string  // CanonicalLabels; "" when none
+	Value  float64 //
+}
+
+// Parse reads one scrape in the text format into samples at timeNS. A parse
 // error names the line.
-func Parse(r io.Reader, timeNS int64) ([]rundir.ServerMetricRow, error) {
+func Parse(r io.Reader, timeNS int64) ([]Sample, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {
@@ -42,23 +53,23 @@ func Parse(r io.Reader, timeNS int64) ([]rundir.ServerMetricRow, error) {
 	return Flatten(fams, timeNS), nil
 }
 
-// Flatten turns metric families into rows at timeNS (see the package
+// Flatten turns metric families into samples at timeNS (see the package
 // comment for the rules).
-func Flatten(fams map[string]*dto.MetricFamily, timeNS int64) []rundir.ServerMetricRow {
-	var rows []rundir.ServerMetricRow
+func Flatten(fams map[string]*dto.MetricFamily, timeNS int64) []Sample {
+	var rows []Sample
 	for name, f := range fams {
 		for _, m := range f.GetMetric() {
 			labels := make(map[string]string, len(m.GetLabel())+1)
 			for _, lp := range m.GetLabel() {
 				labels[lp.GetName()] = lp.GetValue()
 			}
-			plain := rundir.CanonicalLabels(labels)
+			plain := CanonicalLabels(labels)
 			add := func(name, labels string, v float64) {
-				rows = append(rows, rundir.ServerMetricRow{TimeNS: timeNS, Name: name, Labels: labels, Value: v})
+				rows = append(rows, Sample{TimeNS: timeNS, Name: name, Labels: labels, Value: v})
 			}
 			with := func(label string, v float64) string {
-				labels[label] = rundir.FormatLabelFloat(v)
-				s := rundir.CanonicalLabels(labels)
+				labels[label] = FormatLabelFloat(v)
+				s := CanonicalLabels(labels)
 				delete(labels, label)
 				return s
 			}
@@ -70,7 +81,7 @@ func Flatten(fams map[string]*dto.MetricFamily, timeNS int64) []rundir.ServerMet
 			case dto.MetricType_SUMMARY:
 				s := m.GetSummary()
 				for _, q := range s.GetQuantile() {
-					add(name, with(rundir.QuantileLabel, q.GetQuantile()), q.GetValue())
+					add(name, with(QuantileLabel, q.GetQuantile()), q.GetValue())
 				}
 				if s.SampleSum != nil {
 					add(name+"_sum", plain, s.GetSampleSum())
@@ -91,10 +102,10 @@ func Flatten(fams map[string]*dto.MetricFamily, timeNS int64) []rundir.ServerMet
 						c = b.GetCumulativeCountFloat()
 					}
 					inf = inf || math.IsInf(b.GetUpperBound(), 1)
-					add(name+"_bucket", with(rundir.BucketLabel, b.GetUpperBound()), c)
+					add(name+"_bucket", with(BucketLabel, b.GetUpperBound()), c)
 				}
 				if !inf && counted {
-					add(name+"_bucket", with(rundir.BucketLabel, math.Inf(1)), count)
+					add(name+"_bucket", with(BucketLabel, math.Inf(1)), count)
 				}
 				if h.SampleSum != nil {
 					add(name+"_sum", plain, h.GetSampleSum())

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/headroom-llm/headroom/rundir"
 )
 
 const sample = `# HELP vllm:num_requests_running Number of requests in model execution batches.
@@ -124,9 +122,9 @@ func TestParseRealDumps(t *testing.T) {
 	tests := []struct {
 		file   string
 		rows   int
-		checks []rundir.ServerMetricRow
+		checks []Sample
 	}{
-		{"sglang-docs-llama31-8b.txt", 91, []rundir.ServerMetricRow{
+		{"sglang-docs-llama31-8b.txt", 91, []Sample{
 			{Name: "sglang:prompt_tokens_total", Labels: sgModel, Value: 8.128902e+06},
 			{Name: "sglang:token_usage", Labels: sgModel, Value: 0.28},
 			{Name: "sglang:time_to_first_token_seconds_bucket", Labels: `le="7.5",` + sgModel, Value: 941},
@@ -134,23 +132,23 @@ func TestParseRealDumps(t *testing.T) {
 			{Name: "sglang:time_to_first_token_seconds_count", Labels: sgModel, Value: 11008},
 			{Name: "sglang:func_latency_seconds_bucket", Labels: `le="4.3248779296875",name="generate_request"`, Value: 14007},
 		}},
-		{"llamacpp-b10380.txt", 10, []rundir.ServerMetricRow{
+		{"llamacpp-b10380.txt", 10, []Sample{
 			{Name: "llamacpp:prompt_tokens_total", Value: 25},
 			{Name: "llamacpp:predicted_tokens_seconds", Value: 5.02513},
 		}},
-		{"node-llama-cpp-3.21.1.txt", 61, []rundir.ServerMetricRow{
+		{"node-llama-cpp-3.21.1.txt", 61, []Sample{
 			{Name: "nodellama:num_preemptions_total", Value: 7},
 			{Name: "nodellama:request_success_total", Labels: `finished_reason="abort"`, Value: 1},
 		}},
-		{"transformers-cb-0.1.0-fakeengine.txt", 110, []rundir.ServerMetricRow{
+		{"transformers-cb-0.1.0-fakeengine.txt", 110, []Sample{
 			{Name: "tfcb:time_to_first_token_seconds_bucket", Labels: `le="0.25"`, Value: 4},
 		}},
-		{"vllm-0.10.0-v1-excerpt.txt", 5, []rundir.ServerMetricRow{
+		{"vllm-0.10.0-v1-excerpt.txt", 5, []Sample{
 			{Name: "vllm:kv_cache_usage_perc", Labels: `engine="0",model_name="zai-org/GLM-4.5"`, Value: 9.75010481363281e-06},
 		}},
 		// An excerpt: the histogram stops at le="0.08", without _sum or
 		// _count, and none is invented.
-		{"vllm-v0-ibm-excerpt.txt", 10, []rundir.ServerMetricRow{
+		{"vllm-v0-ibm-excerpt.txt", 10, []Sample{
 			{Name: "vllm:time_to_first_token_seconds_bucket", Labels: `le="0.02",model_name="bigscience/bloom-560m"`, Value: 112},
 		}},
 	}
@@ -190,11 +188,11 @@ func FuzzParse(f *testing.F) {
 			if r.Name == "" || r.TimeNS != 1 {
 				t.Fatalf("bad row %+v", r)
 			}
-			m, err := rundir.ParseLabels(r.Labels)
+			m, err := ParseLabels(r.Labels)
 			if err != nil {
 				t.Fatalf("labels it cannot read back: %q: %v", r.Labels, err)
 			}
-			if back := rundir.CanonicalLabels(m); back != r.Labels {
+			if back := CanonicalLabels(m); back != r.Labels {
 				t.Fatalf("labels not canonical: %q reads back as %q", r.Labels, back)
 			}
 		}

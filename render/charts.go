@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"sort"
 	"strconv"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -125,17 +126,226 @@ func itemColor(color string) charts.SeriesOpts {
 	return charts.WithItemStyleOpts(opts.ItemStyle{Color: color})
 }
 
-// markLabel is the label style of knee, ridge and cap markers.
-func markLabel(pos string) *opts.Label {
-	return &opts.Label{Show: opts.Bool(true), Position: pos, Color: colorMark, Formatter: "{b}"}
-}
-
-func markLineStyle() *opts.LineStyle {
-	return &opts.LineStyle{Color: colorMark, Type: "dashed", Width: 1.5}
-}
-
-var noSymbols = []string{"none", "none"}
-
 // smoothOff keeps lines straight between measured points: no
 // interpolation suggests values that were not measured.
 var smoothOff = charts.WithLineChartOpts(opts.LineChart{Smooth: opts.Bool(false), ShowSymbol: opts.Bool(true), Symbol: "circle", SymbolSize: 6})
+
+// Labels on a chart must not meet each other, a line or a marker, at any
+// width the page is read at; the browser test checks it. The marks placed
+// here are laid out for the narrowest plot (a panel on a 390 px phone).
+
+// narrowPlotPX is the width of the plot area of the narrowest chart the
+// page draws (a panel on a 390 px screen), and charPX the width of one
+// character of a mark label there (11 px sans-serif).
+const (
+	narrowPlotPX = 230
+	charPX       = 6.5
+	markFont     = 11
+)
+
+// vmark is a vertical mark: a dashed line at X labelled above the plot.
+type vmark struct {
+	X     float64
+	Label string
+}
+
+// axisRange is a numeric axis' extent and whether it is logarithmic.
+type axisRange struct {
+	Min, Max float64
+	Log      bool
+}
+
+// frac is where v falls on the axis, 0 at Min and 1 at Max.
+func (a axisRange) frac(v float64) float64 {
+	if a.Log {
+		if v <= 0 || a.Min <= 0 {
+			return 0
+		}
+		return math.Log(v/a.Min) / math.Log(a.Max/a.Min)
+	}
+	if a.Max == a.Min {
+		return 0
+	}
+	return (v - a.Min) / (a.Max - a.Min)
+}
+
+// vmarkLine is the markLine option of vertical marks: each label sits
+// above the plot, on the first of up to three rows where it meets no
+// other label at the narrowest width; a label at the axis' start begins
+// at its line and one at its end finishes there, so neither runs over the
+// axis labels. Marks at the same place share one label. It returns the
+// rows used, for the grid's top margin.
+func vmarkLine(marks []vmark, x axisRange, color string) (map[string]interface{}, int) {
+	if len(marks) == 0 {
+		return nil, 0
+	}
+	sort.SliceStable(marks, func(i, j int) bool { return marks[i].X < marks[j].X })
+	var merged []vmark
+	for _, m := range marks {
+		if n := len(merged); n > 0 && merged[n-1].X == m.X {
+			merged[n-1].Label += ", " + m.Label
+			continue
+		}
+		merged = append(merged, m)
+	}
+	type span struct{ lo, hi float64 }
+	rows := [][]span{}
+	var data []interface{}
+	used := 0
+	for _, m := range merged {
+		w := charPX * float64(len([]rune(m.Label)))
+		at := x.frac(m.X) * narrowPlotPX
+		align := "center"
+		lo, hi := at-w/2, at+w/2
+		switch {
+		case lo < 0:
+			align, lo, hi = "left", at, at+w
+		case hi > narrowPlotPX:
+			align, lo, hi = "right", at-w, at
+		}
+		row := 0
+		for ; row < len(rows); row++ {
+			free := true
+			for _, s := range rows[row] {
+				if lo < s.hi+6 && s.lo < hi+6 {
+					free = false
+				}
+			}
+			if free {
+				break
+			}
+		}
+		if row == len(rows) {
+			rows = append(rows, nil)
+		}
+		rows[row] = append(rows[row], span{lo, hi})
+		used = max(used, row+1)
+		data = append(data, map[string]interface{}{
+			"name": m.Label, "xAxis": round(m.X),
+			"label": map[string]interface{}{"show": true, "position": "end", "formatter": "{b}", "color": color, "fontSize": markFont,
+				"align": align, "distance": 4 + row*(markFont+4)},
+		})
+	}
+	return map[string]interface{}{
+		"silent": true, "symbol": []string{"none", "none"}, "animation": false,
+		"lineStyle": map[string]interface{}{"color": color, "type": "dashed", "width": 1.5},
+		"data":      data,
+	}, used
+}
+
+// setSeries sets keys of the i-th series of a patched option.
+func setSeries(obj map[string]interface{}, i int, kv map[string]interface{}) {
+	list, _ := obj["series"].([]interface{})
+	if i >= len(list) {
+		return
+	}
+	s, _ := list[i].(map[string]interface{})
+	for k, v := range kv {
+		s[k] = v
+	}
+}
+
+// setGrid sets keys of the grid of a patched option.
+func setGrid(obj map[string]interface{}, kv map[string]interface{}) {
+	var g map[string]interface{}
+	switch v := obj["grid"].(type) {
+	case []interface{}:
+		if len(v) > 0 {
+			g, _ = v[0].(map[string]interface{})
+		}
+	case map[string]interface{}:
+		g = v
+	}
+	if g == nil {
+		g = map[string]interface{}{}
+		obj["grid"] = g
+	}
+	for k, v := range kv {
+		g[k] = v
+	}
+}
+
+// setAxisN sets keys of the n-th x or y axis of a patched option.
+func setAxisN(obj map[string]interface{}, axis string, n int, kv map[string]interface{}) {
+	list, _ := obj[axis].([]interface{})
+	if n >= len(list) {
+		return
+	}
+	a, _ := list[n].(map[string]interface{})
+	for k, v := range kv {
+		a[k] = v
+	}
+}
+
+// dataRange is the extent of values, ignoring zeros on a log axis.
+func dataRange(vals []float64, log bool) (lo, hi float64, ok bool) {
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) || (log && v <= 0) {
+			continue
+		}
+		if !ok {
+			lo, hi, ok = v, v, true
+			continue
+		}
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	return lo, hi, ok
+}
+
+// spansDecade says whether values span more than 10×: such an axis is
+// drawn logarithmic, so small values are not flattened against zero.
+func spansDecade(vals []float64) bool {
+	lo, hi, ok := dataRange(vals, true)
+	return ok && hi > 10*lo
+}
+
+// logExtent is a log axis that starts and ends at the data, with a margin
+// of pad (a factor) either side.
+func logExtent(vals []float64, pad float64) (axisRange, bool) {
+	lo, hi, ok := dataRange(vals, true)
+	if !ok {
+		return axisRange{}, false
+	}
+	return axisRange{Min: round(lo / pad), Max: round(hi * pad), Log: true}, true
+}
+
+// lttb keeps n of the points by largest-triangle-three-buckets (Steinarsson
+// 2013, as vegeta plots latencies): the first and last point, and from
+// each bucket between the point making the largest triangle with the
+// point kept before it and the next bucket's mean. Peaks and dips survive,
+// so the shape of a dense series stays while the chart draws few points;
+// the raw values stay in the tables and the run's Parquet files.
+func lttb(xs, ys []float64, n int) (ox, oy []float64) {
+	if n >= len(xs) || n < 3 {
+		return xs, ys
+	}
+	ox, oy = append(ox, xs[0]), append(oy, ys[0])
+	every := float64(len(xs)-2) / float64(n-2)
+	a := 0
+	for i := 0; i < n-2; i++ {
+		lo := int(float64(i)*every) + 1
+		hi := min(int(float64(i+1)*every)+1, len(xs)-1)
+		// The next bucket's mean.
+		nlo, nhi := hi, min(int(float64(i+2)*every)+1, len(xs))
+		var mx, my float64
+		for j := nlo; j < nhi; j++ {
+			mx += xs[j]
+			my += ys[j]
+		}
+		if k := float64(nhi - nlo); k > 0 {
+			mx, my = mx/k, my/k
+		} else {
+			mx, my = xs[len(xs)-1], ys[len(ys)-1]
+		}
+		best, pick := -1.0, lo
+		for j := lo; j < hi; j++ {
+			area := math.Abs((xs[a]-mx)*(ys[j]-ys[a]) - (xs[a]-xs[j])*(my-ys[a]))
+			if area > best {
+				best, pick = area, j
+			}
+		}
+		ox, oy = append(ox, xs[pick]), append(oy, ys[pick])
+		a = pick
+	}
+	return append(ox, xs[len(xs)-1]), append(oy, ys[len(ys)-1])
+}

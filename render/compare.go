@@ -130,6 +130,14 @@ func buildComparePage(c *compare.Comparison) (*comparePage, error) {
 	}
 	p.Summary = append(p.Summary, fmt.Sprintf("%s compared in %s, grouped by %s; the baseline is %q.",
 		plural(len(c.Runs), "run", "runs"), plural(len(c.Groups), "group", "groups"), c.GroupBy, base))
+	if n := len(c.LeftOut); n > 0 {
+		p.Summary = append(p.Summary, fmt.Sprintf("%s left out: failed or measured nothing (listed under Runs compared, with why).", plural(n, "run", "runs")))
+	}
+	for _, gc := range c.Comparisons {
+		if gc.NotComparable != "" {
+			p.Summary = append(p.Summary, fmt.Sprintf("%s against %s: %s; no test is made across them.", gc.Candidate, gc.Baseline, gc.NotComparable))
+		}
+	}
 	names := seriesNames(c)
 	panels, err := panelsSection(c, names)
 	if err != nil {
@@ -198,6 +206,18 @@ func runsSection(c *compare.Comparison) section {
 			orText(r.GPU, "–"), orText(r.Engine, "–"), orText(r.Model, "–"), src})
 	}
 	s.Tables = append(s.Tables, t)
+	if len(c.LeftOut) > 0 {
+		lt := table{Caption: "Runs left out: they failed or measured nothing, so they have no numbers to compare and form no group.",
+			Head: []string{"Run", "Started", "Why"}}
+		for i, l := range c.LeftOut {
+			if i == MaxListedRuns {
+				s.Notes = append(s.Notes, fmt.Sprintf("%d more runs left out are not listed; comparison.json holds every one.", len(c.LeftOut)-MaxListedRuns))
+				break
+			}
+			lt.Rows = append(lt.Rows, []string{l.Label, stamp(l.Run.Start), l.Why})
+		}
+		s.Tables = append(s.Tables, lt)
+	}
 	return s
 }
 
@@ -681,11 +701,23 @@ func differencesSection(c *compare.Comparison) section {
 		t := table{Caption: fmt.Sprintf("%s against the baseline %s.", gc.Candidate, gc.Baseline),
 			Head:  []string{"Metric", "Load", "Baseline", "Candidate", "Change", "Over", "Verdict"},
 			Right: []bool{false, false, true, true, true, true, false}}
+		if gc.NotComparable != "" {
+			// Side by side, untested: a difference between different
+			// workloads, models or machines is not a change.
+			t.Caption = fmt.Sprintf("%s against the baseline %s, side by side: %s.", gc.Candidate, gc.Baseline, gc.NotComparable)
+		}
 		var why []string
 		for _, d := range gc.Deltas {
 			over := fmt.Sprintf("%s %s / %s", d.Over, integer(d.N1), integer(d.N2))
+			verdict := deltaVerdict(d)
+			if gc.NotComparable != "" {
+				verdict = "not comparable"
+			}
 			t.Rows = append(t.Rows, []string{metricLabels[d.Metric], orText(d.Load, "whole run"), deltaValue(d.Baseline, d.Unit),
-				deltaValue(d.Candidate, d.Unit), signedPercent(d.Change), over, deltaVerdict(d)})
+				deltaValue(d.Candidate, d.Unit), signedPercent(d.Change), over, verdict})
+			if gc.NotComparable != "" {
+				continue
+			}
 			if d.NoTest != "" {
 				why = uniq.Append(why, sentence(d.NoTest))
 			}

@@ -210,6 +210,8 @@ func evidenceText(e analyze.Evidence) string {
 			thread = " (" + e.Name + ")"
 		}
 		return fmt.Sprintf("the server's busiest thread%s wanted %s of a core; the server process %s cores", thread, percent(e.Value), sig(e.Ref))
+	case analyze.EvServerCPUTotal:
+		return fmt.Sprintf("the server process wanted %s cores (CPU time plus waiting for a core) of the %s it decodes on", sig(e.Value), sig(e.Ref))
 	case analyze.EvClientCPU:
 		return fmt.Sprintf("the load generator wanted %s of its %d cores", percent(e.Value), e.Count)
 	case analyze.EvSendLag:
@@ -459,26 +461,4 @@ func boundsMissed(bs []analyze.BoundHit) string {
 		out = append(out, fmt.Sprintf("%s (%s > %s)", name, limit(b.ValueS), limit(b.MaxS)))
 	}
 	return strings.Join(out, ", ")
-}
-
-// headlineSentence is the report's one-sentence verdict: the wall, its
-// single strongest piece of evidence, and the operating point.
-func headlineSentence(d analyze.Diagnosis, op analyze.OperatingPoint) string {
-	w := d.Primary
-	var s string
-	switch w.Kind {
-	case analyze.WallNone:
-		s = wallAt(w) + " (" + strings.TrimSuffix(strings.ToLower(raiseText(w)[:1])+raiseText(w)[1:], ".") + ")"
-	case analyze.WallInconclusive:
-		s = wallAt(w) + ": " + nameOr(measureNames, w.Deciding) + " would decide"
-		if w.Likely != "" {
-			s += ", most likely the " + wallName(w.Likely)
-		}
-	default:
-		s = wallAt(w)
-		if len(w.Evidence) > 0 {
-			s += " (" + evidenceText(w.Evidence[0]) + ")"
-		}
-	}
-	return sentence(s + "; " + operating(op, false))
 }

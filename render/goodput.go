@@ -2,12 +2,8 @@ package render
 
 import (
 	"fmt"
-	"html/template"
 	"strconv"
 	"strings"
-
-	"github.com/go-echarts/go-echarts/v2/charts"
-	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/headroom-llm/headroom/analyze"
 )
@@ -29,37 +25,22 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 		s.Missing = "Goodput was not judged."
 		return s, nil
 	}
-	note := g.SLO.Spec
-	if g.SLOSource == analyze.SLODefault {
-		note = "the default (MLPerf's server scenario): give --slo for your own"
-	}
-	if g.TTFTFrom == analyze.TTFTFromIntended {
-		note += "; TTFT and E2E from each request's intended send time, so a wait for a free slot counts"
-	}
-	s.Facts = []fact{{Label: "SLO", Value: sloText(g.SLO), Note: note}}
 	a := axisOf(r.Sweep)
+	// The operating point in words: the load to run at, the SLO it is
+	// judged against and the first level outside it, with what it misses.
+	say := sentence(operatingText(r.Sweep.Operating))
+	if g.SLOSource == analyze.SLODefault {
+		say += " The SLO is the default: give --slo for your own."
+	}
 	if g.OperatingLevel >= 0 {
-		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: a.name(g.OperatingConcurrency, g.OperatingRateRPS)},
-			fact{Label: "Goodput there", Value: tokPerS(g.OperatingOutputTokPerS)})
-	} else {
-		s.Facts = append(s.Facts, fact{Label: "Highest level inside the SLO", Value: "none: even the first level fails the SLO"})
+		say += fmt.Sprintf(" Goodput there: %s.", tokPerS(g.OperatingOutputTokPerS))
 	}
-	if g.FirstFailingLevel >= 0 {
-		rate := 0.0
-		if l := levelByIndex(r.Sweep, g.FirstFailingLevel); l != nil {
-			rate = l.RateRPS
-		}
-		s.Facts = append(s.Facts, fact{Label: "First level outside the SLO", Value: a.name(g.FirstFailingConcurrency, rate)})
-	}
-	opt, err := goodputChart(r.Sweep)
-	if err != nil {
-		return s, err
-	}
-	s.Charts = []chart{{ID: id + "-chart", Caption: "Output throughput and goodput (throughput of levels inside the SLO) per level.", Class: "wide", Option: opt}}
-
+	s.Sentences = append(s.Sentences, say)
 	t := table{
-		Head:  []string{a.head(), "Inside the SLO", "Bounds exceeded", "Output tok/s", "Goodput tok/s", "Requests meeting every bound", "Their tok/s"},
-		Right: []bool{true, false, false, true, true, true, true},
+		Caption: "Per level against the SLO: goodput is the throughput of a level inside it.",
+		Head:    []string{a.head(), "Inside the SLO", "Bounds exceeded", "Output tok/s", "Goodput tok/s", "Requests meeting every bound", "Their tok/s"},
+		Right:   []bool{true, false, false, true, true, true, true},
+		Fold:    []bool{false, false, true, true, false, false, true},
 	}
 	tput := map[int]float64{} // by level index
 	for _, l := range r.Sweep.Levels {
@@ -106,48 +87,8 @@ func exceeded(l analyze.LevelGoodput) string {
 	if l.Unsustained {
 		out = append(out, "not sustained (errors or incomplete)")
 	}
+	if l.Saturated {
+		out = append(out, "saturated (fewer completions than arrivals: the backlog grows)")
+	}
 	return strings.Join(out, "; ")
-}
-
-// goodputChart draws throughput and goodput as bars per level, and the
-// share of requests meeting the SLO as a line on a second axis.
-func goodputChart(sw *analyze.SweepAnalysis) (template.JS, error) {
-	g := sw.Goodput
-	c := charts.NewBar()
-	var cats []string
-	var tput, good []opts.BarData
-	var meet []opts.LineData
-	perRequest := false
-	a := axisOf(sw)
-	byLevel := map[int]analyze.LevelGoodput{}
-	for _, l := range g.Levels {
-		byLevel[l.LevelIndex] = l
-	}
-	for _, l := range sw.Levels {
-		cats = append(cats, a.cell(l.Concurrency, l.RateRPS))
-		tput = append(tput, opts.BarData{Value: round(l.OutputTokPerS)})
-		lg := byLevel[l.LevelIndex]
-		good = append(good, opts.BarData{Value: round(lg.GoodputOutputTokPerS)})
-		if lg.PerRequestKnown {
-			perRequest = true
-		}
-		meet = append(meet, opts.LineData{Value: round(100 * lg.RequestsMeetingFraction)})
-	}
-	x, _ := valueAxis(a.head(), "category", 26)
-	_, y := valueAxis("Output tokens/s", "value", 52)
-	c.SetGlobalOptions(append(baseOpts("72", "64"), charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}))...)
-	c.SetXAxis(cats)
-	c.AddSeries("Output tok/s", tput, itemColor("#9db3d8"))
-	c.AddSeries("Goodput tok/s", good, itemColor(colorSecond))
-	if perRequest {
-		_, y2 := valueAxis("Requests meeting the SLO (%)", "value", 40)
-		y2.Min, y2.Max = 0, 100
-		c.ExtendYAxis(y2)
-		line := charts.NewLine()
-		line.AddSeries("Requests meeting the SLO (%)", meet, lineStyle(colorP99, "dashed", 2), itemColor(colorP99),
-			charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, Symbol: "circle"}))
-		c.Overlap(line)
-	}
-	return optionJSON(c, nil)
 }

@@ -11,7 +11,7 @@ import (
 // htmlTemplate is report.html.tmpl under html/template, which escapes every
 // string from the model for its context: model names, flags, labels and
 // log lines stay text.
-var htmlTemplate = template.Must(template.New("report.html.tmpl").ParseFS(templates.FS, "report.html.tmpl"))
+var htmlTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{"linkText": linkText}).ParseFS(templates.FS, "report.html.tmpl"))
 
 var (
 	pageCSS = mustAsset("report.css")

@@ -21,6 +21,13 @@ func LogSummary(w io.Writer, li *analyze.LogInspection) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	row := func(k string, v any) { p("  %-24s %v\n", k, v) }
 
+	if file == "" {
+		// Saved /metrics dumps alone.
+		dumpRows(p, row, li.Dumps)
+		logVerdictRows(p, row, li.Verdict)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	p("server log: %s\n", file)
 	eng := string(s.Engine)
 	if eng == "" {
@@ -142,6 +149,11 @@ func LogSummary(w io.Writer, li *analyze.LogInspection) error {
 			p("  %s\n", e.Error())
 		}
 	}
+	if len(li.Dumps) > 0 {
+		p("\n")
+		dumpRows(p, row, li.Dumps)
+	}
+	logVerdictRows(p, row, li.Verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

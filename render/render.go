@@ -25,6 +25,7 @@ var mdFuncs = template.FuncMap{
 	"code":      mdCode,
 	"codeblock": mdCodeBlock,
 	"tablemd":   mdTable,
+	"inc":       func(i int) int { return i + 1 },
 }
 
 var mdTemplate = template.Must(template.New("report.md.tmpl").Funcs(mdFuncs).ParseFS(templates.FS, "report.md.tmpl"))

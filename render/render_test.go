@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,8 +34,10 @@ func TestGoldenProbeReport(t *testing.T) {
 	}
 }
 
-// Every section is there for every run, and a section without data says
-// what is missing instead of vanishing.
+// Every part is there, and a part without data says what is missing
+// instead of vanishing: a report of two probes answers what it can on
+// page one, says there is no sweep, and shows each probe once in the
+// appendix.
 func TestSectionsNeverVanish(t *testing.T) {
 	rep := exampleReport(t, "h200-probe", "h200-probe")
 	md, page := renderBoth(t, rep)
@@ -42,31 +45,38 @@ func TestSectionsNeverVanish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"Headline", "The throughput curve in four sentences", "Throughput, TPOT and TTFT against concurrency",
-		"Hardware ceiling (roofline)", "Goodput under the SLO", "Diagnosis: which wall was hit", "KV cache and queue over time",
-		"GPU telemetry", "Cost per million tokens", "Run context", "Methodology and caveats", "Raw data"}
-	for _, run := range p.Runs {
-		var got []string
-		for _, s := range run.Sections {
-			got = append(got, s.Title)
-			if s.Missing == "" && len(s.Facts)+len(s.Sentences)+len(s.Tables)+len(s.Charts)+len(s.Verdicts)+len(s.Files)+len(s.Notes) == 0 {
-				t.Errorf("run %d: section %q is empty and does not say what is missing", run.Number, s.Title)
-			}
-		}
-		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Errorf("run %d sections:\n got %q\nwant %q", run.Number, got, want)
+	var front, appendix []string
+	for _, s := range p.Front.Sections {
+		front = append(front, s.Title)
+	}
+	for _, s := range p.Appendix {
+		appendix = append(appendix, s.Title)
+	}
+	for _, s := range p.allSections() {
+		if s.Missing == "" && len(s.Facts)+len(s.Sentences)+len(s.Tables)+len(s.Charts)+len(s.Verdicts)+len(s.Notes) == 0 {
+			t.Errorf("section %q is empty and does not say what is missing", s.Title)
 		}
 	}
-	for _, title := range want {
-		if c := strings.Count(string(md), "### "+title+"\n"); c != 2 {
-			t.Errorf("report.md has %d headings %q, want one per run (2)", c, title)
+	if want := []string{"The answer", "Where decode sits under the hardware ceiling"}; !slices.Equal(front, want) {
+		t.Errorf("page one: %q, want %q", front, want)
+	}
+	probe := "Hardware ceiling (probe): H200 roofline (seed script 01)"
+	if want := []string{probe, probe, "Run context", "Methodology and caveats", "Raw data"}; !slices.Equal(appendix, want) {
+		t.Errorf("appendix: %q, want %q", appendix, want)
+	}
+	if len(p.Runs) != 0 || len(p.Across) != 0 {
+		t.Errorf("a report of probes has %d run details and %d comparisons, want none", len(p.Runs), len(p.Across))
+	}
+	for _, title := range appendix[2:] {
+		if c := strings.Count(string(md), "### "+title+"\n"); c != 1 {
+			t.Errorf("report.md has %d headings %q, want one", c, title)
 		}
-		if c := strings.Count(string(page), "<h3>"+title+"</h3>"); c != 2 {
-			t.Errorf("report.html has %d headings %q, want one per run (2)", c, title)
+		if c := strings.Count(string(page), "<h3>"+title+"</h3>"); c != 1 {
+			t.Errorf("report.html has %d headings %q, want one", c, title)
 		}
 	}
-	if !strings.Contains(strings.Join(parsePage(t, page).Text, "\n"), "Not measured: this run has no load sweep") {
-		t.Error("a probe-only run should say the sweep sections are not measured")
+	if !strings.Contains(strings.Join(parsePage(t, page).Text, "\n"), "There is no load sweep in this report") {
+		t.Error("a report of probes should say the sweep is not measured")
 	}
 }
 
@@ -74,10 +84,10 @@ func TestSectionsNeverVanish(t *testing.T) {
 // and every table, and no table fell apart into a paragraph of pipes.
 func TestMarkdownParses(t *testing.T) {
 	t.Run("probe", func(t *testing.T) {
-		checkMarkdown(t, exampleReport(t, "h200-probe"), "## Run 1: H200 roofline (seed script 01)", 0)
+		checkMarkdown(t, exampleReport(t, "h200-probe"), "### Hardware ceiling (probe)", 0)
 	})
 	t.Run("probe and sweep", func(t *testing.T) {
-		checkMarkdown(t, sweepReport(t, sweepFixture{}, true), "## Run 1: H200 roofline (seed script 01)", 1)
+		checkMarkdown(t, sweepReport(t, sweepFixture{}, true), "## Run 2 details: synthetic vLLM sweep (test fixture)", 1)
 	})
 }
 
@@ -87,12 +97,14 @@ func checkMarkdown(t *testing.T, rep *analyze.Report, firstRun string, minLogBlo
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTables, wantLogBlocks := 0, 0
-	for _, run := range p.Runs {
-		for _, s := range run.Sections {
-			wantTables += len(s.Tables)
-			if len(s.Files) > 0 {
+	wantTables, wantLogBlocks := len(p.Repeats), 0
+	for _, s := range p.allSections() {
+		{
+			for _, t := range s.Tables {
 				wantTables++
+				if t.More != nil {
+					wantTables++
+				}
 			}
 			for _, v := range s.Verdicts {
 				for _, e := range v.Evidence {
@@ -148,11 +160,8 @@ func checkMarkdown(t *testing.T, rep *analyze.Report, firstRun string, minLogBlo
 	if logBlocks != wantLogBlocks {
 		t.Errorf("goldmark found %d log excerpts, the view has %d", logBlocks, wantLogBlocks)
 	}
-	sections := 0
-	for _, rv := range p.Runs {
-		sections += len(rv.Sections)
-	}
-	if len(headings) < 1+len(p.Runs)+sections || headings[0] != "# headroom report" || headings[1] != firstRun {
+	sections := len(p.allSections())
+	if len(headings) < 1+len(p.Runs)+sections || headings[0] != "# headroom report" || !slices.Contains(headings, firstRun) {
 		t.Errorf("headings: %q", headings)
 	}
 }
@@ -182,7 +191,9 @@ func checkLoadsNothing(t *testing.T, rep *analyze.Report) {
 	_, page := renderBoth(t, rep)
 	pd := parsePage(t, page)
 	for _, l := range pd.Links {
-		if !strings.Contains(l, "=#") {
+		// In-page links, and links a reader may follow to a price's
+		// source (a link loads nothing until clicked).
+		if !strings.Contains(l, "=#") && !strings.HasPrefix(l, "a href=https://") {
 			t.Errorf("report.html refers to a resource: %s", l)
 		}
 	}
@@ -348,11 +359,11 @@ func TestProbeStateNotes(t *testing.T) {
 // from, so the reader can check it.
 func TestContextSourceShown(t *testing.T) {
 	t.Parallel()
-	r := &analyze.RunAnalysis{Context: []analyze.ContextItem{
-		{Label: "Engine", Value: "vllm"},
-		{Label: "DType", Value: "bfloat16", Source: "server.log"},
+	r := analyze.RunAnalysis{Context: []analyze.ContextItem{
+		{Key: analyze.CtxEngine, Value: "vllm"},
+		{Key: analyze.CtxDType, Value: "bfloat16", Source: "server.log"},
 	}}
-	s := contextSection("ctx", r)
+	s := contextSection("ctx", &analyze.Report{Runs: []analyze.RunAnalysis{r}})
 	if len(s.Tables) != 1 {
 		t.Fatalf("%d tables", len(s.Tables))
 	}

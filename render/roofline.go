@@ -11,38 +11,30 @@ import (
 	"github.com/headroom-llm/headroom/analyze"
 )
 
-// rooflineSection shows the probe: the hardware ceiling the serving stack
-// is measured against, and, for a sweep given with a probe, where decode
-// sits under it at each level (the roofline gap).
-func rooflineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (section, error) {
-	rl := r.Roofline
-	var dec *analyze.DecodeRoofline
-	if r.Sweep != nil && r.Sweep.Decode != nil {
-		dec = r.Sweep.Decode
-		if rl == nil {
-			rl = probeOf(rep, dec.ProbeRun)
-		}
+// rooflineRead says how to read the roofline.
+const rooflineRead = "Achieved FLOP/s of one GEMM shape against its arithmetic intensity, log-log. The points climb " +
+	"the bandwidth slope (memory-bound) and bend flat at the measured peak (compute-bound); the bend is " +
+	"the ridge. Decode at small batches sits far left: it reads every weight once per step, so extra " +
+	"concurrent users are nearly free until the batch approaches the ridge."
+
+func rooflineCaption(rl *analyze.Roofline, dec *analyze.DecodeRoofline) string {
+	c := fmt.Sprintf("Roofline of %s: (B,%d) @ (%d,%d) %s GEMM, attainable = min(peak, intensity × bandwidth).", orMissing(rl.GPU, "the GPU"), rl.K, rl.K, rl.N, rl.DType)
+	if dec != nil && len(dec.Levels) > 0 {
+		c += " Diamonds: decode as measured at each level of the sweep (achieved FLOP/s at its intensity)."
 	}
-	s := section{
-		ID:    id,
-		Title: "Hardware ceiling (roofline)",
-		Read: "Achieved FLOP/s of one GEMM shape against its arithmetic intensity, log-log. The points climb " +
-			"the bandwidth slope (memory-bound) and bend flat at the measured peak (compute-bound); the bend is " +
-			"the ridge. Decode at small batches sits far left: it reads every weight once per step, so extra " +
-			"concurrent users are nearly free until the batch approaches the ridge.",
+	return c
+}
+
+// probeSection is a probe run's numbers, shown once in the appendix: the
+// roofline is on page one.
+func probeSection(id string, r *analyze.RunAnalysis, rl *analyze.Roofline, several bool) section {
+	s := section{ID: id, Title: "Hardware ceiling (probe)", Read: rooflineRead}
+	if several {
+		s.Title += ": " + runLabel(r)
 	}
-	if rl == nil && dec == nil {
-		s.Missing = "Not measured: this run has no roofline probe. Run headroom probe on the same GPU and report " +
-			"both runs together (headroom report probe.run sweep.run -o out) to see the roofline gap."
-		return s, nil
-	}
-	if rl == nil {
-		// A decode roofline whose probe run is not in this report.
-		s.Sentences = append(s.Sentences, fmt.Sprintf("Probe %s: %s peak, %s, ridge %s FLOP/byte (its points are in that run's report).",
-			dec.ProbeRun, tflops(dec.PeakFLOPPerS), gbps(dec.BandwidthBytesPerS), sig(dec.RidgeFLOPPerByte)))
-		s.Tables = append(s.Tables, decodeTable(dec))
-		s.Notes = append(s.Notes, decodeNotes(dec)...)
-		return s, nil
+	// A probe run has no details of its own: its warnings are said here.
+	for _, w := range r.Warnings {
+		s.Notes = append(s.Notes, "Warning: "+w)
 	}
 	knee := "not reached in the sweep"
 	if rl.KneeBatch > 0 {
@@ -50,28 +42,16 @@ func rooflineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (se
 	}
 	s.Facts = []fact{
 		{Label: "GPU", Value: orMissing(rl.GPU, "not recorded")},
-		{Label: "Peak " + rl.DType + " GEMM", Value: fmt.Sprintf("%s at B=%d", tflops(rl.PeakFLOPPerS), rl.PeakBatch)},
+		{Label: "Peak " + rl.DType + " GEMM", Value: tflops(rl.PeakFLOPPerS), Note: fmt.Sprintf("at B=%d", rl.PeakBatch)},
 		{Label: "Memory bandwidth", Value: gbps(rl.BandwidthBytesPerS), Note: rl.BandwidthMethod},
 		{Label: "Ridge point", Value: sig(rl.RidgeFLOPPerByte) + " FLOP/byte", Note: "peak ÷ bandwidth"},
 		{Label: fmt.Sprintf("%.0f%% of peak reached at", 100*analyze.KneeFraction), Value: knee},
 	}
-	if rl != r.Roofline {
-		s.Sentences = append(s.Sentences, "Probe: "+dec.ProbeRun+".")
-	}
-	opt, err := rooflineChart(rl, dec)
-	if err != nil {
-		return s, err
-	}
-	s.Charts = []chart{{
-		ID:      id + "-chart",
-		Caption: fmt.Sprintf("Roofline of %s: (B,%d) @ (%d,%d) %s GEMM, attainable = min(peak, intensity × bandwidth).", orMissing(rl.GPU, "the GPU"), rl.K, rl.K, rl.N, rl.DType),
-		Class:   "wide",
-		Option:  opt,
-	}}
 	t := table{
 		Caption: fmt.Sprintf("Measured points: shape (B,%d) @ (%d,%d); intensity = FLOPs ÷ bytes moved.", rl.K, rl.K, rl.N),
 		Head:    []string{"B", "Intensity (FLOP/byte)", "TFLOP/s", "% of peak", "Time per call", "Roofline bound (TFLOP/s)"},
 		Right:   []bool{true, true, true, true, true, true},
+		Fold:    []bool{false, false, false, false, true, true},
 	}
 	var times []float64
 	for _, p := range rl.Points {
@@ -85,22 +65,14 @@ func rooflineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (se
 			unit.in(p.TimeS), sig(p.AttainableFLOPPerS / 1e12),
 		})
 	}
-	s.Tables = append(s.Tables, t)
+	t.normalize()
+	s.Tables = append(s.Tables, splitRows(t, 10)...)
 	if len(rl.Bandwidths) > 1 {
-		bt := table{Caption: "Bandwidth measurements (the best is the slope).", Head: []string{"Method", "Buffer", "GB/s"}, Right: []bool{false, true, true}}
+		bt := table{Caption: fmt.Sprintf("Every bandwidth measurement (%d; the best is the slope).", len(rl.Bandwidths)), Head: []string{"Method", "Buffer", "GB/s"}, Right: []bool{false, true, true}, Collapsed: true}
 		for _, b := range rl.Bandwidths {
 			bt.Rows = append(bt.Rows, []string{b.Method, bytesIEC(b.BufferBytes), thousands(b.BytesPerS/1e9, 0)})
 		}
 		s.Tables = append(s.Tables, bt)
-	}
-	if dec != nil {
-		if dec.Ridge.Sentence != "" {
-			s.Sentences = append(s.Sentences, sentence(dec.Ridge.Sentence))
-		}
-		if len(dec.Levels) > 0 {
-			s.Tables = append(s.Tables, decodeTable(dec))
-		}
-		s.Notes = append(s.Notes, decodeNotes(dec)...)
 	}
 	if !rl.Validated {
 		s.Notes = append(s.Notes, "The GEMM results were not checked against a reference: a wrong kernel would still time.")
@@ -114,24 +86,56 @@ func rooflineSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (se
 	if rl.Busy {
 		s.Notes = append(s.Notes, "Other processes were using the GPU during the probe: peak and bandwidth may be lower than the card can do.")
 	}
-	return s, nil
+	return s
+}
+
+// decodeSection is a sweep's roofline gap: the decode ceiling the probe
+// predicts at each level against what was measured.
+func decodeSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) section {
+	s := section{ID: id, Title: "Roofline gap"}
+	dec := r.Sweep.Decode
+	if dec == nil {
+		s.Missing = "Not measured: no probe run was given with this sweep. Run headroom probe on the same GPU and report " +
+			"both runs together (headroom report probe.run sweep.run -o out) to see the roofline gap."
+		return s
+	}
+	if probeOf(rep, dec.ProbeRun) == nil {
+		s.Sentences = append(s.Sentences, fmt.Sprintf("Probe %s: %s peak, %s, ridge %s FLOP/byte.",
+			dec.ProbeRun, tflops(dec.PeakFLOPPerS), gbps(dec.BandwidthBytesPerS), sig(dec.RidgeFLOPPerByte)))
+	}
+	if rs := ridgeSentence(dec.Ridge); rs != "" {
+		// Page one says it for its run.
+		s.Sentences = append(s.Sentences, rs)
+	}
+	if len(dec.Levels) > 0 {
+		s.Tables = append(s.Tables, decodeTable(dec))
+	}
+	s.Notes = append(s.Notes, decodeNotes(dec)...)
+	return s
 }
 
 // rooflineChart draws the measured points, the roofline bound through
-// them, the ridge, the peak and the 90% knee.
+// them, the ridge, the 90% knee and, for a sweep, decode at each level.
+// The axes start and end at the data. Labels are few and placed where
+// nothing else is: the ridge above the roof, left of its corner; the knee
+// below its point (the measured points lie on or under the roof); decode
+// labels under their diamonds (decode climbs up and right), and only for
+// the first level, the TPOT knee and the last.
 func rooflineChart(rl *analyze.Roofline, dec *analyze.DecodeRoofline) (template.JS, error) {
 	c := charts.NewLine()
 	x, _ := valueAxis("Arithmetic intensity (FLOP/byte, log)", "log", 30)
 	_, y := valueAxis("TFLOP/s (log)", "log", 44)
-	c.SetGlobalOptions(append(baseOpts("72", "120"),
+	c.SetGlobalOptions(append(baseOpts("64", "24"),
 		charts.WithXAxisOpts(x), charts.WithYAxisOpts(y))...)
 
 	var measured []opts.ScatterData
 	var bound []opts.LineData
+	var xs, ys []float64
 	var knee []interface{}
 	for _, p := range rl.Points {
-		measured = append(measured, opts.ScatterData{Name: fmt.Sprintf("B=%d", p.Batch), Value: xy(p.Intensity, p.FLOPPerS/1e12), SymbolSize: 9})
+		measured = append(measured, opts.ScatterData{Name: fmt.Sprintf("B=%d", p.Batch), Value: xy(p.Intensity, p.FLOPPerS/1e12)})
 		bound = append(bound, opts.LineData{Value: xy(p.Intensity, p.AttainableFLOPPerS/1e12)})
+		xs, ys = append(xs, p.Intensity), append(ys, p.FLOPPerS/1e12, p.AttainableFLOPPerS/1e12)
 		if int(p.Batch) == rl.KneeBatch {
 			knee = xy(p.Intensity, p.FLOPPerS/1e12)
 		}
@@ -141,35 +145,60 @@ func rooflineChart(rl *analyze.Roofline, dec *analyze.DecodeRoofline) (template.
 	sort.SliceStable(bound, func(i, j int) bool {
 		return bound[i].Value.([]interface{})[0].(float64) < bound[j].Value.([]interface{})[0].(float64)
 	})
-
+	ridgeLabel := "ridge " + sig(rl.RidgeFLOPPerByte) + " FLOP/B"
 	c.AddSeries(fmt.Sprintf("Roofline: %s slope, %s peak", gbps(rl.BandwidthBytesPerS), tflops(rl.PeakFLOPPerS)), bound,
 		lineStyle(colorBound, "dashed", 2), itemColor(colorBound),
 		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), Symbol: "none"}),
-		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: noSymbols, Label: markLabel("insideEndTop"), LineStyle: markLineStyle()}),
-		charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: "ridge " + sig(rl.RidgeFLOPPerByte) + " FLOP/B", XAxis: round(rl.RidgeFLOPPerByte)}),
-		charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "peak " + tflops(rl.PeakFLOPPerS), YAxis: round(rl.PeakFLOPPerS / 1e12)}),
+		charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
+			Name: ridgeLabel, Coordinate: xy(rl.RidgeFLOPPerByte, rl.PeakFLOPPerS/1e12),
+			Symbol: "circle", SymbolSize: 5, ItemStyle: &opts.ItemStyle{Color: colorMark},
+			Label: &opts.Label{Show: opts.Bool(true), Position: "top", Align: "right", Color: colorMark, FontSize: markFont, Formatter: "{b}"},
+		}),
 	)
-	measuredOpts := []charts.SeriesOpts{itemColor(colorMeasured)}
+	measuredOpts := []charts.SeriesOpts{itemColor(colorMeasured), charts.WithScatterChartOpts(opts.ScatterChart{Symbol: "circle", SymbolSize: 8})}
 	if knee != nil {
 		measuredOpts = append(measuredOpts,
 			charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
-				Name: fmt.Sprintf("%.0f%% of peak at B=%d", 100*analyze.KneeFraction, rl.KneeBatch), Coordinate: knee,
-				Symbol: "emptyCircle", SymbolSize: 18, ItemStyle: &opts.ItemStyle{Color: colorMark, BorderColor: colorMark},
-				Label: &opts.Label{Show: opts.Bool(true), Position: "bottom", Color: colorMark, Formatter: "{b}"},
+				Name: fmt.Sprintf("%.0f%% at B=%d", 100*analyze.KneeFraction, rl.KneeBatch), Coordinate: knee,
+				Symbol: "emptyCircle", SymbolSize: 16, ItemStyle: &opts.ItemStyle{Color: colorMark, BorderColor: colorMark},
+				Label: &opts.Label{Show: opts.Bool(true), Position: "bottom", Align: "left", Color: colorMark, FontSize: markFont, Formatter: "{b}"},
 			}))
 	}
 	points := charts.NewScatter()
 	points.AddSeries("Measured GEMM", measured, measuredOpts...)
+	var labelled []int
 	if dec != nil && len(dec.Levels) > 0 {
 		var decode []opts.ScatterData
-		for _, l := range dec.Levels {
-			decode = append(decode, opts.ScatterData{Name: fmt.Sprintf("decode c=%d", l.Concurrency), Value: xy(l.IntensityFLOPPerByte, l.AchievedFLOPPerS/1e12), Symbol: "diamond", SymbolSize: 11})
+		for i, l := range dec.Levels {
+			decode = append(decode, opts.ScatterData{Name: fmt.Sprintf("c=%d", l.Concurrency), Value: xy(l.IntensityFLOPPerByte, l.AchievedFLOPPerS/1e12)})
+			xs, ys = append(xs, l.IntensityFLOPPerByte), append(ys, l.AchievedFLOPPerS/1e12)
+			if i == 0 || i == len(dec.Levels)-1 || l.Concurrency == dec.Ridge.KneeConcurrency {
+				labelled = append(labelled, i)
+			}
 		}
+		// The series' own symbol is the diamond, so its legend shows one.
 		points.AddSeries("Decode at each level (measured)", decode, itemColor(colorP99),
-			charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Position: "right", Color: colorP99, Formatter: "{b}"}))
+			charts.WithScatterChartOpts(opts.ScatterChart{Symbol: "diamond", SymbolSize: 11}))
 	}
 	c.Overlap(points)
-	return optionJSON(c, nil)
+	xr, _ := logExtent(xs, 1.25)
+	yr, _ := logExtent(append(ys, rl.PeakFLOPPerS/1e12), 1.6)
+	return optionJSON(c, func(o map[string]interface{}) {
+		// The extents are the data's, not powers of ten: label the powers
+		// of ten inside them only.
+		noEnds := map[string]interface{}{"color": "#222", "showMinLabel": false, "showMaxLabel": false}
+		setAxis(o, "xAxis", map[string]interface{}{"min": xr.Min, "max": xr.Max, "axisLabel": noEnds})
+		// Room above the roof for the ridge label, below decode for its.
+		setAxis(o, "yAxis", map[string]interface{}{"min": round(yr.Min / 1.6), "max": round(yr.Max * 1.6), "axisLabel": noEnds})
+		if list, _ := o["series"].([]interface{}); len(list) > 2 {
+			data, _ := list[2].(map[string]interface{})["data"].([]interface{})
+			for _, i := range labelled {
+				if d, ok := data[i].(map[string]interface{}); ok {
+					d["label"] = map[string]interface{}{"show": true, "position": "bottom", "color": colorP99, "fontSize": markFont, "formatter": "{b}"}
+				}
+			}
+		}
+	})
 }
 
 func orMissing(s, missing string) string {
@@ -202,6 +231,7 @@ func decodeTable(dec *analyze.DecodeRoofline) table {
 		Head: []string{"Concurrency", "Decode batch", "Intensity (FLOP/byte)", "Bound by", "TPOT floor (" + u.name + ")", "TPOT p50 (" + u.name + ")",
 			"TPOT ÷ floor", "Ceiling tok/s", "Measured tok/s", "% of ceiling"},
 		Right: []bool{true, true, true, false, true, true, true, true, true, true},
+		Fold:  []bool{false, true, true, false, false, false, false, true, true, false},
 	}
 	for _, l := range dec.Levels {
 		t.Rows = append(t.Rows, []string{
@@ -218,10 +248,7 @@ func decodeNotes(dec *analyze.DecodeRoofline) []string {
 		out = append(out, fmt.Sprintf("Model: %s parameters (%s active per token), %s of weights read per decode step at batch 1, %s of KV cache per token.",
 			sigCount(m.TotalParams), sigCount(m.ActiveParamsPerToken), bytesIEC(int64(m.WeightBytesPerStepB1)), bytesIEC(int64(m.KVBytesPerToken))))
 	}
-	for _, m := range dec.Missing {
-		out = append(out, "Not available: "+m+".")
-	}
-	return append(out, sentences(dec.Notes)...)
+	return append(out, noteTexts(dec.Notes)...)
 }
 
 // sigCount formats a large count with a suffix: 8.03B, 70.6M.

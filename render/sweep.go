@@ -12,29 +12,43 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/stats"
 )
 
-// sweepSection is the seed's three panels: throughput, TPOT and TTFT
-// against concurrency, with the knees marked, and the per-level tables.
-func sweepSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (section, error) {
-	s := section{
-		ID:    id,
-		Title: "Throughput, TPOT and TTFT against concurrency",
-		Read: "Throughput climbs, then flattens: the flattening is the real operating ceiling. TPOT stays flat " +
-			"while decode is memory-bound (extra users are nearly free), then rises at the knee. TTFT p99 pulling " +
-			"away from p50 is queueing.",
-	}
+// panelsRead says how to read the three panels.
+const panelsRead = "Throughput climbs, then flattens: the flattening is the real operating ceiling. TPOT stays flat " +
+	"while decode is memory-bound (extra users are nearly free), then rises at the knee. TTFT p99 pulling " +
+	"away from p50 is queueing."
+
+// sweepSection is a run's per-level numbers: the shape of the curve in
+// words, the three panels (unless page one shows them) and the tables.
+func sweepSection(id string, r *analyze.RunAnalysis, panels bool, method string) (section, error) {
+	s := section{ID: id, Title: "Per level: throughput, latency, goodput, roofline gap, server"}
 	sw := r.Sweep
-	if sw == nil {
-		s.Missing = noSweep("throughput, TPOT or TTFT curve")
-		return s, nil
-	}
 	if len(sw.Levels) == 0 {
 		s.Missing = "The sweep recorded no levels: it stopped before the first level finished. See the run's warnings."
 		return s, nil
 	}
-	s.Sentences = append(s.Sentences, kneeSentences(sw, axisOf(sw))...)
+	s.Sentences = append(s.Sentences, shapeSentences(sw)...)
+	if panels {
+		s.Read = panelsRead
+		charts, err := sweepPanels(id, sw)
+		if err != nil {
+			return s, err
+		}
+		s.Charts, s.ChartRow = charts, true
+	}
+	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, method))
+	s.Notes = append(s.Notes, kneeNotes(sw)...)
+	s.Notes = append(s.Notes, "Output tokens: "+tokenCountText(sw.TokenCount)+".")
+	s.Notes = append(s.Notes, notesWhere(sw.Notes, unavailable)...)
+	s.Notes = append(s.Notes, levelWarnings(axisOf(sw), sw.Levels)...)
+	return s, nil
+}
 
+// sweepPanels are the seed's three panels: throughput, TPOT and TTFT
+// against the load, with the knees marked.
+func sweepPanels(id string, sw *analyze.SweepAnalysis) ([]chart, error) {
 	panels := []struct {
 		name  string
 		build func(*analyze.SweepAnalysis) (template.JS, string, error)
@@ -43,55 +57,15 @@ func sweepSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) (secti
 		{"tpot", tpotPanel},
 		{"ttft", ttftPanel},
 	}
+	var out []chart
 	for _, p := range panels {
 		opt, caption, err := p.build(sw)
 		if err != nil {
-			return s, fmt.Errorf("%s panel: %w", p.name, err)
+			return nil, fmt.Errorf("%s panel: %w", p.name, err)
 		}
-		s.Charts = append(s.Charts, chart{ID: id + "-" + p.name, Caption: caption, Class: "panel", Option: opt})
+		out = append(out, chart{ID: id + "-" + p.name, Caption: caption, Class: "panel", Option: opt})
 	}
-	s.ChartRow = true
-	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, rep.PercentileMethod))
-	s.Notes = append(s.Notes, kneeNotes(sw)...)
-	if sw.TokenCount != "" {
-		s.Notes = append(s.Notes, "Output tokens: "+sw.TokenCount+".")
-	}
-	for _, m := range sw.Missing {
-		s.Notes = append(s.Notes, "Not available: "+m+".")
-	}
-	s.Notes = append(s.Notes, levelWarnings(axisOf(sw), sw.Levels)...)
-	return s, nil
-}
-
-// kneeSentences states the knees the analyzer found, in words.
-func kneeSentences(sw *analyze.SweepAnalysis, a loadAxis) []string {
-	k := sw.Knees
-	var out []string
-	factor := strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64)
-	if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
-		out = append(out, fmt.Sprintf("Peak sustained output throughput: %s at %s.", tokPerS(k.PeakOutputTokPerS), a.name(k.PeakConcurrency, k.PeakRateRPS)))
-	}
-	if k.BaselineLevel >= 0 && k.BaselineTPOTP50S > 0 {
-		base := fmt.Sprintf("%s p50 TPOT at concurrency %d", dur(k.BaselineTPOTP50S), k.BaselineConcurrency)
-		if k.TPOTKneeLevel >= 0 {
-			out = append(out, fmt.Sprintf("TPOT knee at %s: the first level whose p50 TPOT over the %s clears %s× with its whole 95%% interval (%s, %s–%s).",
-				a.name(k.TPOTKneeConcurrency, k.TPOTKneeRateRPS), base, factor, times(k.TPOTKneeRatio), times(k.TPOTKneeRatioLow), times(k.TPOTKneeRatioHigh)))
-		} else {
-			out = append(out, fmt.Sprintf("No TPOT knee: at no level does p50 TPOT clear %s× the %s beyond its interval; the sweep did not saturate decode.", factor, base))
-		}
-	}
-	if k.FlatToLevel >= 0 {
-		out = append(out, fmt.Sprintf("Flat TPOT up to %s (at most %s× the baseline): extra users there are nearly free.",
-			a.name(k.FlatToConcurrency, k.FlatToRateRPS), sig(k.FlatTPOTMaxRatio)))
-	}
-	if k.PlateauLevel >= 0 {
-		out = append(out, fmt.Sprintf("Throughput plateau after %s: later levels gain less than %s per doubling.",
-			a.name(k.PlateauConcurrency, k.PlateauRateRPS), percent(k.PlateauGainPerDoubling)))
-	}
-	if op := sw.Operating; op.At.Valid() || op.FirstFailing.Valid() {
-		out = append(out, sentence("Operating point: "+operatingText(op)))
-	}
-	return out
+	return out, nil
 }
 
 // kneeNotes qualify the knees: what TPOT is compared with, and what the
@@ -122,12 +96,13 @@ func kneeNotes(sw *analyze.SweepAnalysis) []string {
 	return out
 }
 
-// concurrencyAxis is the shared x axis of the three panels: log₂, so the
-// usual doubling levels are evenly spaced.
+// concurrencyAxisPatch puts the load on a log₂ axis, so the usual
+// doubling levels are evenly spaced.
 func concurrencyAxisPatch(o map[string]interface{}) {
 	setAxis(o, "xAxis", map[string]interface{}{"logBase": 2, "minorSplitLine": map[string]interface{}{"show": false}})
 }
 
+// panelChart is one of the three panels: the load on a log₂ axis.
 func panelChart(a loadAxis, yName string) *charts.Line {
 	c := charts.NewLine()
 	x, _ := valueAxis(a.title(), "log", 26)
@@ -138,47 +113,80 @@ func panelChart(a loadAxis, yName string) *charts.Line {
 	return c
 }
 
-// kneeMarks marks a concurrency with a labelled vertical dashed line.
-func kneeMarks(marks ...opts.MarkLineNameXAxisItem) []charts.SeriesOpts {
-	var keep []opts.MarkLineNameXAxisItem
-	for _, m := range marks {
-		if m.XAxis != nil {
-			keep = append(keep, m)
+// panelPatch finishes a panel: the load axis from the first level to the
+// last (log₂, so doubling levels are evenly spaced), the y axis at the
+// data (logarithmic when the values span more than 10×), and the marks as
+// dashed lines labelled above the plot.
+func panelPatch(sw *analyze.SweepAnalysis, marks []vmark, ys []float64) func(map[string]interface{}) {
+	a := axisOf(sw)
+	var xs []float64
+	for _, l := range sw.Levels {
+		if v := a.x(l); v > 0 {
+			xs = append(xs, v)
 		}
 	}
-	if len(keep) == 0 {
+	return func(o map[string]interface{}) {
+		xr := axisRange{Log: true}
+		if lo, hi, ok := dataRange(xs, true); ok {
+			xr.Min, xr.Max = lo, hi
+			if hi == lo {
+				xr.Min, xr.Max = lo/2, hi*2
+			}
+			setAxis(o, "xAxis", map[string]interface{}{"min": round(xr.Min), "max": round(xr.Max)})
+		}
+		setAxis(o, "xAxis", map[string]interface{}{"logBase": 2, "minorSplitLine": map[string]interface{}{"show": false}})
+		if spansDecade(ys) {
+			yr, _ := logExtent(ys, 1.3)
+			setAxis(o, "yAxis", map[string]interface{}{"type": "log", "min": yr.Min, "max": yr.Max,
+				"axisLabel": map[string]interface{}{"color": "#222", "showMinLabel": false, "showMaxLabel": false}})
+		} else {
+			setAxis(o, "yAxis", map[string]interface{}{"scale": true})
+		}
+		ml, rows := vmarkLine(marks, xr, colorMark)
+		if ml != nil {
+			setSeries(o, 0, map[string]interface{}{"markLine": ml})
+		}
+		setGrid(o, map[string]interface{}{"top": 40 + rows*(markFont+4)})
+	}
+}
+
+// mark is a vertical mark at a level, when there is one.
+func (a loadAxis) vmark(level, conc int, rate float64, label string) []vmark {
+	if level < 0 {
 		return nil
 	}
-	return []charts.SeriesOpts{
-		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: noSymbols, Label: markLabel("insideEndTop"), LineStyle: markLineStyle()}),
-		charts.WithMarkLineNameXAxisItemOpts(keep...),
+	x := float64(conc)
+	if a.rate {
+		x = rate
 	}
+	return []vmark{{X: x, Label: label}}
 }
 
 func throughputPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 	a := axisOf(sw)
 	c := panelChart(a, "Output tokens/s")
 	var pts []opts.LineData
+	var ys []float64
 	for _, l := range sw.Levels {
 		if l.OutputTokPerS > 0 {
 			pts = append(pts, opts.LineData{Value: xy(a.x(l), l.OutputTokPerS)})
+			ys = append(ys, l.OutputTokPerS)
 		}
 	}
 	k := sw.Knees
 	sopts := []charts.SeriesOpts{lineStyle(colorMeasured, "solid", 2), itemColor(colorMeasured), smoothOff}
-	plateau := "plateau"
-	if k.PlateauLevel == k.PeakLevel {
-		plateau = "plateau, peak"
+	var marks []vmark
+	op := sw.Operating.At
+	marks = append(marks, a.vmark(op.LevelIndex, op.Concurrency, op.RateRPS, "operating point")...)
+	marks = append(marks, a.vmark(k.PlateauLevel, k.PlateauConcurrency, k.PlateauRateRPS, "plateau")...)
+	if k.PeakOutputTokPerS > 0 {
+		marks = append(marks, a.vmark(k.PeakLevel, k.PeakConcurrency, k.PeakRateRPS, "peak "+sig(k.PeakOutputTokPerS))...)
 	}
-	sopts = append(sopts, kneeMarks(
-		opts.MarkLineNameXAxisItem{Name: plateau, XAxis: a.mark(k.PlateauLevel, k.PlateauConcurrency, k.PlateauRateRPS)},
-		opts.MarkLineNameXAxisItem{Name: "operating point", XAxis: a.mark(sw.Operating.At.LevelIndex, sw.Operating.At.Concurrency, sw.Operating.At.RateRPS)},
-	)...)
 	if peak := a.mark(k.PeakLevel, k.PeakConcurrency, k.PeakRateRPS); peak != nil {
-		// The peak is ringed; its value is in the table and the headline.
+		// The peak is ringed; its value is in the mark's label above.
 		sopts = append(sopts, charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
-			Name: "peak " + sig(k.PeakOutputTokPerS), Coordinate: []interface{}{peak, round(k.PeakOutputTokPerS)},
-			Symbol: "emptyCircle", SymbolSize: 16, ItemStyle: &opts.ItemStyle{Color: colorMark, BorderColor: colorMark},
+			Name: "peak", Coordinate: []interface{}{peak, round(k.PeakOutputTokPerS)},
+			Symbol: "emptyCircle", SymbolSize: 14, ItemStyle: &opts.ItemStyle{Color: colorMark, BorderColor: colorMark},
 			Label: &opts.Label{Show: opts.Bool(false)},
 		}))
 	}
@@ -193,15 +201,15 @@ func throughputPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 		unsustained++
 		sopts = append(sopts, charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
 			Name: unsustainedText(l), Coordinate: []interface{}{a.x(l), round(l.OutputTokPerS)},
-			Symbol: "triangle", SymbolSize: 14, ItemStyle: &opts.ItemStyle{Color: colorP99, BorderColor: colorP99},
-			Label: &opts.Label{Show: opts.Bool(true), Position: "bottom", Color: colorP99, Formatter: unsustainedText(l)},
+			Symbol: "triangle", SymbolSize: 12, ItemStyle: &opts.ItemStyle{Color: colorP99, BorderColor: colorP99},
+			Label: &opts.Label{Show: opts.Bool(false)},
 		}))
 	}
 	if unsustained > 0 {
-		caption += " Red triangles: levels that are not sustained (too many failed requests, or cut short)."
+		caption += " Red triangles: levels that are not sustained (too many failed requests, or cut short); the table says why."
 	}
 	c.AddSeries("Output tok/s", pts, sopts...)
-	opt, err := optionJSON(c, concurrencyAxisPatch)
+	opt, err := optionJSON(c, panelPatch(sw, marks, ys))
 	return opt, caption, err
 }
 
@@ -213,10 +221,12 @@ func unsustainedText(l analyze.LevelStats) string {
 	return "not sustained: " + percent(l.ErrorFraction) + " failed"
 }
 
-// latencySeries adds p50 and p99 series of one latency, in unit.
-func latencySeries(c *charts.Line, sw *analyze.SweepAnalysis, get func(analyze.LevelStats) *analyze.Latency, unit durationUnit, marks []charts.SeriesOpts) {
+// latencySeries adds p50 and p99 series of one latency, in unit, and
+// returns the values drawn.
+func latencySeries(c *charts.Line, sw *analyze.SweepAnalysis, get func(analyze.LevelStats) *analyze.Latency, unit durationUnit, marks []charts.SeriesOpts) []float64 {
 	a := axisOf(sw)
 	var p50, p99 []opts.LineData
+	var ys []float64
 	for _, l := range sw.Levels {
 		lat := get(l)
 		if lat == nil {
@@ -224,13 +234,16 @@ func latencySeries(c *charts.Line, sw *analyze.SweepAnalysis, get func(analyze.L
 		}
 		if v, ok := lat.Quantile(50); ok {
 			p50 = append(p50, opts.LineData{Value: xy(a.x(l), v*unit.scale)})
+			ys = append(ys, v*unit.scale)
 		}
 		if v, ok := lat.Quantile(99); ok {
 			p99 = append(p99, opts.LineData{Value: xy(a.x(l), v*unit.scale)})
+			ys = append(ys, v*unit.scale)
 		}
 	}
 	c.AddSeries("p50", p50, append([]charts.SeriesOpts{lineStyle(colorP50, "solid", 2), itemColor(colorP50), smoothOff}, marks...)...)
 	c.AddSeries("p99", p99, lineStyle(colorP99, "dashed", 2), itemColor(colorP99), smoothOff)
+	return ys
 }
 
 // latencyUnit picks one unit for a latency across all levels.
@@ -256,17 +269,18 @@ func tpotPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 	a := axisOf(sw)
 	c := panelChart(a, "TPOT ("+unit.name+")")
 	k := sw.Knees
-	marks := kneeMarks(opts.MarkLineNameXAxisItem{Name: "knee", XAxis: a.mark(k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS)})
+	marks := a.vmark(k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS, "knee")
+	var area []charts.SeriesOpts
 	if !a.rate && k.FlatToLevel >= 0 && k.FlatToConcurrency > k.FlatFromConcurrency && k.FlatFromConcurrency > 0 {
-		marks = append(marks,
+		area = append(area,
 			charts.WithMarkAreaStyleOpts(opts.MarkAreaStyle{
 				ItemStyle: &opts.ItemStyle{Color: "rgba(46,125,50,0.10)"},
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: colorSecond},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: colorSecond, FontSize: markFont},
 			}),
 			charts.WithMarkAreaData([]opts.MarkAreaData{{Name: "flat", XAxis: k.FlatFromConcurrency}, {XAxis: k.FlatToConcurrency}}))
 	}
-	latencySeries(c, sw, getTPOT, unit, marks)
-	opt, err := optionJSON(c, concurrencyAxisPatch)
+	ys := latencySeries(c, sw, getTPOT, unit, area)
+	opt, err := optionJSON(c, panelPatch(sw, marks, ys))
 	return opt, "Time per output token, p50 and p99; the flat region shaded, the knee (p50 > " +
 		strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64) + "× baseline) marked.", err
 }
@@ -276,10 +290,14 @@ func ttftPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 	a := axisOf(sw)
 	c := panelChart(a, "TTFT ("+unit.name+")")
 	k := sw.Knees
-	marks := kneeMarks(opts.MarkLineNameXAxisItem{Name: "TPOT knee", XAxis: a.mark(k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS)})
-	latencySeries(c, sw, getTTFT, unit, marks)
-	opt, err := optionJSON(c, concurrencyAxisPatch)
-	return opt, "Time to first token, p50 and p99: p99 pulling away from p50 is queueing.", err
+	marks := a.vmark(k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS, "TPOT knee")
+	ys := latencySeries(c, sw, getTTFT, unit, nil)
+	caption := "Time to first token, p50 and p99: p99 pulling away from p50 is queueing."
+	if spansDecade(ys) {
+		caption = "Time to first token, p50 and p99, log scale: p99 pulling away from p50 is queueing."
+	}
+	opt, err := optionJSON(c, panelPatch(sw, marks, ys))
+	return opt, caption, err
 }
 
 // throughputTable lists each level's requests and throughputs.
@@ -288,12 +306,15 @@ func throughputTable(sw *analyze.SweepAnalysis) table {
 		Caption: "Per level: measured requests (warm-up excluded), errors and throughput over the measured window.",
 		Head:    []string{"Concurrency", "Requests", "Errors", "Window (s)", "Requests/s", "Output tok/s", "95% interval", "Total tok/s", "Mean output tokens"},
 		Right:   []bool{true, true, true, true, true, true, true, true, true},
+		Fold:    []bool{false, false, false, true, true, false, false, true, true},
 	}
 	a := axisOf(sw)
 	if a.rate {
 		t.Head[0] = "Concurrency cap"
 		t.Head = append([]string{a.head()}, t.Head...)
 		t.Right = append(t.Right, true)
+		t.Fold = append([]bool{false}, t.Fold...)
+		t.Fold[1] = true
 	}
 	for _, l := range sw.Levels {
 		errs := integer(l.Errors)
@@ -309,6 +330,9 @@ func throughputTable(sw *analyze.SweepAnalysis) table {
 			orDash(l.OutputTokPerS, sig), iv, orDash(l.TotalTokPerS, sig), orDash(l.MeanOutputTokens, sig),
 		}
 		if a.rate {
+			if l.Concurrency == 0 {
+				row[0] = "none" // an open loop without a cap (imported runs)
+			}
 			row = append([]string{a.cell(l.Concurrency, l.RateRPS)}, row...)
 		}
 		if !l.Sustained {
@@ -331,18 +355,22 @@ func errorClasses(m map[string]int) string {
 }
 
 // latencyTable lists each level's latency percentiles, one unit per
-// latency. A percentile that rests on too few requests is starred.
+// latency. The p50 and p99 of TTFT and TPOT (and, open loop, TTFT from the
+// schedule) are the table; the other percentiles, ITL and E2E are folded.
+// A percentile that rests on too few requests is starred, and one
+// footnote says so for the whole table.
 func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 	type col struct {
 		name string
 		get  func(analyze.LevelStats) *analyze.Latency
 		ps   []float64
+		main []float64 // the percentiles shown unfolded
 	}
 	cols := []col{
-		{"TTFT", getTTFT, reportedPercentiles(sw, getTTFT)},
-		{"TPOT", getTPOT, reportedPercentiles(sw, getTPOT)},
-		{"ITL", getITL, []float64{50, 99}},
-		{"E2E", getE2E, []float64{50, 99}},
+		{"TTFT", getTTFT, reportedPercentiles(sw, getTTFT), []float64{50, 99}},
+		{"TPOT", getTPOT, reportedPercentiles(sw, getTPOT), []float64{50, 99}},
+		{"ITL", getITL, []float64{50, 99}, nil},
+		{"E2E", getE2E, []float64{50, 99}, nil},
 	}
 	fromSchedule := false
 	for _, l := range sw.Levels {
@@ -350,23 +378,26 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 	}
 	if fromSchedule {
 		cols = append(cols,
-			col{"wait for a slot", func(l analyze.LevelStats) *analyze.Latency { return l.SendWait }, []float64{50, 99}},
-			col{"TTFT from schedule", func(l analyze.LevelStats) *analyze.Latency { return l.TTFTFromIntended }, []float64{50, 99}},
-			col{"E2E from schedule", func(l analyze.LevelStats) *analyze.Latency { return l.E2EFromIntended }, []float64{50, 99}})
+			col{"wait for a slot", func(l analyze.LevelStats) *analyze.Latency { return l.SendWait }, []float64{50, 99}, nil},
+			col{"TTFT from schedule", func(l analyze.LevelStats) *analyze.Latency { return l.TTFTFromIntended }, []float64{50, 99}, []float64{99}},
+			col{"E2E from schedule", func(l analyze.LevelStats) *analyze.Latency { return l.E2EFromIntended }, []float64{50, 99}, nil})
 	}
 	a := axisOf(sw)
-	t := table{Head: []string{a.head()}, Right: []bool{true}}
+	t := table{Head: []string{a.head()}, Right: []bool{true}, Fold: []bool{false}}
 	units := make([]durationUnit, len(cols))
 	for i, c := range cols {
 		units[i] = latencyUnit(sw, c.get)
 		for _, p := range c.ps {
-			t.Head = append(t.Head, fmt.Sprintf("%s p%s (%s)", c.name, strconv.FormatFloat(p, 'f', -1, 64), units[i].name))
+			t.Head = append(t.Head, fmt.Sprintf("%s p%s (%s)", c.name, trimFloat(p), units[i].name))
 			t.Right = append(t.Right, true)
+			t.Fold = append(t.Fold, !slices.Contains(c.main, p))
 		}
 	}
-	starred := false
+	thin := map[float64]bool{}
+	var thinN []int
 	for _, l := range sw.Levels {
 		row := []string{a.cell(l.Concurrency, l.RateRPS)}
+		levelThin := false
 		for i, c := range cols {
 			lat := c.get(l)
 			for _, p := range c.ps {
@@ -377,13 +408,16 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 							cell = units[i].in(q.ValueS)
 							if !q.Reliable {
 								cell += "*"
-								starred = true
+								thin[p], levelThin = true, true
 							}
 						}
 					}
 				}
 				row = append(row, cell)
 			}
+		}
+		if levelThin && l.TTFT != nil {
+			thinN = append(thinN, l.TTFT.N)
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -392,12 +426,31 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 		t.Caption = "Per level: latency percentiles of successful measured requests (" + method + ")."
 	}
 	if fromSchedule {
-		t.Caption += " Open loop: \"from schedule\" is measured from each request's intended send time, so the wait for a free slot under the concurrency cap (the server's backlog) counts, as a user arriving then would feel it."
+		t.Notes = append(t.Notes, "Open loop: \"from schedule\" is measured from each request's intended send time, so the wait for a free slot under the concurrency cap (the server's backlog) counts, as a user arriving then would feel it.")
 	}
-	if starred {
-		t.Caption += " * rests on too few requests to be a tail estimate: it is the largest value seen."
+	if len(thin) > 0 {
+		t.Notes = append(t.Notes, thinFootnote(thin, thinN))
 	}
 	return t
+}
+
+// thinFootnote says once for a table which percentiles rest on too few
+// requests to be a tail estimate, and how many requests would do.
+func thinFootnote(thin map[float64]bool, ns []int) string {
+	var need []string
+	most := 0
+	for _, p := range slices.Sorted(maps.Keys(thin)) {
+		m := stats.MinSamples(p)
+		need = append(need, fmt.Sprintf("p%s needs %d", trimFloat(p), m))
+		most = max(most, m)
+	}
+	lo, hi := slices.Min(ns), slices.Max(ns)
+	had := fmt.Sprintf("%d", lo)
+	if hi != lo {
+		had = fmt.Sprintf("%d to %d", lo, hi)
+	}
+	return fmt.Sprintf("* rests on too few requests to be a tail estimate (%s; the starred levels had %s): it is the largest value seen. Measure at least %d requests per level for every tail.",
+		strings.Join(need, ", "), had, most)
 }
 
 // reportedPercentiles is the percentiles any level reports for a latency.
@@ -425,7 +478,8 @@ func levelWarnings(a loadAxis, levels []analyze.LevelStats) []string {
 	var order []string
 	at := map[string][]string{}
 	for _, l := range levels {
-		for _, w := range l.Warnings {
+		for _, n := range l.Notes {
+			w := noteText(n)
 			if _, ok := at[w]; !ok {
 				order = append(order, w)
 			}

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,16 +77,15 @@ func TestGoldenSweepReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweep := p.Runs[1]
-	for _, s := range sweep.Sections {
+	for _, s := range p.allSections() {
 		if s.Missing != "" {
-			t.Errorf("sweep run: section %q says %q, but the fixture has its data", s.Title, s.Missing)
+			t.Errorf("section %q says %q, but the fixture has its data", s.Title, s.Missing)
 		}
 	}
-	// The three panels, the roofline with decode, goodput, timeline and
-	// the two telemetry charts.
-	if n := len(chartOrder(page)); n != 1+3+1+1+1+2 {
-		t.Errorf("charts: %d, want 9 (probe roofline; 3 panels, roofline, goodput, timeline, 2 telemetry)", n)
+	// Page one: the three panels and the roofline with decode; the
+	// sweep's details: the KV cache and queue and the two telemetry charts.
+	if n := len(chartOrder(page)); n != 3+1+3 {
+		t.Errorf("charts: %d, want 7 (3 panels, roofline; timeline, 2 telemetry)", n)
 	}
 	text := strings.Join(pd.Text, "\n")
 	for _, want := range []string{
@@ -100,13 +100,13 @@ func TestGoldenSweepReport(t *testing.T) {
 	}
 }
 
-// The sweep report draws in a real browser too: nine charts, a quiet
+// The sweep report draws in a real browser too: seven charts, a quiet
 // console, no request.
 func TestBrowserRendersSweepReport(t *testing.T) {
 	rep := sweepReport(t, sweepFixture{}, true)
 	res := checkInBrowser(t, rep)
-	if len(res.Boxes) != 9 {
-		t.Errorf("found %d chart elements, want 9", len(res.Boxes))
+	if len(res.Boxes) != 7 {
+		t.Errorf("found %d chart elements, want 7", len(res.Boxes))
 	}
 }
 
@@ -133,13 +133,13 @@ func TestRepeatedRuns(t *testing.T) {
 		t.Fatalf("the analyzer found %d repeat groups in two identical sweeps, want 1", len(rep.Repeats))
 	}
 	md, page := renderBoth(t, rep)
-	for _, want := range []string{"## Repeated runs", "## Run 1: ", "## Run 2: ", "| Concurrency | Runs | TTFT p50 | TPOT p50 | Output tok/s |"} {
+	for _, want := range []string{"### Repeated runs", "## Run 1 details: ", "## Run 2 details: ", "| Concurrency | Runs | TTFT p50 | TPOT p50 | Output tok/s |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
 	text := strings.Join(parsePage(t, page).Text, "\n")
-	if !strings.Contains(text, "Repeated runs") || strings.Count(text, "Throughput, TPOT and TTFT against concurrency") < 4 {
+	if !strings.Contains(text, "Repeated runs") || strings.Count(text, "Per level: throughput, latency, goodput, roofline gap, server") < 4 {
 		t.Errorf("report.html lacks the repeats table or a run's sweep section")
 	}
 }
@@ -169,6 +169,49 @@ func TestOpenLoopSweep(t *testing.T) {
 	}
 	if panels != 3 {
 		t.Errorf("found %d sweep panels, want 3", panels)
+	}
+	// The load to run at is a rate, said as one: never a concurrency in
+	// req/s ("cap: 5.00 req/s" was the fifth failure).
+	for _, line := range strings.Split(string(md), "\n") {
+		if strings.Contains(line, "req/s") && strings.Contains(strings.ToLower(line), "concurrency cap:") {
+			t.Errorf("a concurrency given as a rate: %q", line)
+		}
+	}
+	op := rep.Runs[0].Sweep.Operating
+	if op.At.Axis != analyze.AxisRate || !strings.Contains(string(md), "**Operating point:** "+sig(op.At.RateRPS)+" req/s") {
+		t.Errorf("operating point %+v not stated as a rate", op)
+	}
+}
+
+// Page one's answer says the wall with its single strongest evidence and
+// the operating point, and cannot contradict the diagnosis (the demo's
+// headline said "compute knee" and then "the bend is not the compute wall").
+func TestDemoAnswerIsTheVerdict(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dirs, spec, err := examples.Extract("h200", "h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := analyze.Default()
+	set.SLO, _ = analyze.ParseSLO(spec.SLO)
+	if set.Model, err = analyze.ReadModelConfig(spec.ModelConfig); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeDirs(t, dirs, set)
+	h := rep.Headline
+	answer := answerSentences(rep, &rep.Runs[0])
+	wall := wallSentence(rep.Runs[0].Sweep.Diagnosis)
+	if !slices.Contains(answer, wall) || strings.Count(wall, ". ") != 0 {
+		t.Errorf("the answer %q lacks the wall in one sentence %q", answer, wall)
+	}
+	for _, want := range []string{"engine overhead", evidenceText(*h.Strongest), "then the KV-cache wall from c=64"} {
+		if !strings.Contains(wall, want) {
+			t.Errorf("wall sentence %q lacks %q", wall, want)
+		}
+	}
+	all := strings.Join(answer, " ")
+	if low := strings.ToLower(all); !strings.Contains(all, "Run it at up to c=16") || strings.Contains(low, "compute wall") || strings.Contains(low, "compute knee") {
+		t.Errorf("the answer %q: want the operating point c=16 and no compute wall", all)
 	}
 }
 

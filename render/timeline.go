@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"html/template"
+	"math"
 	"strconv"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -33,109 +34,85 @@ var timelineStyles = map[string]seriesStyle{
 	analyze.SeriesClientCPU:   {"Client CPU", "#555555", "dotted", 0, 100, "%"},
 }
 
-// timelineSection shows the server's KV-cache usage and queue over time.
-func timelineSection(id string, r *analyze.RunAnalysis) (section, error) {
+// overTimeSection shows the server's KV-cache usage and queue and the
+// GPU's utilisation, power, clock and temperature through the sweep, with
+// one table per level of what they said.
+func overTimeSection(id string, r *analyze.RunAnalysis) (section, error) {
 	s := section{
 		ID:    id,
-		Title: "KV cache and queue over time",
-		Read: "The server's KV-cache usage, running and waiting requests through the sweep, with each level's " +
-			"start marked and its warm-up shaded. A cache near 100% at the knee points to the KV-cache wall; a " +
-			"growing queue to queueing.",
+		Title: "Server and GPU over the sweep",
+		Read: "Time is measured from the start of the sweep's first level; each level's start is marked. A KV cache " +
+			"near 100% at the knee points to the KV-cache wall, a growing queue to queueing, falling clocks at high " +
+			"power or temperature to throttling.",
 	}
-	if r.Sweep == nil {
-		s.Missing = noSweep("server metrics timeline")
-		return s, nil
-	}
-	want := []string{analyze.SeriesKVUsage, analyze.SeriesRunning, analyze.SeriesWaiting, analyze.SeriesPreemptions}
-	opt, ok, err := timelineChart(r.Sweep.Timeline, want, "%", "Requests")
+	tl := r.Sweep.Timeline
+	kv, okKV, err := timelineChart(tl, []string{analyze.SeriesKVUsage, analyze.SeriesRunning, analyze.SeriesWaiting, analyze.SeriesPreemptions}, "%", "Requests")
 	if err != nil {
 		return s, err
 	}
-	if ok {
-		s.Charts = []chart{{ID: id + "-chart", Caption: "KV-cache usage (left, %) and running, waiting requests and preemptions (right) over the sweep.", Class: "wide", Option: opt}}
-	} else {
-		s.Missing = "No KV-cache or queue series was recorded: the sweep did not scrape the server's /metrics and its log has no periodic stats (or the engine exports neither)."
+	util, okUtil, err := timelineChart(tl, []string{analyze.SeriesGPUUtil, analyze.SeriesGPUPower}, "%", "W")
+	if err != nil {
+		return s, err
 	}
+	clock, okClock, err := timelineChart(tl, []string{analyze.SeriesGPUSMClock, analyze.SeriesGPUTemp}, "MHz", "°C")
+	if err != nil {
+		return s, err
+	}
+	if okKV {
+		s.Charts = append(s.Charts, chart{ID: id + "-chart", Caption: "KV-cache usage (left, %) and running, waiting requests and preemptions (right).", Class: "panel", Option: kv})
+	}
+	if okUtil {
+		s.Charts = append(s.Charts, chart{ID: id + "-util", Caption: "GPU utilisation (left, %) and power (right, W).", Class: "panel", Option: util})
+	}
+	if okClock {
+		s.Charts = append(s.Charts, chart{ID: id + "-clock", Caption: "SM clock (left, MHz) and temperature (right, °C).", Class: "panel", Option: clock})
+	}
+	s.ChartRow = len(s.Charts) > 1
+	if !okKV {
+		s.Notes = append(s.Notes, "No KV-cache or queue series was recorded: the sweep did not scrape the server's /metrics and its log has no periodic stats (or the engine exports neither).")
+	}
+	if !okUtil && !okClock {
+		s.Notes = append(s.Notes, "No GPU telemetry was recorded (NVML was not available to the sweep, or it ran on another machine than the GPU).")
+	}
+	a := axisOf(r.Sweep)
 	t := table{
-		Caption: "Per level (whole level, warm-up included): what the server's metrics and log said.",
-		Head:    []string{"Concurrency", "KV-cache usage max", "Running max", "Waiting max", "Preemptions", "Log lines", "Log errors"},
-		Right:   []bool{true, true, true, true, true, true, true},
+		Caption: "Per level (whole level, warm-up included): what the server's metrics and log and the GPU said.",
+		Head: []string{a.head(), "KV-cache usage max", "Running max", "Waiting max", "Preemptions", "GPU utilisation", "Power (W)", "Throttling",
+			"Log lines", "Log errors"},
+		Right: []bool{true, true, true, true, true, true, true, false, true, true},
+		Fold:  []bool{false, false, false, false, false, false, true, true, true, true},
 	}
 	known := false
 	for _, l := range r.Sweep.Levels {
 		sv := l.Server
-		known = known || sv.KVUsageKnown || sv.WaitingKnown || sv.RunningKnown || sv.PreemptionsKnown || sv.LogLines > 0
+		known = known || sv.KVUsageKnown || sv.WaitingKnown || sv.RunningKnown || sv.PreemptionsKnown || sv.LogLines > 0 || sv.GPUKnown
 		t.Rows = append(t.Rows, []string{
-			integer(l.Concurrency),
+			a.cell(l.Concurrency, l.RateRPS),
 			knownOr(sv.KVUsageKnown, percent(sv.KVUsageMaxFraction)),
 			knownOr(sv.RunningKnown, sig(sv.RunningMax)),
 			knownOr(sv.WaitingKnown, sig(sv.WaitingMax)),
 			knownOr(sv.PreemptionsKnown, integer(sv.Preemptions)),
+			knownOr(sv.GPUKnown, sig(sv.GPUUtilMeanPct)+"%"), knownOr(sv.GPUKnown, sig(sv.GPUPowerMeanW)),
+			orText(sv.GPUThrottle, knownOr(sv.GPUKnown, "none")),
 			integer(sv.LogLines), integer(sv.LogErrors),
 		})
 	}
 	if known {
 		s.Tables = append(s.Tables, t)
-		if !ok {
-			s.Missing += " The table has what the log said."
-		}
+	}
+	if len(s.Charts) == 0 && !known {
+		s.Missing = "Nothing was recorded over time: no server metrics, no server log, no GPU telemetry."
 	}
 	return s, nil
 }
 
-// telemetrySection shows the GPU's utilisation, power, clock and
-// temperature over the sweep.
-func telemetrySection(id string, r *analyze.RunAnalysis) (section, error) {
-	s := section{
-		ID:    id,
-		Title: "GPU telemetry",
-		Read:  "GPU utilisation, power, SM clock and temperature through the sweep (NVML). Falling clocks at high power or temperature mean throttling.",
-	}
-	if r.Sweep == nil {
-		s.Missing = noSweep("GPU telemetry")
-		return s, nil
-	}
-	tl := r.Sweep.Timeline
-	opt1, ok1, err := timelineChart(tl, []string{analyze.SeriesGPUUtil, analyze.SeriesGPUPower}, "%", "W")
-	if err != nil {
-		return s, err
-	}
-	opt2, ok2, err := timelineChart(tl, []string{analyze.SeriesGPUSMClock, analyze.SeriesGPUTemp}, "MHz", "°C")
-	if err != nil {
-		return s, err
-	}
-	if ok1 {
-		s.Charts = append(s.Charts, chart{ID: id + "-util", Caption: "GPU utilisation (left, %) and power (right, W).", Class: "half", Option: opt1})
-	}
-	if ok2 {
-		s.Charts = append(s.Charts, chart{ID: id + "-clock", Caption: "SM clock (left, MHz) and temperature (right, °C).", Class: "half", Option: opt2})
-	}
-	s.ChartRow = len(s.Charts) == 2
-	if !ok1 && !ok2 {
-		s.Missing = "No GPU telemetry was recorded (NVML was not available to the sweep, or it ran on another machine than the GPU)."
-	}
-	t := table{
-		Caption: "Per level: mean GPU utilisation and power (summed over GPUs), and throttle reasons seen.",
-		Head:    []string{"Concurrency", "GPU utilisation", "Power (W)", "Throttling"},
-		Right:   []bool{true, true, true, false},
-	}
-	known := false
-	for _, l := range r.Sweep.Levels {
-		sv := l.Server
-		known = known || sv.GPUKnown
-		t.Rows = append(t.Rows, []string{
-			integer(l.Concurrency), knownOr(sv.GPUKnown, sig(sv.GPUUtilMeanPct)+"%"), knownOr(sv.GPUKnown, sig(sv.GPUPowerMeanW)),
-			orText(sv.GPUThrottle, knownOr(sv.GPUKnown, "none")),
-		})
-	}
-	if known {
-		s.Tables = append(s.Tables, t)
-	}
-	return s, nil
-}
+// timelinePoints is how many points a time series is drawn with, per
+// series: about one per two pixels of a wide chart.
+const timelinePoints = 400
 
-// timelineChart draws the named series of the timeline over time, with
-// the levels marked; ok is false when none of them has points.
+// timelineChart draws the named series of the timeline over time from the
+// sweep's start, with the levels marked; ok is false when none of them has
+// points. Dense series are thinned by LTTB for drawing.
 func timelineChart(tl *analyze.Timeline, names []string, leftUnit, rightUnit string) (template.JS, bool, error) {
 	if tl == nil {
 		return "", false, nil
@@ -145,9 +122,13 @@ func timelineChart(tl *analyze.Timeline, names []string, leftUnit, rightUnit str
 	_, y := valueAxis(leftUnit, "value", 44)
 	_, y2 := valueAxis(rightUnit, "value", 44)
 	y2.SplitLine = &opts.SplitLine{Show: opts.Bool(false)}
-	c.SetGlobalOptions(append(baseOpts("64", "64"), charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
+	c.SetGlobalOptions(append(baseOpts("56", "56"), charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}))...)
 	c.ExtendYAxis(y2)
+	end := 0.0
+	for _, l := range tl.Levels {
+		end = max(end, l.EndS)
+	}
 	drawn := 0
 	for _, name := range names {
 		st, known := timelineStyles[name]
@@ -155,59 +136,78 @@ func timelineChart(tl *analyze.Timeline, names []string, leftUnit, rightUnit str
 			continue
 		}
 		for _, ts := range tl.Series {
-			if ts.Name != name || len(ts.Points) == 0 {
+			if ts.Name != name {
 				continue
 			}
+			var xs, ys []float64
+			for _, p := range ts.Points {
+				// Samples before the first level (the idle GPU while the
+				// sweep started) are in the run's table, not the chart.
+				if p.TS >= 0 && (end == 0 || p.TS <= end) {
+					xs, ys = append(xs, p.TS), append(ys, p.V*st.scale)
+				}
+			}
+			if len(xs) == 0 {
+				continue
+			}
+			xs, ys = lttb(xs, ys, timelinePoints)
 			label := st.label
-			if name == analyze.SeriesGPUUtil || name == analyze.SeriesGPUPower || name == analyze.SeriesGPUSMClock || name == analyze.SeriesGPUTemp {
-				label = fmt.Sprintf("GPU %d %s", ts.Device, st.label)
+			if len(tl.Series) > 0 && gpuSeries[name] {
+				label = fmt.Sprintf("%s (GPU %d)", st.label, ts.Device)
 			}
 			var pts []opts.LineData
-			for _, p := range ts.Points {
-				pts = append(pts, opts.LineData{Value: xy(p.TS, p.V*st.scale)})
+			for i := range xs {
+				pts = append(pts, opts.LineData{Value: xy(xs[i], ys[i])})
 			}
-			sopts := []charts.SeriesOpts{
-				lineStyle(st.color, st.dash, 1.5), itemColor(st.color),
-				charts.WithLineChartOpts(opts.LineChart{YAxisIndex: st.axis, ShowSymbol: opts.Bool(false), Symbol: "none"}),
-			}
-			if drawn == 0 {
-				sopts = append(sopts, levelMarks(tl)...)
-			}
-			c.AddSeries(label, pts, sopts...)
+			c.AddSeries(label, pts,
+				lineStyle(st.color, st.dash, 1.2), itemColor(st.color),
+				charts.WithLineChartOpts(opts.LineChart{YAxisIndex: st.axis, ShowSymbol: opts.Bool(false), Symbol: "none"}))
 			drawn++
 		}
 	}
 	if drawn == 0 {
 		return "", false, nil
 	}
-	opt, err := optionJSON(c, nil)
+	marks := levelMarks(tl, end)
+	opt, err := optionJSON(c, func(o map[string]interface{}) {
+		setAxis(o, "xAxis", map[string]interface{}{"min": 0, "max": round(end)})
+		// The second axis' 0 would sit on the time axis' last label.
+		setAxisN(o, "yAxis", 1, map[string]interface{}{"axisLabel": map[string]interface{}{"showMinLabel": false, "color": "#222"}})
+		ml, rows := vmarkLine(marks, axisRange{Min: 0, Max: end}, "#444")
+		if ml != nil {
+			ml["lineStyle"] = map[string]interface{}{"color": "#888", "type": "dotted", "width": 1}
+			setSeries(o, 0, map[string]interface{}{"markLine": ml})
+		}
+		setGrid(o, map[string]interface{}{"top": 40 + rows*(markFont+4)})
+	})
 	return opt, true, err
 }
 
-// levelMarks marks each level's start with a line labelled by its
-// concurrency, and shades its warm-up.
-func levelMarks(tl *analyze.Timeline) []charts.SeriesOpts {
-	var lines []opts.MarkLineNameXAxisItem
-	var areas [][]opts.MarkAreaData
+// gpuSeries are the series measured per GPU, named with the device.
+var gpuSeries = map[string]bool{analyze.SeriesGPUUtil: true, analyze.SeriesGPUPower: true, analyze.SeriesGPUSMClock: true, analyze.SeriesGPUTemp: true}
+
+// levelMarks marks each level's start, labelled by its load; a level that
+// starts too close to the last labelled one for its label to fit at the
+// narrowest width keeps its line but not its label.
+func levelMarks(tl *analyze.Timeline, end float64) []vmark {
+	var out []vmark
+	last := math.Inf(-1)
 	for _, l := range tl.Levels {
 		name := l.Load // "c=8" or "4 req/s", as the analyzer names the level
 		if name == "" {
 			name = "c=" + strconv.Itoa(l.Concurrency)
 		}
-		lines = append(lines, opts.MarkLineNameXAxisItem{Name: name, XAxis: round(l.StartS)})
-		if l.WarmupEndS > l.StartS {
-			areas = append(areas, []opts.MarkAreaData{{XAxis: round(l.StartS)}, {XAxis: round(l.WarmupEndS)}})
+		at := 0.0
+		if end > 0 {
+			at = l.StartS / end * narrowPlotPX
 		}
-	}
-	out := []charts.SeriesOpts{
-		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: noSymbols, Label: &opts.Label{Show: opts.Bool(true), Position: "insideEndTop", Color: "#444", Formatter: "{b}"},
-			LineStyle: &opts.LineStyle{Color: "#888", Type: "dotted", Width: 1}}),
-		charts.WithMarkLineNameXAxisItemOpts(lines...),
-	}
-	if len(areas) > 0 {
-		out = append(out,
-			charts.WithMarkAreaStyleOpts(opts.MarkAreaStyle{ItemStyle: &opts.ItemStyle{Color: "rgba(0,0,0,0.06)"}}),
-			charts.WithMarkAreaData(areas...))
+		w := charPX * float64(len([]rune(name)))
+		if at-last < w+8 {
+			name = ""
+		} else {
+			last = at
+		}
+		out = append(out, vmark{X: l.StartS, Label: name})
 	}
 	return out
 }

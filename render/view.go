@@ -3,7 +3,9 @@ package render
 import (
 	"fmt"
 	"html/template"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,7 +18,9 @@ import (
 // say the same thing. Building it formats numbers and picks display scales;
 // it computes nothing the analyzer did not.
 
-// page is the whole report.
+// page is the whole report: page one (the answer), then, for several
+// runs, what differs between them, then each run's details, then the
+// appendix (the probe, the runs' context, the method, the raw data).
 type page struct {
 	Title          string
 	Generated      string
@@ -24,13 +28,17 @@ type page struct {
 	EChartsVersion string
 	// Warnings concern the report as a whole.
 	Warnings []string
+	Front    front
+	// Across compares the sweeps of the report, when it has several.
+	Across []section
 	// Repeats are tables of runs of one configuration, with intervals
 	// across them.
-	Repeats []table
-	Runs    []runView
+	Repeats  []table
+	Runs     []runView
+	Appendix []section
 }
 
-// runView is everything shown about one run.
+// runView is the details of one run.
 type runView struct {
 	Anchor   string // HTML id prefix, unique per run
 	Number   int
@@ -40,45 +48,66 @@ type runView struct {
 	Sections []section
 }
 
-// section is one part of a run's report. A section whose data the run
-// lacks is still shown, with Missing saying what is missing and how to get
-// it, so a reader never wonders whether it was forgotten.
+// section is one part of the report. A section whose data the run lacks is
+// still shown, with Missing saying what is missing and how to get it, so a
+// reader never wonders whether it was forgotten.
 type section struct {
 	ID    string // HTML id, unique in the page
 	Title string
 	// Read says in a sentence or two how to read the section.
 	Read    string
 	Missing string
-	// Facts are labelled values shown as a short list (the headline).
+	// Facts are labelled values shown as cards.
 	Facts []fact
-	// Sentences are prose generated from the numbers.
+	// Sentences are prose generated from the numbers; Answer shows them as
+	// the numbered answer of page one.
 	Sentences []string
+	Answer    bool
 	// Notes are remarks below the charts and tables.
 	Notes []string
 	// Charts are drawn in the HTML only; Markdown shows their Tables.
-	Charts []chart
-	// ChartRow puts the charts side by side (the three sweep panels).
-	ChartRow bool
-	Tables   []table
-	Verdicts []verdict
-	Files    []file
+	// ChartRow puts them side by side (the three panels), ChartPair two
+	// by two.
+	Charts    []chart
+	ChartRow  bool
+	ChartPair bool
+	Tables    []table
+	Verdicts  []verdict
 }
 
-// fact is one labelled value. Missing facts say why in Value.
+// fact is one labelled value: one quantity in one unit. Missing facts say
+// why in Value. Link, when set, is the source of the value (a URL), shown
+// by its host.
 type fact struct {
 	Label   string
 	Value   string
 	Note    string
+	Link    string
 	Missing bool
 }
+
+// LinkText is the host of the fact's link, short enough for a card.
+func (f fact) LinkText() string { return linkText(f.Link) }
 
 // table is a captioned table of preformatted cells.
 type table struct {
 	Caption string
 	Head    []string
-	// Right marks columns to right-align (numbers).
+	// Right marks columns to right-align (numbers); Link marks columns of
+	// URLs, shown as links named by their host.
 	Right []bool
-	Rows  [][]string
+	Link  []bool
+	// Fold marks rarely needed columns: the HTML shows them in a folded
+	// table of their own under the main one (More), which print leaves
+	// out; Markdown shows both tables.
+	Fold []bool
+	Rows [][]string
+	// Collapsed folds the whole table: the HTML shows its caption, a click
+	// shows the rows; print leaves it out.
+	Collapsed bool
+	// Notes are the table's footnotes, once for the whole table.
+	Notes []string
+	More  *table
 }
 
 // verdict is one diagnosis check with its evidence.
@@ -104,18 +133,12 @@ type logLine struct {
 	Text string
 }
 
-// file is one raw-data file of a run.
-type file struct {
-	Path string
-	What string
-}
-
 // chart is one ECharts chart: its element id, its caption and its option
 // as JSON (built with go-echarts, escaped for a <script> element).
 type chart struct {
 	ID      string
 	Caption string
-	Class   string // "wide" or "panel": the size on the page
+	Class   string // "wide", "panel" or "half": the size on the page
 	Option  template.JS
 }
 
@@ -126,36 +149,105 @@ func buildPage(rep *analyze.Report) (*page, error) {
 		Generated:      stamp(rep.GeneratedAt),
 		Version:        rep.HeadroomVersion,
 		EChartsVersion: echartsVersion,
-		Warnings:       sentences(rep.Warnings),
+		Warnings:       noteTexts(rep.Notes),
+	}
+	var err error
+	if p.Front, err = buildFront(rep); err != nil {
+		return nil, err
+	}
+	if p.Across, err = acrossSections(rep); err != nil {
+		return nil, err
 	}
 	for _, g := range rep.Repeats {
 		p.Repeats = append(p.Repeats, repeatTable(rep, g))
 	}
 	for i := range rep.Runs {
-		rv, err := buildRun(rep, i)
+		if rep.Runs[i].Sweep == nil && rep.Runs[i].LogOnly == nil {
+			continue // a probe's numbers are in the appendix, once
+		}
+		rv, err := buildRun(rep, i, i == p.Front.Run)
 		if err != nil {
 			return nil, err
 		}
+		if len(p.Runs) > 0 {
+			// How to read a section is said once, at its first showing.
+			for j := range rv.Sections {
+				rv.Sections[j].Read = ""
+			}
+		}
 		p.Runs = append(p.Runs, rv)
 	}
+	p.Appendix = appendixSections(rep)
+	normalizeSections(p.Front.Sections)
+	normalizeSections(p.Across)
+	for i := range p.Runs {
+		normalizeSections(p.Runs[i].Sections)
+	}
+	normalizeSections(p.Appendix)
 	return p, nil
 }
 
-func buildRun(rep *analyze.Report, i int) (runView, error) {
+// countSweeps is how many runs of the report hold a sweep.
+func countSweeps(rep *analyze.Report) int {
+	n := 0
+	for i := range rep.Runs {
+		if rep.Runs[i].Sweep != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// splitRows cuts a long table of label and value pairs in two tables of
+// the same head, which the page sets side by side where they fit.
+func splitRows(t table, over int) []table {
+	if len(t.Rows) <= over {
+		return []table{t}
+	}
+	half := (len(t.Rows) + 1) / 2
+	a, b := t, t
+	a.Rows, b.Rows = t.Rows[:half], t.Rows[half:]
+	// The caption heads the first half; footnotes and the folded columns
+	// follow the second.
+	a.Notes, a.More, b.Caption = nil, nil, ""
+	return []table{a, b}
+}
+
+// allSections lists every section of the page in order.
+func (p *page) allSections() []section {
+	out := append([]section{}, p.Front.Sections...)
+	out = append(out, p.Across...)
+	for _, r := range p.Runs {
+		out = append(out, r.Sections...)
+	}
+	return append(out, p.Appendix...)
+}
+
+func normalizeSections(ss []section) {
+	for i := range ss {
+		for j := range ss[i].Tables {
+			ss[i].Tables[j].normalize()
+		}
+	}
+}
+
+// buildRun lays out a sweep run's details. The headline run's three
+// panels are on page one already, so its details carry their numbers only.
+func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 	r := &rep.Runs[i]
 	rv := runView{
 		Anchor:   "run" + strconv.Itoa(i+1),
 		Number:   i + 1,
 		Name:     runLabel(r),
 		Dir:      r.Dir,
-		Warnings: r.Warnings,
+		Warnings: append(slices.Clone(r.Warnings), noteTexts(r.Notes)...),
 	}
 	id := func(s string) string { return rv.Anchor + "-" + s }
-	sweep, err := sweepSection(id("sweep"), rep, r)
-	if err != nil {
-		return rv, err
+	if r.LogOnly != nil {
+		rv.Sections = []section{logOnlySection(id("log"), r)}
+		return rv, nil
 	}
-	roof, err := rooflineSection(id("roofline"), rep, r)
+	sweep, err := sweepSection(id("sweep"), r, !headline, rep.PercentileMethod)
 	if err != nil {
 		return rv, err
 	}
@@ -163,55 +255,46 @@ func buildRun(rep *analyze.Report, i int) (runView, error) {
 	if err != nil {
 		return rv, err
 	}
-	timeline, err := timelineSection(id("timeline"), r)
+	overTime, err := overTimeSection(id("timeline"), r)
 	if err != nil {
 		return rv, err
 	}
-	telemetry, err := telemetrySection(id("telemetry"), r)
-	if err != nil {
-		return rv, err
+	if !headline && len(rep.Runs) > 0 && countSweeps(rep) < 2 {
+		// A run that is neither page one's nor in the comparison of
+		// several runs opens with its figures.
+		rv.Sections = append(rv.Sections, runFactsSection(id("headline"), rep, r))
 	}
-	rv.Sections = []section{
-		headlineSection(id("headline"), rep, r),
-		summarySection(id("summary"), r),
-		sweep,
-		roof,
-		goodput,
+	// Every per-level table sits in one section, where the page sets
+	// narrow tables side by side: throughput and latency, goodput, the
+	// roofline gap, what the server and GPU said.
+	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly())
+	overTime.Tables = nil
+	rv.Sections = append(rv.Sections,
+		levels,
 		diagnosisSection(id("diagnosis"), r),
-		timeline,
-		telemetry,
+		overTime,
 		costSection(id("cost"), r),
-		contextSection(id("context"), r),
-		methodologySection(id("methodology"), rep, r),
-		filesSection(id("files"), r),
-	}
-	// A probe run reported with sweeps keeps only what it measured, and
-	// its headline points at the sweeps, rather than repeating that each
-	// sweep section is missing and telling the reader to go and run one.
-	if r.Sweep == nil {
-		var others []string
-		for j := range rep.Runs {
-			if j != i && rep.Runs[j].Sweep != nil {
-				others = append(others, fmt.Sprintf("run %d (%s)", j+1, runLabel(&rep.Runs[j])))
-			}
-		}
-		if len(others) > 0 {
-			kept := rv.Sections[:0]
-			for _, sec := range rv.Sections {
-				if !strings.HasPrefix(sec.Missing, noSweepPrefix) {
-					kept = append(kept, sec)
-				}
-			}
-			rv.Sections = kept
-			rv.Warnings = append(rv.Warnings, "This run has no load sweep: its ceiling is joined with the sweeps of "+strings.Join(others, ", ")+" of this report.")
-		}
-	}
-	for i := range rv.Sections {
-		for j := range rv.Sections[i].Tables {
-			rv.Sections[i].Tables[j].normalize()
-		}
-	}
+	)
 	return rv, nil
+}
+
+// tablesOnly is the section's tables and what it says about them.
+func (s section) tablesOnly() section {
+	return section{Title: s.Title, Tables: s.Tables}
+}
+
+// mergeSections folds the later sections' sentences, tables and notes into
+// the first; a later section's Missing becomes a note titled by it.
+func mergeSections(first section, rest ...section) section {
+	for _, r := range rest {
+		if r.Missing != "" {
+			first.Notes = append(first.Notes, r.Title+": "+r.Missing)
+		}
+		first.Sentences = append(first.Sentences, r.Sentences...)
+		first.Tables = append(first.Tables, r.Tables...)
+		first.Notes = append(first.Notes, r.Notes...)
+	}
+	return first
 }
 
 // HasHead reports whether any column has a heading; a table of label and
@@ -226,23 +309,71 @@ func (t table) HasHead() bool {
 }
 
 // normalize gives every row and the alignment as many cells as the head,
-// so the templates can index them freely.
+// so the templates can index them freely, and moves folded columns to More.
 func (t *table) normalize() {
 	cols := len(t.Head)
 	for _, r := range t.Rows {
 		cols = max(cols, len(r))
 	}
+	pad := func(v []bool) []bool {
+		for len(v) < cols {
+			v = append(v, false)
+		}
+		return v
+	}
 	for len(t.Head) < cols {
 		t.Head = append(t.Head, "")
 	}
-	for len(t.Right) < cols {
-		t.Right = append(t.Right, false)
-	}
+	t.Right, t.Link, t.Fold = pad(t.Right), pad(t.Link), pad(t.Fold)
 	for i := range t.Rows {
 		for len(t.Rows[i]) < cols {
 			t.Rows[i] = append(t.Rows[i], "")
 		}
 	}
+	if !slices.Contains(t.Fold, true) {
+		return
+	}
+	// The folded table repeats the first column, so its rows can be read.
+	keep, fold := []int{}, []int{0}
+	for i, f := range t.Fold {
+		if f {
+			fold = append(fold, i)
+		} else {
+			keep = append(keep, i)
+		}
+	}
+	pick := func(idx []int) table {
+		var out table
+		for _, i := range idx {
+			out.Head = append(out.Head, t.Head[i])
+			out.Right = append(out.Right, t.Right[i])
+			out.Link = append(out.Link, t.Link[i])
+			out.Fold = append(out.Fold, false)
+		}
+		for _, r := range t.Rows {
+			var row []string
+			for _, i := range idx {
+				row = append(row, r[i])
+			}
+			out.Rows = append(out.Rows, row)
+		}
+		return out
+	}
+	more := pick(fold)
+	more.Caption = "More columns: " + strings.Join(more.Head[1:], ", ") + "."
+	main := pick(keep)
+	main.Caption, main.Notes, main.More = t.Caption, t.Notes, &more
+	*t = main
+}
+
+// linkText names a URL by its host, or gives the text back when it is not
+// a URL.
+func linkText(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return s
+	}
+	return strings.TrimPrefix(u.Host, "www.")
 }
 
 func runLabel(r *analyze.RunAnalysis) string {

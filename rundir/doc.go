@@ -15,4 +15,8 @@ package rundir
 // FormatVersion is the version of the run directory format written by this
 // package. Readers refuse runs with a newer major version than they know.
 // Bump it when a change would make an older reader misread a run.
-const FormatVersion = 1
+//
+// Version 2 added run identity: manifest.json's run_id, a run_id column in
+// every table part, and request ids that are unique across runs. Version 1
+// runs still read (their id is derived, see derivedRunID).
+const FormatVersion = 2

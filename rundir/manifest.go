@@ -25,7 +25,13 @@ const (
 // Fields this version of headroom does not know are kept when a manifest is
 // read and written back (see Extra).
 type Manifest struct {
-	FormatVersion   int       `json:"format_version"`
+	FormatVersion int `json:"format_version"`
+	// RunID identifies the run wherever it is copied: a UUID (version 7
+	// for runs written from format 2 on, see NewRunID). Every table part
+	// carries it in its run_id column. A format-1 manifest has none; it is
+	// then derived from the run's start and host (see derivedRunID) when
+	// the manifest is read, and recorded when it is rewritten.
+	RunID           string    `json:"run_id"`
 	HeadroomVersion string    `json:"headroom_version"`
 	Kinds           []string  `json:"kinds"`
 	Label           string    `json:"label,omitempty"`

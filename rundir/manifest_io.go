@@ -53,6 +53,9 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 	case m.FormatVersion < 0:
 		return nil, fmt.Errorf("invalid format_version %d", m.FormatVersion)
 	}
+	if m.RunID == "" {
+		m.RunID = derivedRunID(&m)
+	}
 	m.Extra = append(json.RawMessage(nil), data...)
 	return &m, nil
 }
@@ -293,5 +296,6 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	committed(path) // a mirror to object storage uploads it (mirror.go)
 	return nil
 }

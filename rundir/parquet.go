@@ -33,6 +33,7 @@ type codecField struct {
 	name     string
 	kind     reflect.Kind
 	nullable bool
+	ext      bool // a type of columns_ext.go: time, map, list
 }
 
 var codecs sync.Map // reflect.Type -> *rowCodec
@@ -58,6 +59,11 @@ func codecFor[T any]() (*rowCodec, error) {
 			ft, nullable = ft.Elem(), true
 		}
 		var dt arrow.DataType
+		if x, ok := extendedType(ft); ok {
+			c.fields = append(c.fields, codecField{index: i, name: name, kind: ft.Kind(), nullable: nullable, ext: true})
+			afields = append(afields, arrow.Field{Name: name, Type: x, Nullable: nullable || ft == timeType})
+			continue
+		}
 		switch ft.Kind() {
 		case reflect.Int32:
 			dt = arrow.PrimitiveTypes.Int32
@@ -100,17 +106,31 @@ func readerProps() *parquet.ReaderProperties {
 	return p
 }
 
-// encodeParquet writes rows as one Parquet file (one row group) to w.
-func encodeParquet[T any](w io.Writer, rows []T) error {
+// encodeParquet writes rows as one Parquet file (one row group) to w. With
+// a runID, the file's first column is run_id holding it on every row (see
+// RunIDColumn), unless T has a run_id column of its own.
+func encodeParquet[T any](w io.Writer, rows []T, runID string) error {
 	c, err := codecFor[T]()
 	if err != nil {
 		return err
 	}
+	schema, first := c.schema, 0
+	if runID != "" && len(schema.FieldIndices(RunIDColumn)) == 0 {
+		fields := append([]arrow.Field{{Name: RunIDColumn, Type: arrow.BinaryTypes.String}}, schema.Fields()...)
+		schema, first = arrow.NewSchema(fields, nil), 1
+	}
 	mem := memory.DefaultAllocator
-	b := array.NewRecordBuilder(mem, c.schema)
+	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
+	if first == 1 {
+		ib := b.Field(0).(*array.StringBuilder)
+		ib.Reserve(len(rows))
+		for range rows {
+			ib.Append(runID)
+		}
+	}
 	for i, f := range c.fields {
-		fb := b.Field(i)
+		fb := b.Field(first + i)
 		fb.Reserve(len(rows))
 		for r := range rows {
 			v := reflect.ValueOf(&rows[r]).Elem().Field(f.index)
@@ -120,6 +140,10 @@ func encodeParquet[T any](w io.Writer, rows []T) error {
 					continue
 				}
 				v = v.Elem()
+			}
+			if f.ext {
+				appendExtended(fb, v)
+				continue
 			}
 			switch f.kind {
 			case reflect.Int32:
@@ -137,7 +161,7 @@ func encodeParquet[T any](w io.Writer, rows []T) error {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	fw, err := pqarrow.NewFileWriter(c.schema, w, writerProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(schema, w, writerProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return err
 	}
@@ -205,6 +229,12 @@ func decodeParquet[T any](r parquet.ReaderAtSeeker) (rows []T, err error) {
 	rows = make([]T, n)
 	schema := tbl.Schema()
 	for _, f := range c.fields {
+		if f.ext {
+			if err := fillExtended(rows, f, tbl); err != nil {
+				return nil, fmt.Errorf("column %q: %w", f.name, err)
+			}
+			continue
+		}
 		idx := schema.FieldIndices(f.name)
 		if len(idx) == 0 {
 			if f.nullable {

@@ -25,6 +25,9 @@ func Create(dir string, m *Manifest) (*Run, error) {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
 	m.FormatVersion = FormatVersion
+	if m.RunID == "" {
+		m.RunID = NewRunID()
+	}
 	if m.StartTime.IsZero() {
 		m.StartTime = time.Now().UTC()
 	}

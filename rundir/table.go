@@ -94,6 +94,7 @@ func WriteTable[T any](dir, table string, rows []T) error {
 // One TableWriter per table at a time.
 type TableWriter[T any] struct {
 	dir, table string
+	runID      string // the run's id, written in every part's run_id column
 
 	mu      sync.Mutex
 	pending []T
@@ -121,7 +122,7 @@ func NewTableWriter[T any](dir, table string, flushEvery time.Duration) (*TableW
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tdir, err)
 	}
-	w := &TableWriter[T]{dir: dir, table: table, done: make(chan struct{})}
+	w := &TableWriter[T]{dir: dir, table: table, runID: runIDOf(dir), done: make(chan struct{})}
 	if len(parts) > 0 {
 		n, _ := partNumber(filepath.Base(parts[len(parts)-1]))
 		w.next = n + 1
@@ -190,7 +191,7 @@ func (w *TableWriter[T]) Flush() error {
 
 func (w *TableWriter[T]) writePart(n int, rows []T) error {
 	var buf bytes.Buffer
-	if err := encodeParquet(&buf, rows); err != nil {
+	if err := encodeParquet(&buf, rows, w.runID); err != nil {
 		return fmt.Errorf("%s: encode: %w", w.table, err)
 	}
 	path := filepath.Join(w.dir, w.table, fmt.Sprintf("%s%05d%s", partPrefix, n, partSuffix))

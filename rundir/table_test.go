@@ -247,7 +247,7 @@ func TestMissingColumnIsError(t *testing.T) {
 
 func TestUnsupportedRowType(t *testing.T) {
 	type bad struct {
-		When time.Time `parquet:"when"`
+		When complex128 `parquet:"when"`
 	}
 	err := WriteTable(t.TempDir(), "x", []bad{{}})
 	if err == nil || !strings.Contains(err.Error(), "unsupported column type") {

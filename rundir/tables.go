@@ -188,16 +188,37 @@ type ServerLogLineRow struct {
 }
 
 // LevelStatsRow holds per-level statistics imported from tools that keep no
-// per-request data (e.g. the seed's serving_sweep.json). Zero means absent.
+// per-request data (e.g. the seed's serving_sweep.json, vllm bench serve
+// without --save-detailed). Zero means absent. Percentiles are as the source
+// tool computed them (PercentileMethod says how).
 type LevelStatsRow struct {
-	Concurrency      int64   `parquet:"concurrency"`
-	RequestsOK       int64   `parquet:"requests_ok"`
-	Errors           int64   `parquet:"errors"`
+	Concurrency int64 `parquet:"concurrency"`
+	// RateRPS is the open loop's arrival rate (0: closed loop, or an
+	// infinite rate).
+	RateRPS    float64 `parquet:"rate_rps"`
+	RequestsOK int64   `parquet:"requests_ok"`
+	Errors     int64   `parquet:"errors"`
+	// Incomplete requests were neither completed nor failed in the tool's
+	// own count (guidellm's "incomplete": still running when the benchmark
+	// ended).
+	Incomplete       int64   `parquet:"incomplete"`
+	WindowS          float64 `parquet:"window_s"`
+	RequestsPerS     float64 `parquet:"requests_per_s"`
 	OutputTokPerS    float64 `parquet:"output_tok_per_s"`
+	TotalTokPerS     float64 `parquet:"total_tok_per_s"`
+	MeanPromptTokens float64 `parquet:"mean_prompt_tokens"`
+	MeanOutputTokens float64 `parquet:"mean_output_tokens"`
 	TTFTP50S         float64 `parquet:"ttft_p50_s"`
+	TTFTP90S         float64 `parquet:"ttft_p90_s"`
 	TTFTP99S         float64 `parquet:"ttft_p99_s"`
 	TPOTP50S         float64 `parquet:"tpot_p50_s"`
+	TPOTP90S         float64 `parquet:"tpot_p90_s"`
 	TPOTP99S         float64 `parquet:"tpot_p99_s"`
+	ITLP50S          float64 `parquet:"itl_p50_s"`
+	ITLP90S          float64 `parquet:"itl_p90_s"`
+	ITLP99S          float64 `parquet:"itl_p99_s"`
 	E2EP50S          float64 `parquet:"e2e_p50_s"`
+	E2EP90S          float64 `parquet:"e2e_p90_s"`
+	E2EP99S          float64 `parquet:"e2e_p99_s"`
 	PercentileMethod string  `parquet:"percentile_method"`
 }

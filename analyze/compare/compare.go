@@ -42,6 +42,10 @@ type Options struct {
 	// GateNeedsSignificance makes a rule fail only when its change is
 	// also significant at Alpha (when a test can be made).
 	GateNeedsSignificance bool
+	// AllowDiffer lists keys of MustMatch that may differ between the
+	// groups compared besides GroupBy (e.g. engine.name, to compare two
+	// engines grouped by label).
+	AllowDiffer []string
 }
 
 // DefaultOptions are the options of `headroom compare` without flags.
@@ -61,6 +65,9 @@ type Comparison struct {
 	// SLO is the SLO goodput was judged against, nil when none was given.
 	SLO  *analyze.SLO `json:"slo,omitempty"`
 	Runs []Run        `json:"runs"`
+	// LeftOut are the runs that failed or measured nothing: listed apart,
+	// with why, and in no group.
+	LeftOut []LeftOut `json:"left_out,omitempty"`
 	// Groups are the runs grouped by GroupBy, the baseline first.
 	Groups []Group `json:"groups"`
 	// Contexts diffs the runs' context: one diff of the sweeps and one of
@@ -70,6 +77,15 @@ type Comparison struct {
 	Comparisons []GroupComparison `json:"comparisons,omitempty"`
 	Gate        *Gate             `json:"gate,omitempty"`
 	Warnings    []string          `json:"warnings,omitempty"`
+
+	manifests map[string]*rundir.Manifest // by run directory, for the index
+}
+
+func (c *Comparison) manifest(dir string) *rundir.Manifest {
+	if m := c.manifests[dir]; m != nil {
+		return m
+	}
+	return &rundir.Manifest{}
 }
 
 // Run is one run's summary.
@@ -213,6 +229,62 @@ type Group struct {
 
 // Compare summarises the runs and compares their groups.
 func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Comparison, error) {
+	sums := make([]Run, len(runs))
+	per := perRunSettings(opts)
+	err := parallel(ctx, len(runs), func(i int) error {
+		s, err := summarize(runs[i], per)
+		if err != nil {
+			return fmt.Errorf("%s: %w", runs[i].Dir, err)
+		}
+		sums[i] = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return compareSummaries(runs, sums, opts)
+}
+
+// CompareDirs loads and summarises each run (local or in object storage)
+// on every CPU and keeps only its summary and manifest, so memory follows
+// the number of runs, not the size of their tables; then it compares them
+// as Compare does. labels, keyed by run directory, rename runs for this
+// comparison.
+func CompareDirs(ctx context.Context, dirs []rundir.Dir, labels map[string]string, opts Options) (*Comparison, error) {
+	runs := make([]*analyze.Run, len(dirs))
+	sums := make([]Run, len(dirs))
+	per := perRunSettings(opts)
+	err := parallel(ctx, len(dirs), func(i int) error {
+		r, err := analyze.LoadFrom(dirs[i], loadOptions)
+		if err != nil {
+			return err
+		}
+		if name, ok := labels[r.Dir]; ok {
+			r.Manifest.Label = name
+		}
+		s, err := summarize(r, per)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.Dir, err)
+		}
+		runs[i], sums[i] = &analyze.Run{Dir: r.Dir, Manifest: r.Manifest}, s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return compareSummaries(runs, sums, opts)
+}
+
+// perRunSettings are the settings of each run's own analysis: no
+// intervals, since the comparison's statistics are its own two-sample
+// tests (skipping the bootstrap keeps archives fast).
+func perRunSettings(opts Options) analyze.Settings {
+	per := opts.Settings
+	per.BootstrapResamples = 0
+	return per
+}
+
+func compareSummaries(runs []*analyze.Run, sums []Run, opts Options) (*Comparison, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("no runs to compare")
 	}
@@ -230,38 +302,45 @@ func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Compariso
 		Alpha:            opts.Alpha,
 		PercentileMethod: stats.PercentileMethod,
 		SLO:              opts.Settings.SLO,
-		Runs:             make([]Run, len(runs)),
-	}
-	// Per-run analysis needs no intervals: the comparison's statistics are
-	// its own two-sample tests. Skipping the bootstrap keeps archives fast.
-	per := opts.Settings
-	per.BootstrapResamples = 0
-	err := parallel(ctx, len(runs), func(i int) error {
-		s, err := summarize(runs[i], per)
-		if err != nil {
-			return fmt.Errorf("%s: %w", runs[i].Dir, err)
-		}
-		c.Runs[i] = s
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		Runs:             sums,
 	}
 	for i, l := range defaultLabels(runs) {
 		c.Runs[i].Label = l
 	}
-	manifests := make([]*rundir.Manifest, len(runs))
+	all := make([]*rundir.Manifest, len(runs))
+	c.manifests = make(map[string]*rundir.Manifest, len(runs))
 	for i, r := range runs {
-		manifests[i] = r.Manifest
+		all[i] = r.Manifest
+		c.manifests[r.Dir] = r.Manifest
 	}
-	if err := checkGroupKey(opts.GroupBy, manifests); err != nil {
+	if err := checkGroupKey(opts.GroupBy, all); err != nil {
 		return nil, err
 	}
-	if err := group(c, runs, opts); err != nil {
+	// Failed and empty runs are listed apart and form no group.
+	var kept []*analyze.Run
+	var manifests []*rundir.Manifest
+	summaries := make([]Run, 0, len(runs))
+	for i, r := range runs {
+		s := c.Runs[i]
+		if why := unusable(s, r.Manifest); why != "" {
+			c.LeftOut = append(c.LeftOut, LeftOut{Dir: s.Dir, Label: s.Label, Kinds: s.Kinds, Complete: s.Complete, Why: why, Run: s})
+			continue
+		}
+		summaries = append(summaries, s)
+		kept, manifests = append(kept, r), append(manifests, r.Manifest)
+	}
+	c.Runs = summaries
+	if len(c.Runs) == 0 {
+		return nil, fmt.Errorf("no run has numbers to compare (%s)", leftOutList(c.LeftOut))
+	}
+	opts.Baseline = slices.DeleteFunc(slices.Clone(opts.Baseline), func(b string) bool {
+		return slices.ContainsFunc(c.LeftOut, func(l LeftOut) bool { return sameDir(l.Dir, b) })
+	})
+	if err := group(c, kept, opts); err != nil {
 		return nil, err
 	}
 	c.Contexts = contextDiffs(c, manifests)
-	c.Comparisons = compareGroups(c, opts)
+	c.Comparisons = compareGroups(c, contextMaps(c.Runs, manifests), opts)
 	if len(opts.Rules) > 0 {
 		c.Gate = evaluateGate(c, opts)
 	}
@@ -325,10 +404,10 @@ func checkGroupKey(key string, ms []*rundir.Manifest) error {
 	if key == "label" || key == "dir" || len(key) > 4 && key[:4] == "tag:" {
 		return nil
 	}
-	if slices.Contains(GroupKeys(ms), key) {
+	if slices.ContainsFunc(ms, func(m *rundir.Manifest) bool { return hasGroupKey(key, m) }) {
 		return nil
 	}
-	return fmt.Errorf("--group-by %q: no run has that key; use label, dir, tag:KEY or one of: %v", key, GroupKeys(ms)[2:])
+	return fmt.Errorf("--group-by %q: no run has that key; use label, dir, tag:KEY, a tag's key, a manifest field (e.g. engine.base_url, gpus.0.uuid) or one of: %v", key, GroupKeys(ms)[2:])
 }
 
 // summarize analyses one run alone and keeps what a comparison shows.

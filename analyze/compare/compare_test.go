@@ -245,7 +245,9 @@ func TestDiffAndGroupValue(t *testing.T) {
 // A probe-only run has no numbers to compare: it is neither the baseline
 // nor a candidate, and the gate does not fail on it.
 func TestProbeRunsAreNotCompared(t *testing.T) {
-	probe := &analyze.Run{Dir: "probe", Manifest: &rundir.Manifest{FormatVersion: 1, Kinds: []string{rundir.KindProbe}, StartTime: t0, Complete: true}}
+	probe := &analyze.Run{Dir: "probe", Manifest: &rundir.Manifest{FormatVersion: 1, Kinds: []string{rundir.KindProbe}, StartTime: t0, Complete: true},
+		GEMM:      []rundir.ProbeGEMMRow{{Batch: 4096, K: 8192, N: 8192, Intensity: 2048, FLOPPerS: 800e12, Mode: "solo"}},
+		Bandwidth: []rundir.ProbeBandwidthRow{{Method: "memcpy_dtod", BufferBytes: 1 << 30, BytesPerCall: 2 << 30, BytesPerS: 4e12, Mode: "solo"}}}
 	a := sweep{dir: "a", levels: []int{1}, n: 5, tokens: 3, ttft: constant(time.Millisecond), tpot: constant(time.Millisecond)}
 	b := a
 	b.dir = "b"

@@ -150,7 +150,9 @@ func evaluateGate(c *Comparison, opts Options) *Gate {
 				res.Status, worst = "fail", worstFail
 			}
 			res.Delta = worst
-			if checked == 0 {
+			if checked == 0 || gc.NotComparable != "" {
+				// A difference between runs that are not comparable says
+				// nothing about the change the gate guards against.
 				res.Status = "unchecked"
 			}
 			res.Line = gateLine(res, r, gc)
@@ -182,7 +184,9 @@ func gateLine(res RuleResult, r Rule, gc GroupComparison) string {
 	d := res.Delta
 	if res.Status == "unchecked" {
 		why := "no value of " + r.Metric + " in both groups"
-		if strings.Contains(r.Metric, "_p") {
+		if gc.NotComparable != "" {
+			why = gc.NotComparable
+		} else if strings.Contains(r.Metric, "_p") {
 			why = "no load level measured by both groups"
 		} else if r.Metric == "goodput" {
 			why = "goodput needs an SLO (--slo) and a level inside it in both groups"

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // Load reads what a comparison needs of a run directory with the report's
@@ -16,8 +17,10 @@ import (
 // per-chunk tokens table, the largest, which only the ITL needs, and the
 // list of data files; ITL is therefore not compared.
 func Load(dir string) (*analyze.Run, error) {
-	return analyze.LoadWith(dir, analyze.LoadOptions{SkipTokens: true, SkipFiles: true})
+	return analyze.LoadWith(dir, loadOptions)
 }
+
+var loadOptions = analyze.LoadOptions{SkipTokens: true, SkipFiles: true}
 
 // LoadAll loads runs concurrently, one worker per CPU, keeping their
 // order. It stops at the first error, which names the run.
@@ -65,4 +68,16 @@ feed:
 		}
 	}
 	return nil
+}
+
+// LoadDirs is LoadAll for run directories anywhere: local or in object
+// storage (rundir.RemoteDir).
+func LoadDirs(ctx context.Context, dirs []rundir.Dir) ([]*analyze.Run, error) {
+	runs := make([]*analyze.Run, len(dirs))
+	err := parallel(ctx, len(dirs), func(i int) error {
+		r, err := analyze.LoadFrom(dirs[i], loadOptions)
+		runs[i] = r
+		return err
+	})
+	return runs, err
 }

@@ -211,9 +211,11 @@ func allEqual(v []string) bool {
 
 // groupValue is a run's value of a --group-by key: "label" (the label, else
 // the directory name), "dir", "tag:KEY" (the value of a KEY=VALUE tag, or
-// "yes" for a bare KEY tag), or any context key ("engine.version",
-// "gpu.name", "engine.flag --enable-prefix-caching", ...). A run without
-// the key groups under "(none)".
+// "yes" for a bare KEY tag), any context key ("engine.version",
+// "gpu.name", "engine.flag --enable-prefix-caching", ...), any manifest
+// field by its JSON path ("engine.base_url", "gpus.0.uuid", see
+// manifestValue), or a tag's key alone. A run without the key groups under
+// "(none)".
 func groupValue(key, dir string, m *rundir.Manifest) string {
 	switch {
 	case key == "" || key == "label":
@@ -224,15 +226,8 @@ func groupValue(key, dir string, m *rundir.Manifest) string {
 	case key == "dir":
 		return dir
 	case strings.HasPrefix(key, "tag:"):
-		want := strings.TrimPrefix(key, "tag:")
-		for _, t := range m.Tags {
-			k, v, hasValue := strings.Cut(t, "=")
-			if k == want {
-				if !hasValue {
-					return "yes"
-				}
-				return v
-			}
+		if v, ok := tagValue(m, strings.TrimPrefix(key, "tag:")); ok {
+			return v
 		}
 		return none
 	}
@@ -241,7 +236,32 @@ func groupValue(key, dir string, m *rundir.Manifest) string {
 			return f.value
 		}
 	}
+	if v, ok := manifestValue(m, key); ok && v != "" {
+		return v
+	}
+	if v, ok := tagValue(m, key); ok {
+		return v
+	}
 	return none
+}
+
+// hasGroupKey reports whether a run has a value for key as groupValue
+// reads it (a context key, a manifest field or a tag key).
+func hasGroupKey(key string, m *rundir.Manifest) bool {
+	if strings.HasPrefix(key, "tag:") {
+		_, ok := tagValue(m, strings.TrimPrefix(key, "tag:"))
+		return ok
+	}
+	for _, f := range contextFields(m) {
+		if f.key == key {
+			return true
+		}
+	}
+	if _, ok := manifestValue(m, key); ok {
+		return true
+	}
+	_, ok := tagValue(m, key)
+	return ok
 }
 
 const none = "(none)"
@@ -264,4 +284,11 @@ func GroupKeys(ms []*rundir.Manifest) []string {
 		}
 	}
 	return keys
+}
+
+// DiffManifests is the diff of the runs' context that `headroom compare`
+// shows, for other reports: the keys whose values differ between the
+// manifests (one value per manifest) and those they share.
+func DiffManifests(ms []*rundir.Manifest) (differs, same []DiffRow) {
+	return diffManifests(ms)
 }

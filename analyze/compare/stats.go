@@ -11,9 +11,15 @@ import (
 
 // GroupComparison compares one candidate group with the baseline group.
 type GroupComparison struct {
-	Baseline  string  `json:"baseline"`
-	Candidate string  `json:"candidate"`
-	Deltas    []Delta `json:"deltas"`
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+	// NotComparable is set when the groups' runs differ in a key of
+	// MustMatch: it says which ("not comparable: workload.prompt_tokens
+	// differs (...)"), Differs lists the keys and values, and the deltas
+	// show both sides with no test.
+	NotComparable string    `json:"not_comparable,omitempty"`
+	Differs       []DiffRow `json:"not_comparable_keys,omitempty"`
+	Deltas        []Delta   `json:"deltas"`
 }
 
 // Delta is one metric of a candidate group against the baseline: the two
@@ -108,7 +114,7 @@ type levelKey struct {
 }
 
 // compareGroups compares every candidate group with the baseline group.
-func compareGroups(c *Comparison, opts Options) []GroupComparison {
+func compareGroups(c *Comparison, ctx []map[string]string, opts Options) []GroupComparison {
 	var base *Group
 	for i := range c.Groups {
 		if c.Groups[i].Baseline {
@@ -125,18 +131,23 @@ func compareGroups(c *Comparison, opts Options) []GroupComparison {
 			continue
 		}
 		gc := GroupComparison{Baseline: base.Name, Candidate: g.Name}
+		gc.Differs, gc.NotComparable = comparability(c, ctx, base.Runs, g.Runs, allowedToDiffer(opts))
 		for _, m := range runMetrics {
 			xs, ys := runValues(c, base.Runs, m.get), runValues(c, g.Runs, m.get)
 			if len(xs) == 0 || len(ys) == 0 {
 				continue
 			}
 			d := Delta{Metric: m.name, Unit: m.unit, HigherIsBetter: m.higher, Baseline: mean(xs), Candidate: mean(ys), Over: "runs"}
-			testRuns(&d, xs, ys, opts.Alpha)
+			if gc.NotComparable != "" {
+				d.N1, d.N2, d.NoTest = len(xs), len(ys), gc.NotComparable
+			} else {
+				testRuns(&d, xs, ys, opts.Alpha)
+			}
 			gc.Deltas = append(gc.Deltas, finish(d))
 		}
 		for _, key := range commonLevels(c, base.Runs, g.Runs) {
 			for _, m := range levelMetrics {
-				if d, ok := compareLevel(c, base.Runs, g.Runs, key, m, b, opts.Alpha); ok {
+				if d, ok := compareLevel(c, base.Runs, g.Runs, key, m, b, opts.Alpha, gc.NotComparable); ok {
 					gc.Deltas = append(gc.Deltas, finish(d))
 				}
 			}
@@ -227,7 +238,10 @@ func keyOf(l Level) levelKey {
 // with Mann-Whitney U and p99 changes with a bootstrap interval of the
 // ratio. Otherwise (imports with per-level statistics only) the runs'
 // level values are averaged and tested as per-run values.
-func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot stats.Bootstrap, alpha float64) (Delta, bool) {
+//
+// With untested set (the groups are not comparable), the values are
+// computed and no test is made: NoTest says why.
+func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot stats.Bootstrap, alpha float64, untested string) (Delta, bool) {
 	d := Delta{Metric: m.name, Unit: "s", Concurrency: key.conc, RateRPS: key.rate}
 	pa, oka, loadA := pooled(c, a, key, m)
 	pb, okb, _ := pooled(c, b, key, m)
@@ -241,6 +255,8 @@ func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot s
 		d.Over, d.N1, d.N2 = "requests", len(pa), len(pb)
 		need := stats.MinSamples(m.p)
 		switch {
+		case untested != "":
+			d.NoTest = untested
 		case len(pa) < need || len(pb) < need:
 			d.NoTest = fmt.Sprintf("a p%g needs at least %d requests a side (have %d and %d)", m.p, need, len(pa), len(pb))
 		case m.p == 50:
@@ -262,6 +278,10 @@ func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot s
 		return d, false
 	}
 	d.Baseline, d.Candidate, d.Over = mean(xs), mean(ys), "runs"
+	if untested != "" {
+		d.N1, d.N2, d.NoTest = len(xs), len(ys), untested
+		return d, true
+	}
 	testRuns(&d, xs, ys, alpha)
 	return d, true
 }

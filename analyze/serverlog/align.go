@@ -3,8 +3,6 @@ package serverlog
 import (
 	"sort"
 	"time"
-
-	"github.com/headroom-llm/headroom/rundir"
 )
 
 // LineClock gives the client receive time of a log line. The capture side
@@ -20,9 +18,17 @@ type LineClock interface {
 }
 
 // RecvTimes is a LineClock backed by a slice: RecvTimes[i] is the receive
-// time of line i+1 in Unix nanoseconds; 0 means unknown. It is the run
-// directory's log clock (rundir.NewLogClock builds it from a run).
-type RecvTimes = rundir.LogClock
+// time of line i+1 in Unix nanoseconds; 0 means unknown. analyze builds it
+// from a run's server_log_lines table.
+type RecvTimes []int64
+
+// RecvTimeNS implements LineClock.
+func (r RecvTimes) RecvTimeNS(line int64) (int64, bool) {
+	if line < 1 || line > int64(len(r)) || r[line-1] == 0 {
+		return 0, false
+	}
+	return r[line-1], true
+}
 
 // Align sets RecvTime on each event whose line the clock knows, and
 // returns how many it set. Options.Clock does the same while scanning.

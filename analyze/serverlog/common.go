@@ -150,6 +150,8 @@ var problemMarkers = [...]problemMarker{
 	{ProblemTimeout, "imed out", false, false},
 	{ProblemTimeout, "Timeout", false, false},
 	{ProblemAbort, "Aborted request", false, false},
+	{ProblemAbort, "cancel task", false, false}, // llama-server: "stop: cancel task, id_task = 2042"
+	{ProblemPromptCache, "making room for prompt cache entry", false, false},
 }
 
 // markerPairs has a bit for each two-byte opening of a problem marker and
@@ -221,7 +223,10 @@ func (s *Scanner) classify(lvl Level, msg []byte) status {
 				return s.problemAt(KindError, i, code)
 			}
 		}
-		if !s.tbTop && isEntryFrame(code) {
+		if !s.tbTop && (isEntryFrame(code) || (lvl >= LevelError && s.engineProc)) {
+			// An exception at the program's entry point, or a traceback an
+			// engine-core or worker process logs as an ERROR: the process
+			// that runs the model failed.
 			s.tbTop = true
 			return s.fatal(ProblemCrash, string(code))
 		}

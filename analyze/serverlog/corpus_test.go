@@ -1,55 +1,15 @@
 package serverlog
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/headroom-llm/headroom/internal/labels"
 )
-
-// corpusLabel is one line of testdata/serverlogs/labels.tsv: a fixture and
-// what a person read in it, before the parser was run on it.
-type corpusLabel struct {
-	File string
-	Want map[string]string
-}
-
-// readCorpusLabels reads a labels file (tab-separated "file key=value ...",
-// '#' comments).
-func readCorpusLabels(t testing.TB, path string) []corpusLabel {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []corpusLabel
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Split(line, "\t")
-		l := corpusLabel{File: fields[0], Want: map[string]string{}}
-		for _, kv := range fields[1:] {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				t.Fatalf("%s: %s: %q is not key=value", path, l.File, kv)
-			}
-			l.Want[k] = v
-		}
-		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // summaryValue gives the value of a label key that the Summary carries;
 // ok is false for keys it does not (the wall, checked by the verdict's
@@ -96,10 +56,13 @@ func sameValue(key, got, want string) bool {
 // TestCorpusCounts checks every labelled fixture's key counts: engine,
 // generation, stats records, preemptions, maxima, the crash class.
 func TestCorpusCounts(t *testing.T) {
-	labels := readCorpusLabels(t, filepath.Join(fixtureDir, "labels.tsv"))
+	corpus, err := labels.Read(filepath.Join(fixtureDir, "labels.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
 	var bad []string
-	for _, l := range labels {
+	for _, l := range corpus {
 		seen[l.File] = true
 		f, err := os.Open(filepath.Join(fixtureDir, l.File))
 		if err != nil {
@@ -128,5 +91,5 @@ func TestCorpusCounts(t *testing.T) {
 	for _, b := range bad {
 		t.Error(b)
 	}
-	t.Logf("%d labelled fixtures, %d mismatching values", len(labels), len(bad))
+	t.Logf("%d labelled fixtures, %d mismatching values", len(corpus), len(bad))
 }

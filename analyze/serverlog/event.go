@@ -5,11 +5,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/engines"
 )
 
 // Engine names a serving engine whose log format the scanner knows. The
-// values match the engine names used in run manifests (rundir.Engine*),
+// values match the engine names used in run manifests (package engines),
 // except llama.cpp's, "llamacpp" here.
 type Engine string
 
@@ -31,13 +31,13 @@ const (
 var Engines = []Engine{EngineVLLM, EngineSGLang, EngineLlamaCpp, EngineNodeLlamaCpp, EngineTransformersCB}
 
 // ParseEngine reads an engine name as a user types it or a manifest holds
-// it: "auto" or "" for detection, and every spelling rundir.CanonicalEngine
+// it: "auto" or "" for detection, and every spelling engines.Canonical
 // knows of an engine whose log the scanner reads.
 func ParseEngine(s string) (Engine, error) {
 	if t := strings.ToLower(strings.TrimSpace(s)); t == "" || t == "auto" {
 		return EngineUnknown, nil
 	}
-	name, _ := rundir.CanonicalEngine(s)
+	name, _ := engines.Canonical(s)
 	if e, ok := logEngines[name]; ok {
 		return e, nil
 	}
@@ -46,11 +46,11 @@ func ParseEngine(s string) (Engine, error) {
 
 // logEngines maps the manifest's engine names to the scanner's.
 var logEngines = map[string]Engine{
-	rundir.EngineVLLM:           EngineVLLM,
-	rundir.EngineSGLang:         EngineSGLang,
-	rundir.EngineLlamaCpp:       EngineLlamaCpp,
-	rundir.EngineNodeLlamaCpp:   EngineNodeLlamaCpp,
-	rundir.EngineTransformersCB: EngineTransformersCB,
+	engines.VLLM:           EngineVLLM,
+	engines.SGLang:         EngineSGLang,
+	engines.LlamaCpp:       EngineLlamaCpp,
+	engines.NodeLlamaCpp:   EngineNodeLlamaCpp,
+	engines.TransformersCB: EngineTransformersCB,
 }
 
 // Kind says what an event is about; it selects which payload field of Event
@@ -342,6 +342,7 @@ const (
 	ProblemFatalSignal     = "fatal_signal"     // the process died of a signal or an assertion (SIGSEGV, abort, killed)
 	ProblemCrash           = "crash"            // an exception reached the top of the server process
 	ProblemSwapSpace       = "swap_space"       // vLLM V0 swap space warning
+	ProblemPromptCache     = "prompt_cache"     // llama.cpp evicted a prompt-cache entry to make room (host-RAM cache thrashing)
 	ProblemHTTP            = "http_error"       // an HTTP error status returned to a client
 	ProblemOther           = "error"            // any other error-level line
 )
@@ -361,6 +362,8 @@ const (
 	SlotLaunch    = "launch"     // a task was assigned to the slot
 	SlotNewPrompt = "new_prompt" // prompt size known
 	SlotRelease   = "release"    // the task finished and the slot is free
+	SlotActive    = "active"     // another line of the slot's task: the slot is busy
+	SlotData      = "data"       // a census of the slots: Busy of them processing
 )
 
 // Slot is llama.cpp slot activity. Integer fields are -1 when the line did
@@ -373,6 +376,7 @@ type Slot struct {
 	NCtxSlot     int  // new prompt: context of the slot
 	NPast        int  // release: tokens in the slot's cache
 	Truncated    bool // release: the prompt was truncated
+	Busy         int  // data: slots processing a task
 }
 
 // Timing phases (llama.cpp).

@@ -159,6 +159,11 @@ func (s *Scanner) llamaSlotLine(lvl Level, rest []byte) status {
 	if contains(msg, "failed to find free space in the KV cache") || contains(msg, "failed to find a memory slot") {
 		return s.kvFull(id, task, msg)
 	}
+	if id >= 0 && task >= 0 && lvl != LevelError && lvl != LevelWarning {
+		// Any other line of a slot's task (prompt progress, decoding,
+		// timings headers): the slot is busy with it.
+		return s.slotEvent(SlotActive, id, task)
+	}
 	return s.classifyLlama(lvl, msg)
 }
 
@@ -637,6 +642,13 @@ func (s *Scanner) llamaRecord(lvl Level, fn string, msg []byte, f llamaFields) s
 		}
 	case m == "slot is processing task":
 		return s.slotEvent(SlotLaunch, slot, task)
+	case m == "slot data":
+		// Ollama's and 2024 llama-server's periodic slot census.
+		if n, ok := f.int("n_processing_slots"); ok {
+			st := s.slotEvent(SlotData, -1, task)
+			s.ev.Slot.Busy = n
+			return st
+		}
 	case m == "slot released":
 		st := s.slotEvent(SlotRelease, slot, task)
 		if n, ok := f.int("n_past"); ok {

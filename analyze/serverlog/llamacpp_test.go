@@ -37,11 +37,12 @@ func TestLlamaTimings(t *testing.T) {
 			t.Errorf("%s:%d:\n got %+v\nwant %+v", tt.file, tt.line, got, tt.want)
 		}
 	}
-	// progress and "n_decoded" lines of print_timing are not timings
+	// progress and "n_decoded" lines of print_timing are not timings, only
+	// the slot busy with its task
 	evs, _ := scanFile(t, "llamacpp-b9xxx-single-line-timing.log", Options{})
 	for _, l := range []int64{4, 8, 9} {
-		if _, ok := evs[l]; ok {
-			t.Errorf("line %d should not be an event", l)
+		if ev, ok := evs[l]; !ok || ev.Kind != KindSlot || ev.Slot.Action != SlotActive || ev.Slot.ID != 0 {
+			t.Errorf("line %d should be the slot's activity, not a timing: %+v", l, ev)
 		}
 	}
 	// --log-timestamps: relative to the start of the log, anchored by Reference
@@ -82,7 +83,7 @@ func TestLlamaSlots(t *testing.T) {
 	// journald short output has no year: it comes from Options
 	evs, s := scanFile(t, "llamacpp-b4xxx-journald-slots.log", Options{Year: 2024})
 	checkTime(t, evs[4], utc(2024, time.December, 2, 12, 10, 29, 0), TimeNoYear)
-	checkCounts(t, s, Counts{Lines: 13, Events: 5, Ignored: 8, Wrapped: 13})
+	checkCounts(t, s, Counts{Lines: 13, Events: 8, Ignored: 5, Wrapped: 13})
 	// a sampler-chain line for task -1 is not a launch
 	evs, _ = scanFile(t, "llamacpp-b7xxx-print-timing-block.log", Options{})
 	if _, ok := evs[10]; ok {
@@ -344,5 +345,49 @@ func TestEventLogDetection(t *testing.T) {
 	evs, _ := scanString(t, "2026-11-30T12:00:00.457Z ERROR engine error=\"Error: llama_decode failed\"\n", Options{Engine: EngineNodeLlamaCpp})
 	if p := evs[0].Problem; evs[0].Kind != KindError || p.Class != ProblemEngineDead || p.Message != "Error: llama_decode failed" {
 		t.Errorf("engine error %+v", evs[0])
+	}
+}
+
+// The layout of the llama.cpp that node-llama-cpp 3.21.1 bundles (release
+// v0.4.0, its gitRelease.bundle): common/log.cpp writes "%d.%02d.%03d.%03d "
+// (minutes, seconds, milliseconds, microseconds since the start, in blue
+// when colours are on) and a level letter, and tools/server/server-common.h's
+// SLT_INF "slot %12.*s: id %2d | task %d | " (the function name cut to 12:
+// launch_slot_with_task is "launch_slot_").
+func TestLlamaBundledLayout(t *testing.T) {
+	text := "\x1b[34m0.03.695.846\x1b[0m \x1b[32mI \x1b[0mslot launch_slot_: id 31 | task 0 | processing task, is_child = 0\n" +
+		"0.03.695.900 I slot update_slots: id 31 | task 0 | new prompt, n_ctx_slot = 4096, n_keep = 0, task.n_tokens = 17\n" +
+		"1437.52.393.991 I slot print_timing: id 31 | task 0 | prompt processing, n_tokens = 2048, progress = 0.03\n" +
+		"\x1b[34m1438.05.100.000\x1b[0m \x1b[32mI \x1b[0mslot      release: id 31 | task 0 | stop processing: n_tokens = 57, truncated = 0\n"
+	evs, _ := scanString(t, text, Options{Engine: EngineLlamaCpp})
+	want := []struct {
+		action  string
+		elapsed time.Duration
+	}{
+		{SlotLaunch, 3*time.Second + 695846*time.Microsecond},
+		{SlotNewPrompt, 3*time.Second + 695900*time.Microsecond},
+		{SlotActive, 1437*time.Minute + 52*time.Second + 393991*time.Microsecond},
+		{SlotRelease, 1438*time.Minute + 5*time.Second + 100*time.Millisecond},
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d: %+v", len(evs), len(want), evs)
+	}
+	for i, w := range want {
+		ev := evs[i]
+		if ev.Kind != KindSlot || ev.Slot.Action != w.action || ev.Slot.ID != 31 || ev.Slot.Task != 0 || ev.Elapsed != w.elapsed || ev.TimeQuality != TimeRelative {
+			t.Errorf("line %d: %+v (elapsed %s), want %s at %s", i+1, ev.Slot, ev.Elapsed, w.action, w.elapsed)
+		}
+	}
+}
+
+// llama-server's host-RAM prompt cache evicting entries, and a cancelled
+// task (lines of an H200 sweep's log, testdata/h200-llamacpp on branch gpu).
+func TestLlamaPromptCacheAndCancel(t *testing.T) {
+	text := "0.12.183.899 W srv         alloc:  - making room for prompt cache entry, removing oldest entry (size = 136.014 MiB)\n" +
+		"0.12.184.001 W srv          stop: cancel task, id_task = 2042\n"
+	evs, _ := scanString(t, text, Options{Engine: EngineLlamaCpp})
+	if len(evs) != 2 || evs[0].Kind != KindWarning || evs[0].Problem.Class != ProblemPromptCache ||
+		evs[1].Kind != KindError || evs[1].Problem.Class != ProblemAbort || evs[1].Problem.Fatal {
+		t.Fatalf("events %+v", evs)
 	}
 }

@@ -130,6 +130,9 @@ type Scanner struct {
 
 	// tbTop: the entry point of the current Python traceback was reported.
 	tbTop bool
+	// engineProc: the vLLM line came from an engine-core or worker process
+	// (its "(EngineCore_0 pid=7) " or "(Worker_TP0 pid=9) " prefix).
+	engineProc bool
 
 	// recent rank-tagged events, to fold the copies other ranks print
 	recent []rankedEvent

@@ -18,6 +18,7 @@ import (
 
 // parseVLLM reads one vLLM line.
 func (s *Scanner) parseVLLM(b []byte) status {
+	s.engineProc = false
 	body := stripProcPrefix(b)
 	if len(body) < len(b) {
 		s.vllmProc(b[:len(b)-len(body)])
@@ -133,6 +134,7 @@ func (s *Scanner) vllmProc(p []byte) {
 	case bytes.HasPrefix(p, []byte("(VllmWorkerProcess")):
 		s.ev.Generation = "V0"
 	}
+	s.engineProc = !bytes.HasPrefix(p, []byte("(APIServer"))
 	for _, w := range [...]string{"(VllmWorker", "(Worker", "(RayWorkerWrapper", "(pid="} {
 		if bytes.HasPrefix(p, []byte(w)) {
 			s.ev.Rank = s.intern(p[1 : len(p)-1])
@@ -380,6 +382,12 @@ func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
 		}
 		if _, ok := afterPrefix(msg, "Cudagraph is disabled"); ok {
 			return s.fact(FactCUDAGraph, "disabled")
+		}
+	case 'W':
+		if _, ok := afterPrefix(msg, "Writing input of failed execution"); ok {
+			// V0's model runner dumps the inputs of a step that raised: the
+			// engine loop dies with it (an INFO line, so it is read here).
+			return s.fatal(ProblemEngineDead, string(trimSpace(msg)))
 		}
 	case 'R':
 		if rest, ok := afterPrefix(msg, "Received request "); ok {

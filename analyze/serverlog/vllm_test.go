@@ -209,11 +209,16 @@ func TestVLLMErrors(t *testing.T) {
 			t.Errorf("%s:%d: class %s, want %s", tt.file, tt.line, ev.Problem.Class, tt.class)
 		}
 	}
-	// Traceback frames, even with an ERROR header, are not errors of their own.
+	// Traceback frames, even with an ERROR header, are not errors of their
+	// own; but a traceback a worker or the engine core logs as an ERROR is
+	// the model's process failing: its first frame is a crash.
 	_, s := scanFile(t, "vllm-0.21.x-v1-oom-enginedead.log", Options{})
 	checkCounts(t, s, Counts{Lines: 6, Events: 2, Ignored: 4})
-	_, s = scanFile(t, "vllm-0.12.x-v1-buildkite-prefix.log", Options{})
-	checkCounts(t, s, Counts{Lines: 7, Ignored: 7, Wrapped: 7})
+	evs, s := scanFile(t, "vllm-0.12.x-v1-buildkite-prefix.log", Options{})
+	checkCounts(t, s, Counts{Lines: 7, Events: 1, Ignored: 6, Wrapped: 7})
+	if ev := wantEvent(t, evs, 1, KindError); ev.Problem.Class != ProblemCrash || !ev.Problem.Fatal {
+		t.Errorf("the worker's ERROR traceback: %+v", ev.Problem)
+	}
 	_, s = scanFile(t, "vllm-0.21.x-v1-enginedead-traceback.log", Options{})
 	checkCounts(t, s, Counts{Lines: 13, Events: 1, Unknown: 12})
 }

@@ -9,16 +9,16 @@
 // Engines, so that another engine is one more row.
 //
 // Input is long-format samples (Sample): the rows of the run directory's
-// server_metrics table, as the sweep's scraper writes them with package
+// server_metrics table as the sweep's scraper records them with package
 // promtext (which also reads a saved text dump of /metrics).
 package servermetrics
 
-import "github.com/headroom-llm/headroom/rundir"
+import "github.com/headroom-llm/headroom/promtext"
 
-// Sample is one scraped value in long format: a row of the run directory's
-// server_metrics table (time_ns, name, labels, value). Labels are
-// rundir.CanonicalLabels.
-type Sample = rundir.ServerMetricRow
+// Sample is one scraped value in long format (time, name, labels, value),
+// as promtext parses it and the server_metrics table stores it; a
+// rundir.ServerMetricRow converts to it: Sample(row).
+type Sample = promtext.Sample
 
 // withoutLabel returns the canonical label string without one label, and
 // that label's value.
@@ -26,11 +26,11 @@ func withoutLabel(labels, name string) (rest, value string) {
 	if labels == "" {
 		return "", ""
 	}
-	m, err := rundir.ParseLabels(labels)
+	m, err := promtext.ParseLabels(labels)
 	if err != nil {
 		return labels, ""
 	}
 	value = m[name]
 	delete(m, name)
-	return rundir.CanonicalLabels(m), value
+	return promtext.CanonicalLabels(m), value
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/promtext"
 )
 
 // DefaultQuantiles are the quantiles Extract computes when Options leave
@@ -107,6 +107,9 @@ func Extract(samples []Sample, opts Options) (*Result, error) {
 	}
 	byName := map[string][]Sample{}
 	for _, s := range samples {
+		if n := row.canonicalName(s.Name); n != "" && n != s.Name {
+			s.Name = n
+		}
 		byName[s.Name] = append(byName[s.Name], s)
 	}
 	res := &Result{Engine: engine, Quantiles: append([]float64(nil), qs...)}
@@ -229,7 +232,7 @@ func histogramQuantiles(q Quantity, family string, buckets, sums []Sample, qs []
 	groups := map[string]*group{}
 	var warns []string
 	for _, s := range buckets {
-		rest, le := withoutLabel(s.Labels, rundir.BucketLabel)
+		rest, le := withoutLabel(s.Labels, promtext.BucketLabel)
 		bound, err := strconv.ParseFloat(le, 64)
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("%s_bucket{%s}: bad le %q", family, s.Labels, le))

@@ -73,9 +73,13 @@ type Source struct {
 // quantity the sources are tried in order; the first one present in the
 // samples is used.
 type EngineMetrics struct {
-	Engine     string // as in run manifests: vllm, sglang, llamacpp, node-llama-cpp
-	Prefix     string // metric name prefix used to detect the engine
-	Quantities map[Quantity][]Source
+	Engine string // as in run manifests: vllm, sglang, llamacpp, node-llama-cpp
+	Prefix string // metric name prefix used to detect the engine
+	// AltPrefixes are other spellings of Prefix some exporters use
+	// (SGLang's gRPC worker sidecar writes "sglang_"); their samples are
+	// read as if named with Prefix.
+	AltPrefixes []string
+	Quantities  map[Quantity][]Source
 }
 
 func g(name, note string) Source { return Source{Name: name, Kind: Gauge, Note: note} }
@@ -110,11 +114,12 @@ var Engines = []EngineMetrics{
 		},
 	},
 	{
-		Engine: "sglang",
-		Prefix: "sglang:",
+		Engine:      "sglang",
+		Prefix:      "sglang:",
+		AltPrefixes: []string{"sglang_"},
 		Quantities: map[Quantity][]Source{
-			Running:          {g("sglang:num_running_reqs", "")},
-			Waiting:          {g("sglang:num_queue_reqs", "")},
+			Running:          {g("sglang:num_running_reqs", ""), g("sglang:num_requests_running", "the first exporter, 2024-09 (sglang PR 1461)")},
+			Waiting:          {g("sglang:num_queue_reqs", ""), g("sglang:num_requests_waiting", "the first exporter, 2024-09"), g("sglang:queue_req", "the first exporter, 2024-09")},
 			KVUsage:          {g("sglang:token_usage", "fraction of the token pool in use")},
 			KVUsedTokens:     {g("sglang:kv_used_tokens", "later releases"), g("sglang:num_used_tokens", "")},
 			KVCapacityTokens: {g("sglang:max_total_num_tokens", "later releases")},
@@ -192,14 +197,14 @@ func Lookup(engine string) (EngineMetrics, bool) {
 	return EngineMetrics{}, false
 }
 
-// DetectEngine names the engine whose metric prefix most samples carry;
-// "" when none matches.
+// DetectEngine names the engine whose metric prefix (or one of its other
+// spellings) most samples carry; "" when none matches.
 func DetectEngine(samples []Sample) string {
 	best, bestN := "", 0
 	for _, e := range Engines {
 		n := 0
 		for i := range samples {
-			if strings.HasPrefix(samples[i].Name, e.Prefix) {
+			if e.canonicalName(samples[i].Name) != "" {
 				n++
 			}
 		}
@@ -208,4 +213,18 @@ func DetectEngine(samples []Sample) string {
 		}
 	}
 	return best
+}
+
+// canonicalName is name under the row's Prefix when it carries the prefix
+// or one of its other spellings, else "".
+func (e EngineMetrics) canonicalName(name string) string {
+	if strings.HasPrefix(name, e.Prefix) {
+		return name
+	}
+	for _, p := range e.AltPrefixes {
+		if strings.HasPrefix(name, p) {
+			return e.Prefix + name[len(p):]
+		}
+	}
+	return ""
 }

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -27,7 +28,9 @@ func main() {
 	itl := flag.Duration("itl", 10*time.Millisecond, "time between tokens (0: as fast as possible)")
 	batch := flag.Int("batch", 1, "with -itl 0 (burst): chunks written per flush, so the server is not the bottleneck")
 	stagger := flag.Bool("stagger", false, "offset each stream's token schedule by a different fraction of -itl, so chunks of many streams do not arrive in one burst")
+	pad := flag.Int("pad", 0, "bytes of filler text added to every chunk: costs the client parsing time, not the server (a starved-client scenario)")
 	flag.Parse()
+	filler := strings.Repeat("x", *pad)
 
 	var chunks, requests atomic.Int64
 	mux := http.NewServeMux()
@@ -84,6 +87,7 @@ func main() {
 			}
 			buf = append(buf[:0], `data: {"id":"cmpl-bench","object":"text_completion","created":1764460800,"model":"bench","choices":[{"index":0,"text":" `...)
 			buf = strconv.AppendInt(buf, time.Now().UnixNano(), 10)
+			buf = append(buf, filler...)
 			buf = append(buf, `","logprobs":null,"finish_reason":`...)
 			buf = append(buf, finish...)
 			buf = append(buf, `,"stop_reason":null}],"usage":null}`+"\n\n"...)

@@ -136,7 +136,11 @@ func printRuns(runs []row) {
 		if r.d.Wall == analyze.WallInconclusive {
 			at += " (needs " + r.d.Primary.Deciding + ")"
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", filepath.Base(r.dir), orDash(r.want), r.d.Wall, at,
+		name := filepath.Base(r.dir)
+		if r.scenario != "" {
+			name = r.scenario + "/" + name
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", name, orDash(r.want), r.d.Wall, at,
 			orDash(strings.Join(then, ", ")), r.d.Confidence.Level, r.op1())
 	}
 }

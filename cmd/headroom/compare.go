@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-llm/headroom/analyze/compare"
+	"github.com/headroom-llm/headroom/objstore"
 	"github.com/headroom-llm/headroom/render"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -27,7 +30,7 @@ func (e gateFailed) Unwrap() error { return e.error }
 type compareFlags struct {
 	out, format, groupBy, index string
 	rules                       []compare.Rule
-	baselines                   []string
+	baselines, allowDiffer      []string
 	labels                      [][2]string // RUN, NAME
 	alpha                       float64
 	gateSignificant             bool
@@ -37,7 +40,7 @@ type compareFlags struct {
 func newCompareCmd() *cobra.Command {
 	var f compareFlags
 	cmd := &cobra.Command{
-		Use:   "compare RUN|DIR...",
+		Use:   "compare RUN|DIR|s3://BUCKET/PREFIX...",
 		Short: "Compare runs: overlaid curves, headline numbers, what differs, significance, a regression gate",
 		Long: `Compare reads run directories (a directory that is not a run is searched
 recursively for runs) and writes compare.md, compare.html and comparison.json:
@@ -46,11 +49,19 @@ numbers per run (peak throughput, TPOT knee, SLO goodput, $/Mtok, the wall hit),
 and the context keys whose values differ between runs (engine version, flags,
 model, quantization, GPU, driver, ...).
 
-Runs are grouped by --group-by (default: label). Runs in one group are repeats
-of one configuration; every other group is compared with the baseline group
-(--baseline, else the first group) and each difference says whether it is
-significant: Mann-Whitney U on per-run values or per-request latencies, or a
-bootstrap interval of a p99 ratio.
+Runs are grouped by --group-by (default: label; also dir, tag:KEY, a tag's key,
+any context key or any manifest field by its JSON path). Runs in one group are
+repeats of one configuration; every other group is compared with the baseline
+group (--baseline, else the first group) and each difference says whether it
+is significant: Mann-Whitney U on per-run values or per-request latencies, or
+a bootstrap interval of a p99 ratio.
+
+Before claiming a difference, compare checks that the groups ran the same
+workload (endpoint, loop, prompt and output lengths, prefix, dataset) on the
+same model, quantization, engine and GPUs; where one of those differs (other
+than the --group-by key, or one given to --allow-differ) the groups are shown
+side by side as "not comparable: KEY differs" and nothing is tested. Runs that
+failed or measured nothing are listed apart, with why, and form no group.
 
 Regression gate: --fail-if "throughput<-5%,ttft_p99>+10%" checks each rule for
 every candidate group against the baseline and prints one line per violated
@@ -76,6 +87,7 @@ DuckDB, pandas or Polars; see docs/compare.md.`,
 	fl.Var(&pairsFlag{dst: &f.labels, want: "RUN=NAME"}, "label", "RUN=NAME: label a run for this comparison (the manifest is not changed); repeatable")
 	parsedVar(fl, &f.rules, "fail-if", "rules", "", "regression gate, e.g. \"throughput<-5%,ttft_p99>+10%\": exit 3 when a rule holds", compare.ParseRules)
 	fl.BoolVar(&f.gateSignificant, "gate-significant", false, "a gate rule fails only when its change is also significant (or cannot be tested)")
+	fl.StringSliceVar(&f.allowDiffer, "allow-differ", nil, "context keys that may differ between the groups compared besides --group-by (of: "+strings.Join(compare.MustMatch, ", ")+")")
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level of the tests")
 	fl.StringVar(&f.index, "index", "", "also write the index of the runs as one Parquet file here (e.g. runs.parquet)")
 	f.analysis.register(cmd)
@@ -92,6 +104,12 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		return err
 	}
 	opts.Settings, opts.GroupBy, opts.Alpha, opts.GateNeedsSignificance = set, f.groupBy, f.alpha, f.gateSignificant
+	for _, k := range f.allowDiffer {
+		if !slices.Contains(compare.MustMatch, k) {
+			return usageError{fmt.Errorf("--allow-differ %q: not a key that must match; those are %s", k, strings.Join(compare.MustMatch, ", "))}
+		}
+	}
+	opts.AllowDiffer = f.allowDiffer
 	opts.Rules = f.rules
 	labels := map[string]string{}
 	for _, l := range f.labels {
@@ -99,21 +117,24 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 	}
 
 	// The baseline's runs come first, then the others, each run once.
-	var dirs []string
+	var dirs []rundir.Dir
 	seen := map[string]bool{}
 	addRuns := func(arg string) ([]string, error) {
-		found, err := findRuns(arg)
+		found, err := findRunDirs(ctx, arg)
 		if err != nil {
 			return nil, err
 		}
 		var added []string
 		for _, d := range found {
-			key, _ := filepath.Abs(d)
+			key := d.Name
+			if d.IsLocal() {
+				key, _ = filepath.Abs(d.Name)
+			}
 			if !seen[key] {
 				seen[key] = true
 				dirs = append(dirs, d)
 			}
-			added = append(added, d)
+			added = append(added, d.Name)
 		}
 		return added, nil
 	}
@@ -130,48 +151,60 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		}
 	}
 
-	runs, err := compare.LoadAll(ctx, dirs)
-	if err != nil {
-		return fmt.Errorf("compare: %w", err)
-	}
-	for _, r := range runs {
-		if name, ok := labels[filepath.Clean(r.Dir)]; ok {
-			r.Manifest.Label = name
-			delete(labels, filepath.Clean(r.Dir))
+	// --label names must name runs compared; they apply as the runs load.
+	byDir := map[string]string{}
+	for _, d := range dirs {
+		if name, ok := labels[filepath.Clean(d.Name)]; ok {
+			byDir[d.Name] = name
+			delete(labels, filepath.Clean(d.Name))
 		}
 	}
 	for run := range labels {
 		return usageError{fmt.Errorf("--label %s=...: %s is not among the runs compared", run, run)}
 	}
-	cmp, err := compare.Compare(ctx, runs, opts)
+	cmp, err := compare.CompareDirs(ctx, dirs, byDir, opts)
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return err
-	}
-	var paths []string
-	if f.format != "none" {
-		if paths, err = render.CompareFiles(f.out, cmp, f.format); err != nil {
-			return err
+	paths, err := writeTo(ctx, f.out, func(dir string) ([]string, error) {
+		var paths []string
+		if f.format != "none" {
+			if paths, err = render.CompareFiles(dir, cmp, f.format); err != nil {
+				return nil, err
+			}
 		}
-	}
-	data, err := json.MarshalIndent(cmp, "", "  ")
+		data, err := json.MarshalIndent(cmp, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("encode comparison.json: %w", err)
+		}
+		jp := filepath.Join(dir, "comparison.json")
+		if err := rundir.WriteOutput(jp, append(data, '\n')); err != nil {
+			return nil, err
+		}
+		return append(paths, jp), nil
+	})
 	if err != nil {
-		return fmt.Errorf("encode comparison.json: %w", err)
-	}
-	jp := filepath.Join(f.out, "comparison.json")
-	if err := rundir.WriteOutput(jp, append(data, '\n')); err != nil {
 		return err
 	}
-	paths = append(paths, jp)
 	if f.index != "" {
-		if err := cmp.WriteIndex(f.index); err != nil {
+		where, name := filepath.Split(f.index)
+		if objstore.IsURL(f.index) {
+			where, name = path.Split(f.index)
+		}
+		ip, err := writeTo(ctx, cmpOr(where, "."), func(dir string) ([]string, error) {
+			p := filepath.Join(dir, name)
+			return []string{p}, cmp.WriteIndex(p)
+		})
+		if err != nil {
 			return fmt.Errorf("--index: %w", err)
 		}
-		paths = append(paths, f.index)
+		paths = append(paths, ip...)
 	}
-	fmt.Fprintf(stdout, "compared %d runs in %d groups (grouped by %s)\n", len(cmp.Runs), len(cmp.Groups), cmp.GroupBy)
+	left := ""
+	if n := len(cmp.LeftOut); n > 0 {
+		left = fmt.Sprintf("; %d left out (failed or empty, see compare.md)", n)
+	}
+	fmt.Fprintf(stdout, "compared %d runs in %d groups (grouped by %s)%s\n", len(cmp.Runs), len(cmp.Groups), cmp.GroupBy, left)
 	for _, p := range paths {
 		fmt.Fprintln(stdout, "wrote", p)
 	}

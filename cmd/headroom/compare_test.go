@@ -83,7 +83,7 @@ func TestImportsThenCompare(t *testing.T) {
 		byLabel[r.Label] = r
 	}
 	v := byLabel["llama.run"]
-	if v.Tags != "engine=vllm" || v.Model != "meta-llama/Llama-3.1-8B-Instruct" || v.PeakOutputTokS == nil || *v.PeakOutputTokS != 300 ||
+	if v.Tags["engine"] != "vllm" || v.Model != "meta-llama/Llama-3.1-8B-Instruct" || v.PeakOutputTokS == nil || *v.PeakOutputTokS != 300 ||
 		*v.PeakConcurrency != 4 || v.Levels != 2 || v.Requests != 200 || v.Date != "2025-01-03" || v.SourceTool == "" {
 		t.Errorf("vllm index row %+v", v)
 	}

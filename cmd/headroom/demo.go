@@ -13,7 +13,7 @@ import (
 
 func newDemoCmd() *cobra.Command {
 	var out, example string
-	var list bool
+	var list, pdf bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Write a report of a real bundled run into ./headroom-demo/",
@@ -50,7 +50,7 @@ them, so you can see what headroom produces without a GPU or a server.`,
 			if err != nil {
 				return err
 			}
-			paths, err := writeReport(runDirs, out, "both", set)
+			paths, err := writeReport(cmd.Context(), runDirs, out, "both", set, pdf)
 			if err != nil {
 				return err
 			}
@@ -64,5 +64,6 @@ them, so you can see what headroom produces without a GPU or a server.`,
 	cmd.Flags().StringVarP(&out, "out", "o", "headroom-demo", "output directory")
 	cmd.Flags().StringVar(&example, "example", examples.Default, "which bundled run (see --list)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the bundled runs")
+	cmd.Flags().BoolVar(&pdf, "pdf", false, "also print report.html to report.pdf (A4) with a local Chromium or Chrome")
 	return cmd
 }

@@ -21,18 +21,25 @@ func newImportCmd() *cobra.Command {
 'headroom report' and 'headroom compare' read like headroom's own runs.
 
 Formats (detected from the content, not the name):
-  roofline_<GPU>.json          the seed's roofline probe (script 01)
-  serving_sweep.json           the seed's serving sweep (script 02)
+  roofline_<GPU>.json          a PyTorch roofline probe's result (bandwidth, GEMM sweep)
+  serving_sweep.json           a Python serving sweep's result (levels, latencies)
   vllm bench serve JSON        --save-result, with --save-detailed for per-request
                                times; several results (--append-result) are levels
+  vllm bench sweep directory   the run=N.json files of each combination (or a
+                               summary.json, or the experiment's summary.csv)
   AIPerf artifact directory    profile_export.jsonl (per request), with the load
                                setting from profile_export_aiperf.json beside it;
-                               profile_export_aiperf.json alone gives aggregates
-  GenAI-Perf profile_export.json   every experiment is a level
-  guidellm benchmarks.json     every benchmark (strategy) is a level
+                               profile_export_aiperf.json (or .csv) alone gives
+                               aggregates
+  GenAI-Perf profile_export.json   every experiment is a level;
+                               profile_export_genai_perf.json gives aggregates
+  guidellm benchmarks.json/.yaml   every benchmark (strategy) is a level
 
 Several files (or artifact directories) of one tool become the levels of one
-sweep, e.g. one vllm bench serve result per --max-concurrency.
+sweep, e.g. one vllm bench serve result per --max-concurrency. Results whose
+recorded settings differ (model, metadata, server or benchmark overrides, closed
+or open loop), or that repeat a load level, become separate runs under --out,
+one directory each, named by what sets them apart.
 
 What a format does not record (per-token times, server log, GPU, ...) is listed
 in the manifest (source.lacks) and in the report; times that were reconstructed
@@ -64,12 +71,17 @@ rather than measured are named in the manifest's notes. See docs/imports.md.`,
 				base := filepath.Base(strings.TrimRight(args[0], "/"))
 				out = strings.TrimSuffix(base, filepath.Ext(base)) + ".run"
 			}
-			run, err := importer.ImportFiles(args, out, opts)
+			runs, err := importer.ImportAll(args, out, opts)
+			for _, run := range runs {
+				fmt.Fprintf(cmd.OutOrStdout(), "imported %s (%s) into %s\n", run.Manifest.Source.File, run.Manifest.Source.Tool, run.Dir)
+			}
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "imported %s (%s) into %s\n", strings.Join(args, ", "), run.Manifest.Source.Tool, run.Dir)
-			if lacks := run.Manifest.Source.Lacks; len(lacks) > 0 {
+			if len(runs) > 1 {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d runs: the results differ in their settings or repeat a load level; compare them with `headroom compare %s/*`\n", len(runs), out)
+			}
+			if lacks := runs[0].Manifest.Source.Lacks; len(lacks) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "the source lacks: %s\n", strings.Join(lacks, "; "))
 			}
 			return nil

@@ -40,14 +40,21 @@ func TestInspectLog(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		code, out, errs := headroom(t, append([]string{"inspect-log"}, tt.args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", tt.args, code, errs)
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%v: output lacks %q:\n%s", tt.args, w, out)
-			}
+		inspectLogWants(t, tt.args, tt.want)
+	}
+}
+
+// inspectLogWants runs inspect-log with args and checks its output holds
+// every want.
+func inspectLogWants(t *testing.T, args, want []string) {
+	t.Helper()
+	code, out, errs := headroom(t, append([]string{"inspect-log"}, args...)...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errs)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%v: output lacks %q:\n%s", args, w, out)
 		}
 	}
 }
@@ -61,6 +68,62 @@ func TestInspectLogJSON(t *testing.T) {
 		if !strings.Contains(out, w) {
 			t.Errorf("JSON lacks %s:\n%s", w, out)
 		}
+	}
+}
+
+// The verdict a log or a /metrics dump alone supports: printed with its
+// evidence line, and the top-level "wall" of --json.
+func TestInspectLogVerdict(t *testing.T) {
+	tests := []struct {
+		args []string
+		wall string
+		want []string
+	}{
+		{[]string{logFixtures + "vllm-0.5.0-offline-swap-preemption.log"}, "kv_cache",
+			[]string{"wall                     KV cache", "line 2: WARNING 06-16 21:24:15 scheduler.py:1089] Sequence group 165 is preempted", "cannot tell"}},
+		{[]string{logFixtures + "vllm-0.10.1.1-v1-a100-7b-c500-maxseqs-waiting.log"}, "queueing",
+			[]string{"up to 242 requests waiting in the engine", "the clients' per-request latencies"}},
+		{[]string{logFixtures + "sglang-0.4.4-largest-len-draining.log"}, "compute",
+			[]string{"compute (unconfirmed: GPU telemetry would confirm it)", "up to 509 requests running at once"}},
+		{[]string{logFixtures + "vllm-0.6.4.post1-serve-enginedead.log", "--year", "2024"}, "engine_error",
+			[]string{"engine error", "the engine failed"}},
+		{[]string{"../../testdata/metrics/sglang-docs-llama31-8b.txt"}, "queueing",
+			[]string{"metrics dump: ../../testdata/metrics/sglang-docs-llama31-8b.txt", "waiting max              2,826", "up to 2,826 requests waiting"}},
+		{[]string{logFixtures + "vllm-0.10.1.1-v1-gptoss120b-4node-idle.log", "--metrics", "../../testdata/metrics/node-llama-cpp-3.21.1.txt"}, "kv_cache",
+			[]string{"metrics dump: ../../testdata/metrics/node-llama-cpp-3.21.1.txt", "7 preemptions (nodellama:num_preemptions_total)"}},
+	}
+	for _, tt := range tests {
+		inspectLogWants(t, tt.args, tt.want)
+		code, out, errs := headroom(t, append([]string{"inspect-log", "--json"}, tt.args...)...)
+		if code != 0 {
+			t.Fatalf("%v --json: exit %d: %s", tt.args, code, errs)
+		}
+		if want := `{
+  "wall": "` + tt.wall + `",`; !strings.HasPrefix(out, want) {
+			t.Errorf("%v --json starts %q, want %q", tt.args, out[:min(len(out), 60)], want)
+		}
+	}
+}
+
+// headroom report takes a bare log or dump as a run without a sweep.
+func TestReportBareLogAndDump(t *testing.T) {
+	out := t.TempDir()
+	code, _, errs := headroom(t, "report", "-o", out, "--format", "md", logFixtures+"vllm-0.5.0-offline-swap-preemption.log", "../../testdata/metrics/sglang-docs-llama31-8b.txt")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"### The wall this file alone supports", "**Wall hit:** KV cache", "**Wall hit:** queueing",
+		"Sequence group 165 is preempted", "the server log or /metrics dump alone supports"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("report.md lacks %q", w)
+		}
+	}
+	if strings.Contains(string(md), "did not scrape") {
+		t.Error("report.md says /metrics was not scraped though a dump was given")
 	}
 }
 

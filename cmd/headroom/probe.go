@@ -37,8 +37,7 @@ func newProbeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure the GPU's roofline: memory bandwidth, bf16 GEMM peak, ridge point and knee",
-		Long: `probe measures what the silicon can do, as the seed's roofline script does but
-without Python: the bandwidth of a large device-to-device copy (bytes read plus
+		Long: `probe measures what the silicon can do, without Python: the bandwidth of a large device-to-device copy (bytes read plus
 written), the bf16 throughput of (B,K)@(K,N) GEMMs over a sweep of batch sizes
 B, and from them the peak, the ridge point (peak / bandwidth, in FLOP per byte)
 and the knee (the smallest B reaching 90% of the peak). Every GEMM is checked
@@ -119,14 +118,24 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	if dir == "" {
 		dir = "headroom-probe-" + time.Now().UTC().Format("20060102-150405")
 	}
-	run, res, err := p.Record(ctx, dir)
+	// An s3:// run is written here and mirrored as it is written.
+	o, err := newRunOutput(ctx, dir)
+	if err != nil {
+		return err
+	}
+	dir = o.name()
+	run, res, err := p.Record(ctx, o.dir)
 	bar.done()
+	uerr := o.finish()
 	if run == nil {
 		// Nothing was measured (no driver, no GPU, no cuBLAS): no run was written.
 		if errors.Is(err, cuda.ErrLibraryNotFound) {
 			return fmt.Errorf("probe: %w", err)
 		}
 		return err
+	}
+	if uerr != nil {
+		return errors.Join(err, uerr)
 	}
 	if perr := res.WriteSummary(stdout); perr != nil {
 		return errors.Join(err, perr)

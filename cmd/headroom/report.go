@@ -1,25 +1,26 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/objstore"
 	"github.com/headroom-llm/headroom/render"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
 // reportFlags are the analysis settings a user can set on `headroom report`.
 type reportFlags struct {
-	slo                             *analyze.SLO
-	percentiles                     []float64
-	modelConfig, gpuPreset, prices  string
-	gpuHourUSD, kwhUSD, utilization float64
-	gpus                            int
+	slo                                          *analyze.SLO
+	percentiles                                  []float64
+	modelConfig, gpuPreset, prices               string
+	gpuHourUSD, hostHourUSD, kwhUSD, utilization float64
+	gpus                                         int
 }
 
 func (f *reportFlags) register(cmd *cobra.Command) {
@@ -28,11 +29,12 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 	parsedVar(fl, &f.percentiles, "percentiles", "percentiles", "", "extra latency percentiles to report besides 50,90,99, e.g. 95,99.9", analyze.ParsePercentiles)
 	fl.StringVar(&f.modelConfig, "model-config", "", "the served model's Hugging Face config.json, for the roofline gap")
 	fl.Float64Var(&f.gpuHourUSD, "gpu-hour-usd", 0, "price of one GPU for one hour, in USD")
-	fl.StringVar(&f.gpuPreset, "gpu-preset", "", "named hourly GPU price from the price table (see analyze/prices.yaml), instead of --gpu-hour-usd")
+	fl.StringVar(&f.gpuPreset, "gpu-preset", "", "named hourly GPU price from the price table, instead of --gpu-hour-usd (headroom prices lists them)")
+	fl.Float64Var(&f.hostHourUSD, "host-hour-usd", 0, "price of the whole host for one hour, in USD, for a run that used no GPU")
 	fl.IntVar(&f.gpus, "gpus", 0, "GPUs serving the model (default: the GPUs the run lists)")
 	fl.Float64Var(&f.kwhUSD, "kwh-usd", 0, "electricity price per kWh, in USD (power is not priced without it)")
 	fl.Float64Var(&f.utilization, "utilization", 1, "share of hours the box serves at the measured rate, 0 < u <= 1")
-	fl.StringVar(&f.prices, "prices", "", "YAML price table replacing the built-in API prices, GPU presets and board powers (same layout as analyze/prices.yaml)")
+	fl.StringVar(&f.prices, "prices", "", "YAML price table replacing the built-in API prices, GPU presets and board powers (headroom prices --yaml writes the built-in one to start from)")
 }
 
 // settings turns the flags into analysis settings; errors are usage errors.
@@ -55,6 +57,8 @@ func (f *reportFlags) settings() (analyze.Settings, error) {
 		return set, usageError{fmt.Errorf("--gpu-hour-usd %v: must be positive", f.gpuHourUSD)}
 	case f.gpuHourUSD > 0 && f.gpuPreset != "":
 		return set, usageError{fmt.Errorf("give --gpu-hour-usd or --gpu-preset, not both")}
+	case f.hostHourUSD < 0:
+		return set, usageError{fmt.Errorf("--host-hour-usd %v: must be positive", f.hostHourUSD)}
 	case f.kwhUSD < 0:
 		return set, usageError{fmt.Errorf("--kwh-usd %v: must not be negative", f.kwhUSD)}
 	case !(f.utilization > 0 && f.utilization <= 1):
@@ -72,7 +76,7 @@ func (f *reportFlags) settings() (analyze.Settings, error) {
 		}
 	}
 	set.Cost = analyze.CostSettings{
-		GPUHourUSD: f.gpuHourUSD, GPUPreset: f.gpuPreset, GPUs: f.gpus, KWhUSD: f.kwhUSD,
+		GPUHourUSD: f.gpuHourUSD, GPUPreset: f.gpuPreset, GPUs: f.gpus, KWhUSD: f.kwhUSD, HostHourUSD: f.hostHourUSD,
 		Utilization: f.utilization, Prices: prices, PricesSource: source,
 	}
 	return set, nil
@@ -80,9 +84,12 @@ func (f *reportFlags) settings() (analyze.Settings, error) {
 
 func newReportCmd() *cobra.Command {
 	var out, format string
+	var pdf bool
 	var flags reportFlags
 	cmd := &cobra.Command{
-		Use:   "report RUN...",
+		Use: "report RUN...",
+		Example: `  headroom report runs/sweep-20261130T120000Z
+  headroom report s3://bench/runs/h200/sweep-1 -o report/`,
 		Short: "Analyze run directories and write report.html, report.md and analysis.json",
 		Long: `Report analyzes run directories and writes report.html, report.md and
 analysis.json. Give a probe run with a sweep run (or one run holding both) for
@@ -90,6 +97,9 @@ the roofline gap; several sweep runs of the same configuration are treated as
 repeats and get intervals across runs.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if pdf && format == "md" {
+				return usageError{fmt.Errorf("--pdf prints report.html: use --format html or both")}
+			}
 			if out == "" {
 				if len(args) > 1 {
 					return usageError{fmt.Errorf("with several runs, say where the report goes with --out")}
@@ -100,7 +110,7 @@ repeats and get intervals across runs.`,
 			if err != nil {
 				return err
 			}
-			paths, err := writeReport(args, out, format, set)
+			paths, err := writeReport(cmd.Context(), args, out, format, set, pdf)
 			if err != nil {
 				return err
 			}
@@ -112,15 +122,37 @@ repeats and get intervals across runs.`,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "directory for the report files (default: the run directory)")
 	choiceVar(cmd.Flags(), &format, "format", "both", []string{"md", "html", "both"}, "md, html or both")
+	cmd.Flags().BoolVar(&pdf, "pdf", false, "also print report.html to report.pdf (A4) with a local Chromium or Chrome")
 	flags.register(cmd)
 	return cmd
 }
 
-// writeReport loads, analyzes and renders runs into dir.
-func writeReport(runDirs []string, dir, format string, set analyze.Settings) ([]string, error) {
+// loadReportInput reads one input of report: a run directory here or in
+// object storage, or a bare server log or /metrics dump on this machine.
+func loadReportInput(ctx context.Context, arg string) (*analyze.Run, error) {
+	if !objstore.IsURL(arg) {
+		return analyze.LoadWith(arg, analyze.LoadOptions{})
+	}
+	src, err := openRunDir(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	return analyze.LoadFrom(src, analyze.LoadOptions{})
+}
+
+// writeReport loads, analyzes and renders runs (local or s3:// runs) into
+// dir (a local directory or an s3:// location); with pdf, it also prints
+// report.html to report.pdf.
+func writeReport(ctx context.Context, runDirs []string, dir, format string, set analyze.Settings, pdf bool) ([]string, error) {
+	if pdf {
+		// Before the work: say at once that there is nothing to print with.
+		if _, err := render.FindBrowser(); err != nil {
+			return nil, err
+		}
+	}
 	var runs []*analyze.Run
 	for _, d := range runDirs {
-		r, err := analyze.Load(d)
+		r, err := loadReportInput(ctx, d)
 		if err != nil {
 			return nil, err
 		}
@@ -130,20 +162,27 @@ func writeReport(runDirs []string, dir, format string, set analyze.Settings) ([]
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	paths, err := render.Files(dir, rep, format)
-	if err != nil {
-		return nil, err
-	}
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode analysis.json: %w", err)
-	}
-	p := filepath.Join(dir, "analysis.json")
-	if err := rundir.WriteOutput(p, append(data, '\n')); err != nil {
-		return nil, err
-	}
-	return append(paths, p), nil
+	return writeTo(ctx, dir, func(dir string) ([]string, error) {
+		paths, err := render.Files(dir, rep, format)
+		if err != nil {
+			return nil, err
+		}
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("encode analysis.json: %w", err)
+		}
+		p := filepath.Join(dir, "analysis.json")
+		if err := rundir.WriteOutput(p, append(data, '\n')); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+		if pdf {
+			out := filepath.Join(dir, "report.pdf")
+			if err := render.PDF(filepath.Join(dir, "report.html"), out); err != nil {
+				return paths, err
+			}
+			paths = append(paths, out)
+		}
+		return paths, nil
+	})
 }

@@ -34,9 +34,12 @@ DuckDB, pandas and Polars, can read: see docs/run-format.md.`,
 		newSweepCmd(),
 		newReportCmd(),
 		newCompareCmd(),
+		newIndexCmd(),
+		newUploadCmd(),
 		newImportCmd(),
 		newInspectLogCmd(),
 		newDemoCmd(),
+		newPricesCmd(),
 		newVersionCmd(),
 	)
 	return root

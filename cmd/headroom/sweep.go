@@ -65,8 +65,7 @@ func newSweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Sweep concurrency (or arrival rate) against an OpenAI-compatible server",
 		Long: `Sweep streams requests to an OpenAI-compatible server (vLLM, SGLang,
-llama.cpp, Ollama, TGI) at rising concurrency, as the seed's script 02 does,
-and records every request and every streamed chunk with the time it arrived,
+llama.cpp, Ollama, TGI) at rising concurrency and records every request and every streamed chunk with the time it arrived,
 the server's /metrics every second, GPU telemetry when the server is on this
 host, and the server's log (--server-log or --server-cmd) into a run
 directory. Ctrl-C stops within a second and keeps a valid partial run.
@@ -203,10 +202,26 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concu
 	if out == "" {
 		out = "runs/sweep-" + time.Now().UTC().Format("20060102T150405Z")
 	}
-	run, err := s.Record(ctx, out)
+	// An s3:// run is written here and mirrored as it is written.
+	o, err := newRunOutput(ctx, out)
+	if err != nil {
+		return err
+	}
+	run, err := s.Record(ctx, o.dir)
 	pr.finish()
-	printSweepEnd(stdout, stderr, run)
-	return err
+	var disk writtenState
+	if run != nil {
+		disk = onDisk(run) // the local copy, read before an upload removes it
+	}
+	uerr := o.finish()
+	if run != nil && o.remote != "" {
+		run.Dir = o.remote
+		if uerr != nil {
+			run.Dir = o.dir
+		}
+	}
+	printSweepEnd(stdout, stderr, run, disk)
+	return errors.Join(err, uerr)
 }
 
 // resumeSweep continues the interrupted sweep in f.resume with the
@@ -248,12 +263,17 @@ func resumeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, ba
 	}
 	run, err := s.Resume(ctx, f.resume)
 	pr.finish()
-	printSweepEnd(stdout, stderr, run)
+	var disk writtenState
+	if run != nil {
+		disk = onDisk(run)
+	}
+	printSweepEnd(stdout, stderr, run, disk)
 	return err
 }
 
-// printSweepEnd prints the run's state and warnings after a sweep.
-func printSweepEnd(stdout, stderr io.Writer, run *rundir.Run) {
+// printSweepEnd prints the run's state and warnings after a sweep; disk is
+// what the run directory held when the sweep ended.
+func printSweepEnd(stdout, stderr io.Writer, run *rundir.Run, disk writtenState) {
 	if run != nil {
 		state := "complete"
 		if !run.Manifest.Complete {
@@ -273,23 +293,28 @@ func printSweepEnd(stdout, stderr io.Writer, run *rundir.Run) {
 		if !run.Manifest.Complete {
 			next += " (or headroom sweep --resume " + run.Dir + ")"
 		}
-		disk, written := onDisk(run)
-		if !written {
-			fmt.Fprintf(stdout, "%s: %s run, but not all of it could be written; on disk: %s\n", run.Dir, state, disk)
+		if !disk.written {
+			fmt.Fprintf(stdout, "%s: %s run, but not all of it could be written; on disk: %s\n", run.Dir, state, disk.summary)
 			return
 		}
 		if !run.Manifest.Complete {
-			state += "; on disk: " + disk
+			state += "; on disk: " + disk.summary
 		}
 		fmt.Fprintf(stdout, "wrote %s: %s run; next: %s\n", run.Dir, state, next)
 	}
+}
+
+// writtenState is what a run directory held, read back after a sweep.
+type writtenState struct {
+	summary string
+	written bool // every table and the final manifest read back
 }
 
 // onDisk says what the run directory holds, read back: the levels whose
 // rows are on disk, and whether the manifest there is the run's last word.
 // A write that failed (the open-files limit, a full disk) shows here, not
 // in what the sweep meant to write.
-func onDisk(run *rundir.Run) (summary string, written bool) {
+func onDisk(run *rundir.Run) writtenState {
 	levels, lerr := rundir.ReadTable[rundir.LevelRow](run.Dir, rundir.TableLevels)
 	complete, requests := 0, int64(0)
 	for _, l := range levels {
@@ -298,18 +323,18 @@ func onDisk(run *rundir.Run) (summary string, written bool) {
 			requests += l.Requests
 		}
 	}
-	summary = fmt.Sprintf("%d complete levels, %d measured requests", complete, requests)
+	summary := fmt.Sprintf("%d complete levels, %d measured requests", complete, requests)
 	if lerr != nil {
 		summary = "the levels table does not read back (" + lerr.Error() + ")"
 	}
 	m, err := rundir.ReadManifest(run.Dir)
 	switch {
 	case err != nil:
-		return summary + "; the manifest does not read back (" + err.Error() + ")", false
+		return writtenState{summary + "; the manifest does not read back (" + err.Error() + ")", false}
 	case m.Complete != run.Manifest.Complete || (m.Stopped == nil) != (run.Manifest.Stopped == nil):
-		return summary + "; the manifest there is from before the end (it could not be rewritten)", false
+		return writtenState{summary + "; the manifest there is from before the end (it could not be rewritten)", false}
 	}
-	return summary, lerr == nil
+	return writtenState{summary, lerr == nil}
 }
 
 // progressPrinter shows one line per level on stderr: redrawn in place on

@@ -280,7 +280,7 @@ func aiperfSiblingConfig(recordsPath string) (aiperfConfig, string, error) {
 // aiperfSummaryFile is profile_export_aiperf.json. Older versions nest the
 // metrics under "records"; newer ones put them at the top level.
 type aiperfSummaryFile struct {
-	Records     map[string]aiperfStats `json:"records"`
+	Records     map[string]statBlock `json:"records"`
 	InputConfig struct {
 		Endpoint struct {
 			ModelNames []string `json:"model_names"`
@@ -310,7 +310,9 @@ func parseLocalTime(s string) time.Time {
 	return time.Time{}
 }
 
-type aiperfStats struct {
+// statBlock is one metric of AIPerf's and GenAI-Perf's aggregate files:
+// its unit and the statistics the tool computed.
+type statBlock struct {
 	Unit  string   `json:"unit"`
 	Avg   *float64 `json:"avg"`
 	P50   *float64 `json:"p50"`
@@ -341,26 +343,42 @@ const AIPerfPercentileMethod = "as AIPerf computed them (profile_export_aiperf.j
 
 func parseAIPerfSummary(f fileRef) ([]*sweepSource, error) {
 	var sum aiperfSummaryFile
-	if err := decodeStrict(f.data, &sum); err != nil {
+	if err := decodeStrict(f.values[0], &sum); err != nil {
 		return nil, err
 	}
 	if sum.Records == nil {
 		// Newer layout: the metric blocks are top-level entries.
 		var top map[string]json.RawMessage
-		if err := json.Unmarshal(pythonJSON(f.data), &top); err != nil {
+		if err := json.Unmarshal(f.values[0], &top); err != nil {
 			return nil, err
 		}
-		sum.Records = map[string]aiperfStats{}
+		sum.Records = map[string]statBlock{}
 		for k, v := range top {
-			var st aiperfStats
+			var st statBlock
 			if json.Unmarshal(v, &st) == nil && st.Unit != "" {
 				sum.Records[k] = st
 			}
 		}
 	}
 	cfg := sum.config()
+	tool := "AIPerf (profile_export_aiperf.json)"
+	var sideNote string
+	if f.syntax == "csv" {
+		// The CSV export has the statistics only: the load setting and the
+		// model are in the JSON export beside it.
+		tool = "AIPerf (profile_export_aiperf.csv)"
+		side, sidePath, err := aiperfSiblingConfig(f.path)
+		if err != nil {
+			return nil, err
+		}
+		if sidePath == "" {
+			return nil, errors.New("AIPerf's CSV export records no load setting: import profile_export_aiperf.json or profile_export.jsonl instead (or keep the CSV beside profile_export_aiperf.json)")
+		}
+		cfg = side
+		sideNote = "the load setting, model and times are from " + sidePath + " beside the CSV"
+	}
 	src := &sweepSource{
-		kind: KindAIPerfSummary, tool: "AIPerf (profile_export_aiperf.json)", file: f.path, sha256: f.sha256(),
+		kind: KindAIPerfSummary, tool: tool, file: f.path, sha256: f.sha256(),
 		engine:   rundir.Engine{Name: "unknown (OpenAI-compatible server measured with AIPerf)", Model: cfg.model, BaseURL: cfg.url},
 		workload: rundir.Workload{Endpoint: "chat"},
 		lacks: []string{
@@ -374,11 +392,14 @@ func parseAIPerfSummary(f fileRef) ([]*sweepSource, error) {
 	if cfg.command != "" {
 		src.notes = append(src.notes, "AIPerf command: "+cfg.command)
 	}
+	if sideNote != "" {
+		src.notes = append(src.notes, sideNote)
+	}
 	if !cfg.start.IsZero() {
 		src.start, src.end = cfg.start, cfg.end
 		src.notes = append(src.notes, "start_time and end_time are AIPerf's, local times of an unknown zone read as UTC")
 	}
-	stat := func(tags ...string) (aiperfStats, float64) {
+	stat := func(tags ...string) (statBlock, float64) {
 		for _, t := range tags {
 			if s, ok := sum.Records[t]; ok {
 				scale, isTime := unitSeconds(s.Unit)
@@ -388,7 +409,7 @@ func parseAIPerfSummary(f fileRef) ([]*sweepSource, error) {
 				return s, scale
 			}
 		}
-		return aiperfStats{}, 0
+		return statBlock{}, 0
 	}
 	val := func(p *float64, scale float64) float64 {
 		if p == nil {
@@ -398,13 +419,29 @@ func parseAIPerfSummary(f fileRef) ([]*sweepSource, error) {
 	}
 	row := &rundir.LevelStatsRow{PercentileMethod: AIPerfPercentileMethod}
 	ttft, sc := stat("time_to_first_token", "ttft")
-	row.TTFTP50S, row.TTFTP99S = val(ttft.P50, sc), val(ttft.P99, sc)
+	row.TTFTP50S, row.TTFTP90S, row.TTFTP99S = val(ttft.P50, sc), val(ttft.P90, sc), val(ttft.P99, sc)
+	// AIPerf's inter_token_latency is (latency − TTFT)/(output tokens − 1)
+	// per request, headroom's TPOT; its inter_chunk_latency is the gaps
+	// between streamed chunks, headroom's ITL.
 	tpot, sc := stat("inter_token_latency")
-	row.TPOTP50S, row.TPOTP99S = val(tpot.P50, sc), val(tpot.P99, sc)
+	row.TPOTP50S, row.TPOTP90S, row.TPOTP99S = val(tpot.P50, sc), val(tpot.P90, sc), val(tpot.P99, sc)
+	itl, sc := stat("inter_chunk_latency")
+	row.ITLP50S, row.ITLP90S, row.ITLP99S = val(itl.P50, sc), val(itl.P90, sc), val(itl.P99, sc)
 	e2e, sc := stat("request_latency")
-	row.E2EP50S = val(e2e.P50, sc)
+	row.E2EP50S, row.E2EP90S, row.E2EP99S = val(e2e.P50, sc), val(e2e.P90, sc), val(e2e.P99, sc)
 	thr, _ := stat("output_token_throughput")
 	row.OutputTokPerS = val(thr.Avg, 1)
+	rps, _ := stat("request_throughput")
+	row.RequestsPerS = val(rps.Avg, 1)
+	if d, sc := stat("benchmark_duration"); sc > 0 {
+		row.WindowS = val(d.Avg, sc)
+	}
+	if v, _ := stat("input_sequence_length"); v.Avg != nil {
+		row.MeanPromptTokens = *v.Avg
+	}
+	if v, _ := stat("output_sequence_length"); v.Avg != nil {
+		row.MeanOutputTokens = *v.Avg
+	}
 	if c, _ := stat("request_count"); c.Avg != nil {
 		row.RequestsOK = int64(*c.Avg)
 	}

@@ -43,7 +43,7 @@ const epochNSThreshold = 1e17
 
 func parseGenAIPerf(f fileRef, opts Options) ([]*sweepSource, error) {
 	var ex genaiPerfExport
-	if err := decodeStrict(f.data, &ex); err != nil {
+	if err := decodeStrict(f.values[0], &ex); err != nil {
 		return nil, err
 	}
 	if len(ex.Experiments) == 0 {
@@ -229,4 +229,152 @@ func genaiPerfResponse(out map[string]json.RawMessage) genaiPerfContent {
 		}
 	}
 	return c
+}
+
+// GenAIPerfPercentileMethod names where the percentiles of a
+// profile_export_genai_perf.json import come from.
+const GenAIPerfPercentileMethod = "numpy.percentile, linear interpolation, as GenAI-Perf computed them (profile_export_genai_perf.json)"
+
+// genaiPerfConfig is profile_export_genai_perf.json's input_config in both
+// layouts: the flat one of GenAI-Perf up to 0.0.x/24.x (concurrency,
+// request_rate, model, service_kind, endpoint_type, streaming, u) and the
+// nested one of its config-file releases (model_names, endpoint.{type,
+// service_kind, streaming, url}, perf_analyzer.stimulus.{concurrency,
+// request_rate}).
+type genaiPerfConfig struct {
+	Concurrency  *float64        `json:"concurrency"`
+	RequestRate  *float64        `json:"request_rate"`
+	Model        json.RawMessage `json:"model"`
+	ModelNames   []string        `json:"model_names"`
+	ServiceKind  string          `json:"service_kind"`
+	EndpointType string          `json:"endpoint_type"`
+	Streaming    *bool           `json:"streaming"`
+	URL          string          `json:"u"`
+	Endpoint     json.RawMessage `json:"endpoint"`
+	PerfAnalyzer *struct {
+		Stimulus map[string]*float64 `json:"stimulus"`
+	} `json:"perf_analyzer"`
+}
+
+func parseGenAIPerfSummary(f fileRef) ([]*sweepSource, error) {
+	top := objectKeys(f.values[0])
+	var cfg genaiPerfConfig
+	if err := decodeStrict(top["input_config"], &cfg); err != nil {
+		return nil, fmt.Errorf("input_config: %w", err)
+	}
+	stat := func(key string) statBlock {
+		var s statBlock
+		_ = json.Unmarshal(top[key], &s)
+		return s
+	}
+	var ep struct {
+		Type        string `json:"type"`
+		ServiceKind string `json:"service_kind"`
+		Streaming   *bool  `json:"streaming"`
+		URL         string `json:"url"`
+	}
+	if objectKeys(cfg.Endpoint) != nil {
+		_ = json.Unmarshal(cfg.Endpoint, &ep)
+	} else {
+		ep.Type = rawString(cfg.Endpoint)
+	}
+	serviceKind := cmpOr(cfg.ServiceKind, ep.ServiceKind)
+	endpointType := cmpOr(cfg.EndpointType, ep.Type)
+	streaming := cfg.Streaming
+	if streaming == nil {
+		streaming = ep.Streaming
+	}
+	model := ""
+	if len(cfg.ModelNames) > 0 {
+		model = cfg.ModelNames[0]
+	} else {
+		var list []string
+		if json.Unmarshal(cfg.Model, &list) == nil && len(list) > 0 {
+			model = list[0]
+		} else {
+			model = rawString(cfg.Model)
+		}
+	}
+	level := sourceLevel{origin: f.path}
+	conc, rate := cfg.Concurrency, cfg.RequestRate
+	if cfg.PerfAnalyzer != nil {
+		if v := cfg.PerfAnalyzer.Stimulus["concurrency"]; v != nil {
+			conc = v
+		}
+		if v := cfg.PerfAnalyzer.Stimulus["request_rate"]; v != nil {
+			rate = v
+		}
+	}
+	switch {
+	case rate != nil && *rate > 0:
+		level.rateRPS = *rate
+		if conc != nil && *conc > 0 {
+			level.concurrency = int64(*conc)
+		}
+	case conc != nil && *conc > 0:
+		level.concurrency = int64(*conc)
+	default:
+		return nil, errors.New("input_config has no concurrency or request_rate (nor perf_analyzer.stimulus): the load level is unknown (import profile_export.json, beside it, instead)")
+	}
+	thr := stat("output_token_throughput")
+	if thr.Avg == nil {
+		return nil, errors.New(`no "output_token_throughput": nothing to import`)
+	}
+	src := &sweepSource{
+		kind: KindGenAIPerfSummary, tool: "GenAI-Perf (profile_export_genai_perf.json, service kind " + cmpOr(serviceKind, "unknown") + ")",
+		file: f.path, sha256: f.sha256(),
+		engine:   rundir.Engine{Name: "unknown (" + cmpOr(serviceKind, "OpenAI-compatible") + " server measured with GenAI-Perf)", Model: model, BaseURL: redactURL(cmpOr(cfg.URL, ep.URL))},
+		workload: rundir.Workload{Endpoint: "completions"},
+		lacks: []string{
+			"per-request and per-token times (import profile_export.json, beside it, for those)",
+			"failed requests (GenAI-Perf's statistics cover the requests that completed)",
+			"server log and /metrics", "GPU, driver and engine version", "server flags",
+		},
+		config: []configItem{{"service_kind", serviceKind}, {"endpoint_type", endpointType}},
+	}
+	if strings.Contains(endpointType, "chat") {
+		src.workload.Endpoint = "chat"
+	}
+	sec := func(s statBlock, p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		scale, ok := unitSeconds(s.Unit)
+		if !ok {
+			scale = 1e-3 // GenAI-Perf writes its times in ms
+		}
+		return *p * scale
+	}
+	row := &rundir.LevelStatsRow{OutputTokPerS: *thr.Avg, PercentileMethod: GenAIPerfPercentileMethod}
+	if c := stat("request_count"); c.Avg != nil {
+		row.RequestsOK = int64(*c.Avg)
+	} else {
+		src.lacks = append(src.lacks, "the number of requests (this GenAI-Perf release does not write request_count)")
+	}
+	if v := stat("request_throughput").Avg; v != nil {
+		row.RequestsPerS = *v
+	}
+	if v := stat("input_sequence_length").Avg; v != nil {
+		row.MeanPromptTokens = *v
+		src.workload.Prompt = rundir.Dist{Kind: "dataset", Mean: *v}
+	}
+	if v := stat("output_sequence_length").Avg; v != nil {
+		row.MeanOutputTokens = *v
+		src.workload.Output = rundir.Dist{Kind: "dataset", Mean: *v}
+	}
+	e2e := stat("request_latency")
+	row.E2EP50S, row.E2EP90S, row.E2EP99S = sec(e2e, e2e.P50), sec(e2e, e2e.P90), sec(e2e, e2e.P99)
+	if streaming != nil && !*streaming {
+		src.notes = append(src.notes, "the run did not stream: GenAI-Perf's time_to_first_token is then the whole request latency (the only response is the last), so it is not imported as TTFT; there is no inter-token latency")
+		src.lacks = append(src.lacks, "TTFT and TPOT (the run did not stream)")
+	} else {
+		ttft, itl := stat("time_to_first_token"), stat("inter_token_latency")
+		row.TTFTP50S, row.TTFTP90S, row.TTFTP99S = sec(ttft, ttft.P50), sec(ttft, ttft.P90), sec(ttft, ttft.P99)
+		// GenAI-Perf's inter-token latency is (latency − TTFT)/(output
+		// tokens − 1) per request: headroom's TPOT.
+		row.TPOTP50S, row.TPOTP90S, row.TPOTP99S = sec(itl, itl.P50), sec(itl, itl.P90), sec(itl, itl.P99)
+	}
+	level.stats = row
+	src.levels = []sourceLevel{level}
+	return []*sweepSource{src}, nil
 }

@@ -29,7 +29,7 @@ const GuideLLMPercentileMethod = "as guidellm computed them (benchmarks.json met
 
 func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 	var report map[string]any
-	if err := decodeStrict(f.data, &report); err != nil {
+	if err := decodeStrict(f.values[0], &report); err != nil {
 		return nil, err
 	}
 	benches, _ := report["benchmarks"].([]any)
@@ -37,9 +37,13 @@ func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 		return nil, errors.New(`"benchmarks" is empty`)
 	}
 	version := str(dig(report, "metadata", "guidellm_version"))
-	tool := "guidellm (benchmarks.json)"
+	file := "benchmarks.json"
+	if f.syntax == "yaml" {
+		file = "benchmarks.yaml"
+	}
+	tool := "guidellm (" + file + ")"
 	if version != "" {
-		tool = "guidellm " + version + " (benchmarks.json)"
+		tool = "guidellm " + version + " (" + file + ")"
 	}
 	src := &sweepSource{
 		kind: KindGuideLLM, tool: tool, file: f.path, sha256: f.sha256(),
@@ -75,6 +79,9 @@ func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 		case "constant", "poisson", "async":
 			level.rateRPS = num(strategy["rate"])
 			level.concurrency = int64(num(strategy["max_concurrency"]))
+		case "trace":
+			// A replayed trace sets no load: the level is known by the
+			// requests in flight (below).
 		default:
 			return nil, fmt.Errorf("%s: unknown or missing strategy %q (looked in config.strategy, scheduler.strategy, args.strategy)", where, kind)
 		}
@@ -89,6 +96,16 @@ func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 		if groups == nil {
 			return nil, fmt.Errorf("%s: no \"requests\"", where)
 		}
+		// guidellm 0.4 and later keep the warm-up and cool-down requests
+		// in the lists and measure over [measure_start_time,
+		// measure_end_time]: a request counts when it ends after the start
+		// and starts before the end (GenerativeRequestsAccumulator.
+		// get_within_range). 0.2-0.3 kept only the measured ones.
+		mStart := num(dig(b, "scheduler_metrics", "measure_start_time"))
+		mEnd := num(dig(b, "scheduler_metrics", "measure_end_time"))
+		windowed := mStart > 0 && mEnd > 0
+		kept := map[string]int{}
+		outside := 0
 		for _, status := range []string{"successful", "incomplete", "errored"} {
 			list, _ := groups[status].([]any)
 			for ri, rraw := range list {
@@ -103,17 +120,41 @@ func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 				if req.id == "" {
 					req.id = fmt.Sprintf("b%d-%s-%d", bi, status, ri)
 				}
+				if windowed && (req.endNS < epochNSFromS(mStart) || req.sendNS > epochNSFromS(mEnd)) {
+					req.warmup = true
+					outside++
+				} else {
+					kept[status]++
+				}
+				if status == "incomplete" {
+					// Cut off when the benchmark ended: guidellm counts it
+					// neither as a success nor as an error, and neither
+					// does the measurement here.
+					req.warmup = true
+				}
 				level.requests = append(level.requests, req)
 			}
 		}
-		if total := num(dig(b, "request_totals", "successful")); total > 0 {
-			successful, _ := groups["successful"].([]any) // absent or not a list: none kept
-			kept := len(successful)
-			if float64(kept) < total {
+		if outside > 0 {
+			src.notes = append(src.notes, fmt.Sprintf("%s: %d requests ran in guidellm's warm-up or cool-down (outside measure_start_time to measure_end_time) and are marked warm-up", where, outside))
+		}
+		if n := kept["incomplete"]; n > 0 {
+			src.notes = append(src.notes, fmt.Sprintf("%s: %d incomplete requests (cut off when the benchmark ended) are kept but left out of the measurement, as guidellm leaves them out of its success and error counts", where, n))
+		}
+		totals := firstObj(b, []string{"request_totals"}, []string{"metrics", "request_totals"})
+		for _, status := range []string{"successful", "incomplete", "errored"} {
+			if float64(kept[status]) < num(totals[status]) {
 				sampled = true
 			}
 		}
-		level.stats = guidellmLevelStats(b)
+		level.stats = guidellmLevelStats(b, totals)
+		if level.stats != nil && level.concurrency == 0 && level.rateRPS == 0 {
+			// The throughput strategy without a cap: guidellm's mean
+			// number of requests in flight stands for the level.
+			if c := num(dig(b, "metrics", "request_concurrency", "successful", "mean")); c > 0 {
+				level.stats.Concurrency = int64(math.Round(c))
+			}
+		}
 		out = append(out, level)
 	}
 	if sampled {
@@ -121,7 +162,13 @@ func parseGuideLLM(f fileRef) ([]*sweepSource, error) {
 		// use guidellm's own per-benchmark statistics instead.
 		for i := range out {
 			if out[i].stats == nil {
-				return nil, fmt.Errorf("%s: guidellm kept only a sample of the requests and the benchmark has no metrics to use instead", out[i].origin)
+				return nil, fmt.Errorf("%s: guidellm kept only a sample of the requests and the benchmark has no metrics to use instead (run guidellm without --output-sampling)", out[i].origin)
+			}
+			if out[i].concurrency == 0 && out[i].rateRPS == 0 {
+				out[i].concurrency = out[i].stats.Concurrency
+				if out[i].concurrency > 0 {
+					src.notes = append(src.notes, fmt.Sprintf("%s: no concurrency cap; %d is guidellm's mean number of requests in flight", out[i].origin, out[i].concurrency))
+				}
 			}
 			out[i].requests = nil
 		}
@@ -159,9 +206,21 @@ func guidellmRequest(r map[string]any, group string) (sourceRequest, error) {
 		}
 		return 0
 	}
+	// 0.2-0.3: start_time, first_token_time, end_time on the request;
+	// later: the computed request_start_time and request_end_time, and
+	// info.timings (request_start, else resolve_start; first_token_iteration).
 	start := pick("start_time", "request_start", "resolve_start")
+	if start == 0 {
+		start = num(r["request_start_time"])
+	}
 	end := pick("end_time", "request_end", "resolve_end")
+	if end == 0 {
+		end = num(r["request_end_time"])
+	}
 	first := pick("first_token_time", "first_token_iteration")
+	if first == 0 {
+		first = num(r["first_token_iteration"])
+	}
 	if start <= 0 {
 		return req, errors.New("no start time (start_time or info.timings.request_start)")
 	}
@@ -193,8 +252,11 @@ func guidellmRequest(r map[string]any, group string) (sourceRequest, error) {
 }
 
 // guidellmLevelStats reads guidellm's per-benchmark statistics (used when
-// the requests are a sample); nil when the benchmark has none.
-func guidellmLevelStats(b map[string]any) *rundir.LevelStatsRow {
+// the requests are a sample); nil when the benchmark has none. guidellm's
+// inter_token_latency_ms is (latency − TTFT)/(output tokens − 1) per
+// request, headroom's TPOT; guidellm keeps no per-chunk gaps, so there is
+// no ITL.
+func guidellmLevelStats(b map[string]any, totals map[string]any) *rundir.LevelStatsRow {
 	m, _ := b["metrics"].(map[string]any)
 	if m == nil {
 		return nil
@@ -204,13 +266,23 @@ func guidellmLevelStats(b map[string]any) *rundir.LevelStatsRow {
 	}
 	row := &rundir.LevelStatsRow{
 		OutputTokPerS:    get("output_tokens_per_second", "mean"),
+		TotalTokPerS:     get("tokens_per_second", "mean"),
+		RequestsPerS:     get("requests_per_second", "mean"),
+		MeanPromptTokens: get("prompt_token_count", "mean"),
+		MeanOutputTokens: get("output_token_count", "mean"),
 		TTFTP50S:         get("time_to_first_token_ms", "median") / 1e3,
+		TTFTP90S:         get("time_to_first_token_ms", "percentiles", "p90") / 1e3,
 		TTFTP99S:         get("time_to_first_token_ms", "percentiles", "p99") / 1e3,
 		TPOTP50S:         get("inter_token_latency_ms", "median") / 1e3,
+		TPOTP90S:         get("inter_token_latency_ms", "percentiles", "p90") / 1e3,
 		TPOTP99S:         get("inter_token_latency_ms", "percentiles", "p99") / 1e3,
 		E2EP50S:          get("request_latency", "median"),
-		RequestsOK:       int64(num(dig(b, "request_totals", "successful"))),
-		Errors:           int64(num(dig(b, "request_totals", "errored"))),
+		E2EP90S:          get("request_latency", "percentiles", "p90"),
+		E2EP99S:          get("request_latency", "percentiles", "p99"),
+		WindowS:          num(b["duration"]),
+		RequestsOK:       int64(num(totals["successful"])),
+		Errors:           int64(num(totals["errored"])),
+		Incomplete:       int64(num(totals["incomplete"])),
 		PercentileMethod: GuideLLMPercentileMethod,
 	}
 	if row.OutputTokPerS == 0 {

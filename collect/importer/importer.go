@@ -41,27 +41,37 @@ type Options struct {
 type Kind string
 
 const (
-	KindSeedRoofline  Kind = "seed-roofline"    // roofline_<GPU>.json of the seed's script 01
-	KindSeedSweep     Kind = "seed-sweep"       // serving_sweep.json of the seed's script 02
-	KindVLLMBench     Kind = "vllm-bench-serve" // vllm bench serve --save-result (and --save-detailed)
-	KindAIPerfRecords Kind = "aiperf-records"   // AIPerf profile_export.jsonl (one record per request)
-	KindAIPerfSummary Kind = "aiperf-summary"   // AIPerf profile_export_aiperf.json (aggregates only)
-	KindGenAIPerf     Kind = "genai-perf"       // GenAI-Perf / perf_analyzer profile_export.json
-	KindGuideLLM      Kind = "guidellm"         // guidellm benchmarks.json
-	kindUnknown       Kind = ""
+	KindSeedRoofline     Kind = "seed-roofline"      // roofline_<GPU>.json of the seed's script 01
+	KindSeedSweep        Kind = "seed-sweep"         // serving_sweep.json of the seed's script 02
+	KindVLLMBench        Kind = "vllm-bench-serve"   // vllm bench serve --save-result (and --save-detailed), vllm bench sweep
+	KindAIPerfRecords    Kind = "aiperf-records"     // AIPerf profile_export.jsonl (one record per request)
+	KindAIPerfSummary    Kind = "aiperf-summary"     // AIPerf profile_export_aiperf.json or .csv (aggregates only)
+	KindGenAIPerf        Kind = "genai-perf"         // GenAI-Perf / perf_analyzer profile_export.json
+	KindGenAIPerfSummary Kind = "genai-perf-summary" // GenAI-Perf profile_export_genai_perf.json (aggregates only)
+	KindGuideLLM         Kind = "guidellm"           // guidellm benchmarks.json or benchmarks.yaml
+	kindUnknown          Kind = ""
 )
 
 // knownFormats is the list of formats named in "unknown format" errors.
-const knownFormats = "the seed's roofline_<GPU>.json or serving_sweep.json, vllm bench serve --save-result JSON, " +
-	"AIPerf profile_export.jsonl or profile_export_aiperf.json, GenAI-Perf profile_export.json, guidellm benchmarks.json"
+const knownFormats = "the seed's roofline_<GPU>.json or serving_sweep.json, vllm bench serve --save-result JSON (or vllm bench sweep's run=N.json, summary.json, summary.csv), " +
+	"AIPerf profile_export.jsonl, profile_export_aiperf.json or .csv, GenAI-Perf profile_export.json or profile_export_genai_perf.json, guidellm benchmarks.json or .yaml"
 
 // Detect guesses the format of a file from its content.
 func Detect(data []byte) (Kind, error) {
-	vals, err := jsonValues(data)
-	if err != nil {
-		return kindUnknown, fmt.Errorf("not JSON or JSON Lines: %w", err)
+	f := fileRef{data: data}
+	if err := f.decode(); err != nil {
+		return kindUnknown, err
 	}
-	first := objectKeys(vals[0])
+	return f.detect()
+}
+
+// vllmMarkers are keys only vllm bench serve results have; a file with one
+// of them is read as one, so a partial result is refused with the field it
+// lacks rather than as an unknown format.
+var vllmMarkers = []string{"median_ttft_ms", "mean_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "total_token_throughput", "max_concurrent_requests", "burstiness"}
+
+func (f *fileRef) detect() (Kind, error) {
+	first := objectKeys(f.values[0])
 	if first == nil {
 		return kindUnknown, fmt.Errorf("unknown format: the file does not start with a JSON object; expected %s", knownFormats)
 	}
@@ -76,62 +86,46 @@ func Detect(data []byte) (Kind, error) {
 		return KindGenAIPerf, nil
 	case has(first, "benchmarks"):
 		return KindGuideLLM, nil
+	case has(first, "input_config") && isGenAIPerfConfig(first["input_config"]):
+		return KindGenAIPerfSummary, nil
 	case has(first, "input_config") && (has(first, "records") || has(first, "request_latency") || has(first, "request_throughput")):
+		return KindAIPerfSummary, nil
+	case f.syntax == "csv" && has(first, "records"):
 		return KindAIPerfSummary, nil
 	case has(first, "duration", "completed") && (has(first, "request_throughput") || has(first, "output_throughput")):
 		return KindVLLMBench, nil
 	}
+	for _, k := range vllmMarkers {
+		if has(first, k) {
+			return KindVLLMBench, nil
+		}
+	}
+	if has(first, "time_to_first_token") || has(first, "request_latency") {
+		// GenAI-Perf's or AIPerf's statistics without the input_config
+		// that says which tool and which load.
+		return kindUnknown, errors.New(`statistics without "input_config": the load level is unknown (import the tool's per-request export, profile_export.json or profile_export.jsonl, instead)`)
+	}
 	return kindUnknown, fmt.Errorf("unknown format: expected %s", knownFormats)
 }
 
-// fileRef is one input file.
-type fileRef struct {
-	path    string
-	data    []byte
-	modTime time.Time
+// isGenAIPerfConfig tells GenAI-Perf's input_config (flat: subcommand,
+// service_kind, endpoint_type; nested: perf_analyzer, endpoint.service_kind)
+// from AIPerf's (loadgen, endpoint.model_names).
+func isGenAIPerfConfig(raw json.RawMessage) bool {
+	ic := objectKeys(raw)
+	if ic == nil || has(ic, "loadgen") {
+		return false
+	}
+	if has(ic, "subcommand") || has(ic, "service_kind") || has(ic, "perf_analyzer") {
+		return true
+	}
+	ep := objectKeys(ic["endpoint"])
+	return ep != nil && has(ep, "service_kind")
 }
 
 func (f fileRef) sha256() string {
 	sum := sha256.Sum256(f.data)
 	return hex.EncodeToString(sum[:])
-}
-
-// resultFiles are the names looked for, in order, when a directory is given.
-var resultFiles = []string{
-	"profile_export.jsonl",       // AIPerf per-request records
-	"profile_export.json",        // GenAI-Perf per-request export
-	"benchmarks.json",            // guidellm
-	"profile_export_aiperf.json", // AIPerf aggregates (only when no records)
-}
-
-// readInput reads a result file, or the result file inside an artifact
-// directory (AIPerf, GenAI-Perf and guidellm write directories).
-func readInput(path string) (fileRef, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return fileRef{}, err
-	}
-	if st.IsDir() {
-		found := ""
-		for _, name := range resultFiles {
-			if fst, err := os.Stat(filepath.Join(path, name)); err == nil && fst.Mode().IsRegular() {
-				found = filepath.Join(path, name)
-				break
-			}
-		}
-		if found == "" {
-			return fileRef{}, fmt.Errorf("%s: a directory without a result file (looked for %s)", path, strings.Join(resultFiles, ", "))
-		}
-		path = found
-		if st, err = os.Stat(path); err != nil {
-			return fileRef{}, err
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fileRef{}, err
-	}
-	return fileRef{path: path, data: data, modTime: st.ModTime()}, nil
 }
 
 // Import converts the file (or artifact directory) at path into a new run
@@ -143,43 +137,78 @@ func Import(path, dir string, opts Options) (*rundir.Run, error) {
 // ImportFiles converts one or more result files of the same tool into one
 // run directory: each file (or each result inside a file) becomes a load
 // level, so a sweep run one concurrency at a time imports as one sweep.
-// The seed's files import one at a time.
+// Files that hold several run groups (ImportAll) are refused, naming what
+// differs.
 func ImportFiles(paths []string, dir string, opts Options) (*rundir.Run, error) {
-	if len(paths) == 0 {
-		return nil, errors.New("no file to import")
+	groups, err := prepare(paths, opts)
+	if err != nil {
+		return nil, err
 	}
-	var srcs []*sweepSource
-	for _, p := range paths {
-		f, err := readInput(p)
+	if len(groups) > 1 {
+		var names []string
+		for _, g := range groups {
+			names = append(names, g.name)
+		}
+		return nil, fmt.Errorf("the files hold %d runs (%s): import them with `headroom import`, which writes one run directory each", len(groups), strings.Join(names, "; "))
+	}
+	return groups[0].write(dir, opts, paths)
+}
+
+// ImportAll converts result files into one run directory per run group:
+// the files' results are grouped by what their tool records about the
+// configuration (model, endpoint, server and benchmark settings, metadata,
+// closed or open loop), and results repeated at the same load become
+// separate runs. One group is written at dir; several are written at
+// dir/<what sets the group apart>, in order.
+func ImportAll(paths []string, dir string, opts Options) ([]*rundir.Run, error) {
+	groups, err := prepare(paths, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 1 {
+		run, err := groups[0].write(dir, opts, paths)
 		if err != nil {
 			return nil, err
 		}
-		kind, err := Detect(f.data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.path, err)
-		}
-		if kind == KindSeedRoofline || kind == KindSeedSweep {
-			if len(paths) > 1 {
-				return nil, fmt.Errorf("%s: the seed's files import one at a time", f.path)
-			}
-			var run *rundir.Run
-			if kind == KindSeedRoofline {
-				run, err = importSeedRoofline(f.path, f.data, dir, opts)
-			} else {
-				run, err = importSeedSweep(f.path, f.data, dir, opts)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.path, err)
-			}
-			return run, nil
-		}
-		src, err := parseSweep(kind, f, opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.path, err)
-		}
-		srcs = append(srcs, src...)
+		return []*rundir.Run{run}, nil
 	}
-	run, err := writeSweep(dir, srcs, opts)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var runs []*rundir.Run
+	for _, g := range groups {
+		run, err := g.write(filepath.Join(dir, g.name), opts, paths)
+		if err != nil {
+			return runs, err
+		}
+		runs = append(runs, run)
+	}
+	return runs, nil
+}
+
+// prepared is one run to write: a seed file, or a group of sweep sources.
+type prepared struct {
+	name string
+	seed *fileRef
+	kind Kind
+	srcs []*sweepSource
+}
+
+func (p prepared) write(dir string, opts Options, paths []string) (*rundir.Run, error) {
+	if p.seed != nil {
+		var run *rundir.Run
+		var err error
+		if p.kind == KindSeedRoofline {
+			run, err = importSeedRoofline(p.seed.path, p.seed.data, dir, opts)
+		} else {
+			run, err = importSeedSweep(p.seed.path, p.seed.data, dir, opts)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.seed.path, err)
+		}
+		return run, nil
+	}
+	run, err := writeSweep(dir, p.srcs, opts)
 	if err != nil {
 		if len(paths) == 1 {
 			return nil, fmt.Errorf("%s: %w", paths[0], err)
@@ -187,6 +216,43 @@ func ImportFiles(paths []string, dir string, opts Options) (*rundir.Run, error) 
 		return nil, err
 	}
 	return run, nil
+}
+
+// prepare reads and parses every input and groups the results into runs.
+func prepare(paths []string, opts Options) ([]prepared, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no file to import")
+	}
+	var srcs []*sweepSource
+	for _, p := range paths {
+		files, err := readInputs(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			kind, err := f.detect()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.path, err)
+			}
+			if kind == KindSeedRoofline || kind == KindSeedSweep {
+				if len(paths) > 1 || len(files) > 1 {
+					return nil, fmt.Errorf("%s: the seed's files import one at a time", f.path)
+				}
+				return []prepared{{seed: &f, kind: kind}}, nil
+			}
+			src, err := parseSweep(kind, f, opts)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.path, err)
+			}
+			srcs = append(srcs, src...)
+		}
+	}
+	for _, s := range srcs[1:] {
+		if s.kind != srcs[0].kind {
+			return nil, fmt.Errorf("%s is %s but %s is %s: import files of one tool into one run", s.file, s.kind, srcs[0].file, srcs[0].kind)
+		}
+	}
+	return groupSources(srcs), nil
 }
 
 func parseSweep(kind Kind, f fileRef, opts Options) ([]*sweepSource, error) {
@@ -199,6 +265,8 @@ func parseSweep(kind Kind, f fileRef, opts Options) ([]*sweepSource, error) {
 		return parseAIPerfSummary(f)
 	case KindGenAIPerf:
 		return parseGenAIPerf(f, opts)
+	case KindGenAIPerfSummary:
+		return parseGenAIPerfSummary(f)
 	case KindGuideLLM:
 		return parseGuideLLM(f)
 	}

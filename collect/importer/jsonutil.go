@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 )
 
 // pythonJSON rewrites the non-standard literals Python's json module writes
@@ -99,11 +101,50 @@ func decodeStrict(data []byte, v any) error {
 		case errors.As(err, &se):
 			return fmt.Errorf("invalid JSON at line %d: %w", lineOf(data, se.Offset), err)
 		case errors.As(err, &te):
-			return fmt.Errorf("line %d: field %q: %w", lineOf(data, te.Offset), te.Field, err)
+			return fmt.Errorf("line %d: %q is %s where %s belongs", lineOf(data, te.Offset), te.Field, jsonArticle(te.Value), jsonKind(te.Type))
 		}
 		return fmt.Errorf("invalid JSON: %w", err)
 	}
 	return nil
+}
+
+// jsonKind names, in JSON's words, what a Go destination type holds.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
+}
+
+// jsonArticle turns encoding/json's name of a JSON value ("string",
+// "number 1.5", "array") into words ("a string", "the number 1.5", "a list").
+func jsonArticle(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number "):
+		return "the " + v
+	case v == "array":
+		return "a list"
+	case v == "object":
+		return "an object"
+	case v == "bool":
+		return "true or false"
+	case v == "":
+		return "a value"
+	}
+	return "a " + v
 }
 
 func lineOf(data []byte, off int64) int {

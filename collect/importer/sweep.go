@@ -33,6 +33,9 @@ type sweepSource struct {
 	notes    []string
 	warnings []string
 	lacks    []string
+	// config are the settings the file records that set its results apart
+	// from other runs' (see groups.go).
+	config []configItem
 }
 
 // sourceLevel is one load level of an imported sweep.
@@ -45,6 +48,9 @@ type sourceLevel struct {
 	stats    *rundir.LevelStatsRow
 	// origin names the file and the place in it, for messages.
 	origin string
+	// repeat is 1 + the tool's run number of a repeated measurement
+	// (vllm bench sweep's run=N), 0 when the tool records none.
+	repeat int
 }
 
 // sourceRequest is one request as an imported format records it.
@@ -86,9 +92,6 @@ func writeSweep(dir string, srcs []*sweepSource, opts Options) (*rundir.Run, err
 	var levels []sourceLevel
 	perRequest, perLevel := false, false
 	for _, s := range srcs {
-		if s.kind != first.kind {
-			return nil, fmt.Errorf("%s is %s but %s is %s: import files of one tool into one run", s.file, s.kind, first.file, first.kind)
-		}
 		for _, l := range s.levels {
 			if l.stats != nil {
 				perLevel = true
@@ -154,12 +157,12 @@ func writeSweep(dir string, srcs []*sweepSource, opts Options) (*rundir.Run, err
 		rows := make([]rundir.LevelStatsRow, len(levels))
 		for i, l := range levels {
 			rows[i] = *l.stats
-			rows[i].Concurrency = l.concurrency
+			rows[i].Concurrency, rows[i].RateRPS = l.concurrency, l.rateRPS
 		}
 		if err := rundir.WriteTable(dir, rundir.TableLevelStats, rows); err != nil {
 			return nil, err
 		}
-	} else if err := writeRequestTables(dir, levels, w.Endpoint); err != nil {
+	} else if err := writeRequestTables(dir, m.RunID, levels, w.Endpoint); err != nil {
 		return nil, err
 	}
 	if err := run.Finish(nil); err != nil {
@@ -200,7 +203,7 @@ func describeLoad(l sourceLevel) string {
 
 // writeRequestTables writes the levels, requests and tokens tables, one
 // part per level for requests and tokens so memory stays bounded by a level.
-func writeRequestTables(dir string, levels []sourceLevel, endpoint string) error {
+func writeRequestTables(dir, runID string, levels []sourceLevel, endpoint string) error {
 	levelRows := make([]rundir.LevelRow, 0, len(levels))
 	for li, l := range levels {
 		lr := rundir.LevelRow{LevelIndex: int32(li), Concurrency: l.concurrency, RateRPS: l.rateRPS, Complete: true}
@@ -208,9 +211,11 @@ func writeRequestTables(dir string, levels []sourceLevel, endpoint string) error
 		reqs := make([]rundir.RequestRow, 0, len(l.requests))
 		var toks []rundir.TokenRow
 		for seq, r := range l.requests {
-			id := r.id
-			if id == "" {
-				id = fmt.Sprintf("l%d-%d", li, seq)
+			// Unique across runs: the run's id, then the tool's own request
+			// id where it kept one (aiperf's x_request_id), else level-seq.
+			id := rundir.RequestID(runID, li, seq)
+			if r.id != "" {
+				id = runID + "-" + r.id
 			}
 			start = min(start, r.sendNS)
 			end = max(end, r.endNS)

@@ -30,7 +30,7 @@ type vllmResult struct {
 	Label                 *string         `json:"label"`
 	ModelID               string          `json:"model_id"`
 	TokenizerID           *string         `json:"tokenizer_id"`
-	NumPrompts            int64           `json:"num_prompts"`
+	NumPrompts            *int64          `json:"num_prompts"`
 	RequestRate           json.RawMessage `json:"request_rate"`
 	MaxConcurrency        *int64          `json:"max_concurrency"`
 	Duration              *float64        `json:"duration"`
@@ -38,8 +38,11 @@ type vllmResult struct {
 	Failed                *int64          `json:"failed"`
 	TotalInputTokens      int64           `json:"total_input_tokens"`
 	TotalOutputTokens     int64           `json:"total_output_tokens"`
+	RequestThroughput     *float64        `json:"request_throughput"`
 	OutputThroughput      *float64        `json:"output_throughput"`
+	TotalTokenThroughput  *float64        `json:"total_token_throughput"`
 	MaxConcurrentRequests *int64          `json:"max_concurrent_requests"`
+	RunNumber             *int64          `json:"run_number"`
 
 	InputLens  []int64     `json:"input_lens"`
 	OutputLens []int64     `json:"output_lens"`
@@ -50,50 +53,77 @@ type vllmResult struct {
 	Errors     []string    `json:"errors"`
 }
 
-// vllmKnownKeys are the result keys that are not --metadata KEY=VALUE pairs.
+// vllmKnownKeys are the result keys that are not --metadata KEY=VALUE pairs
+// or vllm bench sweep's serve and bench overrides. ("request_goodput:", with
+// its colon, is how benchmark_serving.py spelled it for a while.)
 var vllmKnownKeys = []string{
 	"date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate",
 	"burstiness", "max_concurrency", "ramp_up_strategy", "ramp_up_start_rps", "ramp_up_end_rps", "duration",
 	"completed", "failed", "total_input_tokens", "total_output_tokens", "request_throughput", "request_goodput",
-	"output_throughput", "total_token_throughput", "input_lens", "output_lens", "ttfts", "itls", "latencies",
+	"request_goodput:", "output_throughput", "total_token_throughput", "input_lens", "output_lens", "ttfts", "itls", "latencies",
 	"start_times", "queue_times", "generated_texts", "errors", "max_output_tokens_per_s", "max_concurrent_requests",
-	"rtfx", "rps_change_events", "total_input_sequences", "input_sequence_throughput",
+	"rtfx", "rps_change_events", "total_input_sequences", "input_sequence_throughput", "run_number",
+	"best_of", "use_beam_search",
 }
 
 // VLLMPercentileMethod names how vllm bench serve computes its percentiles.
 const VLLMPercentileMethod = "numpy.percentile, linear interpolation, over successful requests (vllm bench serve)"
 
 func parseVLLM(f fileRef, opts Options) ([]*sweepSource, error) {
-	vals, err := jsonValues(f.data)
-	if err != nil {
-		return nil, err
-	}
 	var out []*sweepSource
-	for i, v := range vals {
+	warmups := 0
+	for i, v := range f.values {
 		where := ""
-		if len(vals) > 1 {
-			where = fmt.Sprintf("result %d of %d: ", i+1, len(vals))
+		if len(f.values) > 1 {
+			noun := "result"
+			if f.syntax == "csv" {
+				noun = "row"
+			}
+			where = fmt.Sprintf("%s %d of %d: ", noun, i+1, len(f.values))
 		}
 		src, err := parseVLLMResult(f, v, opts, where)
+		if errors.Is(err, errWarmup) {
+			warmups++
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s%w", where, err)
 		}
 		out = append(out, src)
 	}
+	if len(out) == 0 {
+		return nil, errors.New(`only vllm bench sweep's warm-up run ("run_number": -1) is in the file: import the run=N.json files or the combination's summary.json`)
+	}
+	if warmups > 0 {
+		out[0].notes = append(out[0].notes, fmt.Sprintf("%d warm-up result(s) (vllm bench sweep's run_number -1) left out", warmups))
+	}
 	return out, nil
 }
+
+var errWarmup = errors.New("warm-up run")
 
 func parseVLLMResult(f fileRef, raw json.RawMessage, opts Options, where string) (*sweepSource, error) {
 	var r vllmResult
 	if err := decodeStrict(raw, &r); err != nil {
 		return nil, err
 	}
+	if r.RunNumber != nil && *r.RunNumber < 0 {
+		return nil, errWarmup
+	}
 	all := objectKeys(raw)
 	if r.OutputThroughput == nil {
-		return nil, errors.New(`no "output_throughput": a pooling (embedding) benchmark has no generation to import`)
+		if r.RequestThroughput != nil && r.TotalOutputTokens == 0 {
+			return nil, errors.New(`no "output_throughput": a pooling (embedding) benchmark has no generation to import`)
+		}
+		return nil, errors.New(`no "output_throughput": not a whole vllm bench serve --save-result file (import the file the tool wrote, not a summary of it)`)
 	}
-	if r.Duration == nil || *r.Duration <= 0 || r.Completed == nil {
-		return nil, errors.New(`need "duration" > 0 and "completed"`)
+	switch {
+	case r.Duration == nil:
+		return nil, errors.New(`no "duration": not a whole vllm bench serve --save-result file (import the file the tool wrote, not a summary of it)`)
+	case *r.Duration <= 0:
+		return nil, fmt.Errorf(`"duration" is %g: the benchmark measured nothing`, *r.Duration)
+	case r.Completed == nil:
+		return nil, errors.New(`no "completed": not a whole vllm bench serve --save-result file (import the file the tool wrote, not a summary of it)`)
 	}
 	rate, err := vllmRate(r.RequestRate)
 	if err != nil {
@@ -109,22 +139,28 @@ func parseVLLMResult(f fileRef, raw json.RawMessage, opts Options, where string)
 		},
 		workload: rundir.Workload{Endpoint: "completions", FixedOutputNote: "vllm bench serve sends ignore_eos for its random dataset (and with --ignore-eos); the file does not record whether it was sent"},
 	}
+	if r.RunNumber != nil {
+		src.tool = "vllm bench sweep serve (vllm bench serve --save-result, backend " + backend + ")"
+	}
 	if strings.Contains(backend, "chat") {
 		src.workload.Endpoint = "chat"
 	}
+	src.config = append(src.config, configItem{"backend", backend})
 	if r.TokenizerID != nil {
 		src.workload.Tokenizer = "vllm bench serve counted tokens with " + *r.TokenizerID
 	}
 	if r.Label != nil {
 		src.label = *r.Label
+		src.config = append(src.config, configItem{"label", *r.Label})
 	}
 	for _, k := range slices.Sorted(maps.Keys(all)) {
 		if slices.Contains(vllmKnownKeys, k) || strings.HasSuffix(k, "_ms") || strings.HasPrefix(k, "spec_decode_") ||
 			strings.HasPrefix(k, "diffusion_") || strings.HasPrefix(k, "probe_") {
 			continue
 		}
-		if s := rawString(all[k]); s != "" {
+		if s := scalarString(all[k]); s != "" {
 			src.tags = append(src.tags, k+"="+s)
+			src.config = append(src.config, configItem{k, s})
 		}
 	}
 
@@ -150,11 +186,25 @@ func parseVLLMResult(f fileRef, raw json.RawMessage, opts Options, where string)
 	if where == "" {
 		level.origin = f.path
 	}
-	if r.MaxConcurrency != nil && *r.MaxConcurrency > 0 {
+	if r.RunNumber != nil {
+		level.repeat = int(*r.RunNumber) + 1
+	}
+	numPrompts := int64(0)
+	if r.NumPrompts != nil {
+		numPrompts = *r.NumPrompts
+	}
+	switch {
+	case r.MaxConcurrency != nil && *r.MaxConcurrency > 0:
 		level.concurrency = *r.MaxConcurrency
+	case math.IsInf(rate, 1) && numPrompts > 0:
+		level.concurrency = numPrompts
+		src.notes = append(src.notes, fmt.Sprintf("%sno --max-concurrency and an infinite request rate: all %d requests were sent at once (concurrency %d)", where, numPrompts, numPrompts))
 	}
 	if !math.IsInf(rate, 1) {
 		level.rateRPS = rate
+		if r.MaxConcurrentRequests != nil && *r.MaxConcurrentRequests > 0 {
+			src.notes = append(src.notes, fmt.Sprintf("%sopen loop at %g requests/s: at most %d requests were in flight at once (vllm bench serve's max_concurrent_requests)", where, rate, *r.MaxConcurrentRequests))
+		}
 	}
 	src.lacks = []string{
 		"server log and /metrics", "GPU, driver and engine version", "server flags",
@@ -162,7 +212,7 @@ func parseVLLMResult(f fileRef, raw json.RawMessage, opts Options, where string)
 	}
 
 	if len(r.TTFTs) == 0 {
-		return vllmAggregate(src, level, r, all, rate)
+		return vllmAggregate(src, level, r, all, where)
 	}
 	if err := vllmRequests(src, &level, r, rate, startNS); err != nil {
 		return nil, err
@@ -171,47 +221,81 @@ func parseVLLMResult(f fileRef, raw json.RawMessage, opts Options, where string)
 	return src, nil
 }
 
-// vllmAggregate maps a result saved without --save-detailed to one row of
-// per-level statistics.
-func vllmAggregate(src *sweepSource, level sourceLevel, r vllmResult, all map[string]json.RawMessage, rate float64) (*sweepSource, error) {
-	ms := func(key string) float64 {
-		var v *float64
-		if json.Unmarshal(all[key], &v) != nil || v == nil {
-			return 0
-		}
-		return *v / 1e3
+// scalarString renders a JSON string, number or boolean as text; "" for
+// null, objects and lists.
+func scalarString(raw json.RawMessage) string {
+	if s := rawString(raw); s != "" {
+		return s
 	}
-	if level.concurrency == 0 {
-		switch {
-		case r.MaxConcurrentRequests != nil && *r.MaxConcurrentRequests > 0:
-			level.concurrency = *r.MaxConcurrentRequests
-			src.notes = append(src.notes, fmt.Sprintf("no --max-concurrency: concurrency %d is the peak number of requests in flight that vllm bench serve observed", level.concurrency))
-		case math.IsInf(rate, 1) && r.NumPrompts > 0:
-			level.concurrency = r.NumPrompts
-			src.notes = append(src.notes, fmt.Sprintf("no --max-concurrency and an infinite request rate: all %d requests were sent at once", r.NumPrompts))
+	t := strings.TrimSpace(string(raw))
+	if t == "true" || t == "false" {
+		return t
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// vllmFailed is the number of failed requests of a result: "failed" when
+// the file has it, else num_prompts − completed (benchmark_serving.py
+// before "failed" was added counted only the completed ones).
+func vllmFailed(src *sweepSource, r vllmResult, where string) int64 {
+	if r.Failed != nil {
+		return *r.Failed
+	}
+	if r.NumPrompts != nil && *r.NumPrompts > *r.Completed {
+		src.notes = append(src.notes, fmt.Sprintf(`%sthe result has no "failed" (older vllm): %d failed requests are num_prompts − completed`, where, *r.NumPrompts-*r.Completed))
+		return *r.NumPrompts - *r.Completed
+	}
+	if r.NumPrompts == nil {
+		src.lacks = append(src.lacks, `the number of failed requests (no "failed" and no "num_prompts")`)
+	}
+	return 0
+}
+
+// vllmAggregate maps a result saved without --save-detailed to one row of
+// per-level statistics, as vllm bench serve computed them.
+func vllmAggregate(src *sweepSource, level sourceLevel, r vllmResult, all map[string]json.RawMessage, where string) (*sweepSource, error) {
+	ms := func(keys ...string) float64 {
+		for _, key := range keys {
+			var v *float64
+			if json.Unmarshal(all[key], &v) == nil && v != nil {
+				return *v / 1e3
+			}
 		}
+		return 0
 	}
 	row := &rundir.LevelStatsRow{
-		RequestsOK: *r.Completed, OutputTokPerS: *r.OutputThroughput,
-		TTFTP50S: ms("median_ttft_ms"), TTFTP99S: ms("p99_ttft_ms"),
-		TPOTP50S: ms("median_tpot_ms"), TPOTP99S: ms("p99_tpot_ms"),
-		E2EP50S:          ms("median_e2el_ms"),
+		RequestsOK: *r.Completed, Errors: vllmFailed(src, r, where),
+		WindowS: *r.Duration, OutputTokPerS: *r.OutputThroughput,
+		TTFTP50S: ms("median_ttft_ms", "p50_ttft_ms"), TTFTP90S: ms("p90_ttft_ms"), TTFTP99S: ms("p99_ttft_ms"),
+		TPOTP50S: ms("median_tpot_ms", "p50_tpot_ms"), TPOTP90S: ms("p90_tpot_ms"), TPOTP99S: ms("p99_tpot_ms"),
+		ITLP50S: ms("median_itl_ms", "p50_itl_ms"), ITLP90S: ms("p90_itl_ms"), ITLP99S: ms("p99_itl_ms"),
+		E2EP50S: ms("median_e2el_ms", "p50_e2el_ms"), E2EP90S: ms("p90_e2el_ms"), E2EP99S: ms("p99_e2el_ms"),
 		PercentileMethod: VLLMPercentileMethod,
 	}
-	if r.Failed != nil {
-		row.Errors = *r.Failed
+	if r.RequestThroughput != nil {
+		row.RequestsPerS = *r.RequestThroughput
+	}
+	if r.TotalTokenThroughput != nil {
+		row.TotalTokPerS = *r.TotalTokenThroughput
+	}
+	if *r.Completed > 0 {
+		row.MeanPromptTokens = float64(r.TotalInputTokens) / float64(*r.Completed)
+		row.MeanOutputTokens = float64(r.TotalOutputTokens) / float64(*r.Completed)
+		src.workload.Prompt = rundir.Dist{Kind: "dataset", Mean: row.MeanPromptTokens}
+		src.workload.Output = rundir.Dist{Kind: "dataset", Mean: row.MeanOutputTokens}
 	}
 	level.stats = row
 	src.levels = []sourceLevel{level}
 	src.lacks = append(src.lacks,
 		"per-request and per-token times (saved without --save-detailed)",
-		"p90 and percentiles other than those asked with --metric-percentiles (default: p99 only)",
-		"ITL distribution (the file's ITL mean, median and p99 have no column in level_stats)")
-	if *r.Completed > 0 {
-		src.workload.Prompt = rundir.Dist{Kind: "dataset", Mean: float64(r.TotalInputTokens) / float64(*r.Completed)}
-		src.workload.Output = rundir.Dist{Kind: "dataset", Mean: float64(r.TotalOutputTokens) / float64(*r.Completed)}
+		"percentiles other than those asked with --metric-percentiles (default: p99 only)")
+	if r.NumPrompts != nil {
+		src.workload.RequestsPerLevel = int(*r.NumPrompts)
 	}
-	src.workload.RequestsPerLevel = int(r.NumPrompts)
 	return src, nil
 }
 
@@ -228,9 +312,8 @@ func vllmRequests(src *sweepSource, level *sourceLevel, r vllmResult, rate float
 			return fmt.Errorf(`"ttfts" has %d entries but %q has %d`, n, name, l)
 		}
 	}
-	failed := func(i int) bool {
-		return (len(r.Errors) > 0 && r.Errors[i] != "") || (r.TTFTs[i] <= 0 && len(r.ITLs[i]) == 0)
-	}
+	fail := vllmFailures(src, r)
+	failed := func(i int) bool { return fail[i] }
 	latency := func(i int) float64 {
 		if len(r.Latencies) > 0 {
 			return r.Latencies[i]
@@ -313,6 +396,45 @@ func vllmRequests(src *sweepSource, level *sourceLevel, r vllmResult, rate float
 	}
 	src.workload.RequestsPerLevel = n
 	return nil
+}
+
+// vllmFailures marks the failed requests of a --save-detailed result the
+// way vllm bench serve counts them: a request is completed when its
+// RequestFuncOutput says success, whatever it returned (a request with no
+// output tokens and no error is completed), and failed otherwise. The
+// file keeps no success flag, so a failure is known by its error text,
+// else by its latency (0 for a failure, as the output starts; the time to
+// the last chunk for a success). Older files have neither latencies nor
+// always an error text: there, as many requests as num_prompts −
+// completed are marked among those with nothing received (no first chunk,
+// no chunks, no output tokens), in order.
+func vllmFailures(src *sweepSource, r vllmResult) []bool {
+	n := len(r.TTFTs)
+	fail := make([]bool, n)
+	count := 0
+	for i := range fail {
+		if (len(r.Errors) > 0 && r.Errors[i] != "") || (len(r.Latencies) > 0 && r.Latencies[i] <= 0) {
+			fail[i] = true
+			count++
+		}
+	}
+	want := int64(count)
+	switch {
+	case r.Failed != nil:
+		want = *r.Failed
+	case r.Completed != nil:
+		want = int64(n) - *r.Completed
+	}
+	for i := 0; i < n && int64(count) < want; i++ {
+		if !fail[i] && r.TTFTs[i] <= 0 && len(r.ITLs[i]) == 0 && r.OutputLens[i] == 0 {
+			fail[i] = true
+			count++
+		}
+	}
+	if int64(count) != want {
+		src.warnings = append(src.warnings, fmt.Sprintf("the per-request arrays show %d failed requests but the result counts %d: the requests are imported as the arrays show them", count, want))
+	}
+	return fail
 }
 
 // vllmRate reads request_rate: a number, or "inf" (also written as a bare

@@ -10,7 +10,8 @@ import (
 )
 
 // SampleClient records the client's own CPU time (the whole process, so
-// everything it does beside the load counts), open streams and send lag
+// everything it does beside the load counts) and the time its threads
+// waited for a core, open streams and send lag
 // every SampleInterval until ctx ends, and once more then, so that a report
 // can tell when the client, not the server, was the bottleneck. Run calls
 // it for its duration; a caller running levels one by one (RunLevel) runs
@@ -20,10 +21,17 @@ func (g *Generator) SampleClient(ctx context.Context, sink Sink) {
 	defer tick.Stop()
 	take := func() {
 		user, sys := cputime.Process()
-		sink.ClientSample(rundir.ClientSampleRow{
+		row := rundir.ClientSampleRow{
 			TimeNS: g.clock.NowNS(), CPUUserS: user.Seconds(), CPUSystemS: sys.Seconds(), CPUs: int32(runtime.GOMAXPROCS(0)),
 			OpenStreams: g.openStreams.Load(), SendLagMaxS: float64(g.sendLagMaxNS.Swap(0)) / 1e9,
-		})
+		}
+		// The time the client's threads waited for a core: with its CPU
+		// time, what the client wanted, which a busy host does not hide.
+		if w, ok := cputime.Wait(); ok {
+			s := w.Seconds()
+			row.CPUWaitS = &s
+		}
+		sink.ClientSample(row)
 	}
 	take()
 	for {

@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/engines"
 )
 
 // Engine is what could be learned about the server.
 type Engine struct {
-	Name             string // a rundir.Engine* name when known, else as the server named itself; "" if unknown
+	Name             string // a package engines name when known, else as the server named itself; "" if unknown
 	Version          string
 	MaxContextTokens int
 	Config           map[string]string // facts read from the server
@@ -79,7 +79,7 @@ func Detect(ctx context.Context, client *http.Client, baseURL string, header htt
 	}
 	set := func(name, version, source string) {
 		if e.Name == "" {
-			if c, ok := rundir.CanonicalEngine(name); ok {
+			if c, ok := engines.Canonical(name); ok {
 				name = c
 			}
 			e.Name, e.Source = name, source
@@ -100,7 +100,7 @@ func Detect(ctx context.Context, client *http.Client, baseURL string, header htt
 				}
 			}
 		case ownedBy == "vllm" || ownedBy == "":
-			set(rundir.EngineVLLM, str(m, "version"), "/version")
+			set(engines.VLLM, str(m, "version"), "/version")
 		default:
 			set(ownedBy, str(m, "version"), "/version")
 		}
@@ -108,23 +108,23 @@ func Detect(ctx context.Context, client *http.Client, baseURL string, header htt
 	switch ownedBy {
 	case "sglang":
 		if m := get("/get_server_info"); m != nil {
-			set(rundir.EngineSGLang, str(m, "version"), "/get_server_info")
+			set(engines.SGLang, str(m, "version"), "/get_server_info")
 		}
-		set(rundir.EngineSGLang, "", "/v1/models owned_by")
+		set(engines.SGLang, "", "/v1/models owned_by")
 	case "llamacpp":
 		if m := get("/props"); m != nil {
-			set(rundir.EngineLlamaCpp, str(m, "build_info"), "/props")
+			set(engines.LlamaCpp, str(m, "build_info"), "/props")
 		}
-		set(rundir.EngineLlamaCpp, "", "/v1/models owned_by")
+		set(engines.LlamaCpp, "", "/v1/models owned_by")
 	case "library":
 		if m := get("/api/version"); m != nil {
-			set(rundir.EngineOllama, str(m, "version"), "/api/version")
+			set(engines.Ollama, str(m, "version"), "/api/version")
 		}
-		set(rundir.EngineOllama, "", "/v1/models owned_by")
+		set(engines.Ollama, "", "/v1/models owned_by")
 	}
 	if e.Name == "" {
 		if m := get("/info"); m != nil && str(m, "model_id") != "" {
-			set(rundir.EngineTGI, str(m, "version"), "/info")
+			set(engines.TGI, str(m, "version"), "/info")
 		}
 	}
 	if e.Name == "" || e.Version == "" {
@@ -142,12 +142,12 @@ var logPatterns = []struct {
 	name string
 	re   *regexp.Regexp
 }{
-	{rundir.EngineVLLM, regexp.MustCompile(`vLLM API server version ([0-9][^\s,]*)`)},
-	{rundir.EngineVLLM, regexp.MustCompile(`\bvLLM\b.*\bversion ([0-9][^\s,]*)`)},
-	{rundir.EngineNodeLlamaCpp, regexp.MustCompile(`engine start version=([^\s]+)`)},
-	{rundir.EngineSGLang, regexp.MustCompile(`(?i)sglang.*version[= ]v?([0-9][^\s,]*)`)},
-	{rundir.EngineLlamaCpp, regexp.MustCompile(`^build: ([0-9]+ \([0-9a-f]+\))`)},
-	{rundir.EngineTGI, regexp.MustCompile(`text_generation_launcher.*version[:= ]"?([0-9][^\s",]*)`)},
+	{engines.VLLM, regexp.MustCompile(`vLLM API server version ([0-9][^\s,]*)`)},
+	{engines.VLLM, regexp.MustCompile(`\bvLLM\b.*\bversion ([0-9][^\s,]*)`)},
+	{engines.NodeLlamaCpp, regexp.MustCompile(`engine start version=([^\s]+)`)},
+	{engines.SGLang, regexp.MustCompile(`(?i)sglang.*version[= ]v?([0-9][^\s,]*)`)},
+	{engines.LlamaCpp, regexp.MustCompile(`^build: ([0-9]+ \([0-9a-f]+\))`)},
+	{engines.TGI, regexp.MustCompile(`text_generation_launcher.*version[:= ]"?([0-9][^\s",]*)`)},
 }
 
 // fromLog finds the engine and version in the server's first log lines.

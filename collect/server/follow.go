@@ -101,10 +101,10 @@ func (f *Follower) Run(ctx context.Context) error {
 	// The follower's own CPU is measured on its thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	base, measured := cputime.Thread()
+	base, measured := cputime.ThisThread()
 	account := func() {
 		if measured {
-			if now, ok := cputime.Thread(); ok {
+			if now, ok := cputime.ThisThread(); ok {
 				f.cpuNS.Store(int64(now - base))
 			}
 		}

@@ -82,6 +82,26 @@ func TestSweepAgainstTestEngine(t *testing.T) {
 	if len(metrics) == 0 || !running {
 		t.Errorf("%d metric rows, running gauge %v", len(metrics), running)
 	}
+	// The engine listens on this host: its process is found by its port and
+	// its threads are sampled, so a CPU-served engine's saturation shows.
+	cpu, err := rundir.ReadTable[rundir.ServerCPURow](dir, rundir.TableServerCPU)
+	if err != nil || len(cpu) == 0 {
+		t.Fatalf("server_cpu: %d rows, %v", len(cpu), err)
+	}
+	var busiest float64
+	for _, r := range cpu {
+		busiest = max(busiest, r.CPUUserS+r.CPUSystemS)
+		if r.HostCPUs < 1 || r.PID <= 0 || r.TID <= 0 {
+			t.Fatalf("server_cpu row %+v", r)
+		}
+	}
+	if busiest <= 0 {
+		t.Error("no server thread used any CPU during the sweep")
+	}
+	samples, _ := rundir.ReadTable[rundir.ClientSampleRow](dir, rundir.TableClientSamples)
+	if len(samples) == 0 || samples[len(samples)-1].CPUWaitS == nil {
+		t.Errorf("client samples without the run-queue wait: %d samples", len(samples))
+	}
 }
 
 // cuttableProxy forwards loopback TCP connections to target. cut closes

@@ -18,6 +18,7 @@ type runRecorder struct {
 	samples  *rundir.TableWriter[rundir.ClientSampleRow]
 	metrics  *rundir.TableWriter[rundir.ServerMetricRow]
 	gpu      *rundir.TableWriter[rundir.GPUTelemetryRow]
+	cpu      *rundir.TableWriter[rundir.ServerCPURow]
 	log      *server.LogCapture
 	// reserve holds a few descriptors through each level, handed back for
 	// the level's writes: streams near the open-files limit take the rest.
@@ -96,6 +97,9 @@ func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
 	if r.gpu != nil {
 		errs = append(errs, r.gpu.Flush())
 	}
+	if r.cpu != nil {
+		errs = append(errs, r.cpu.Flush())
+	}
 	if r.log != nil {
 		errs = append(errs, r.log.Flush())
 	}
@@ -113,6 +117,9 @@ func (r *runRecorder) stop() error {
 	}
 	if r.gpu != nil {
 		errs = append(errs, r.gpu.Stop())
+	}
+	if r.cpu != nil {
+		errs = append(errs, r.cpu.Stop())
 	}
 	return errors.Join(errs...)
 }

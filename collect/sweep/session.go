@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/collect/telemetry"
 	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/internal/cputime"
 	"github.com/headroom-llm/headroom/internal/uniq"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -84,6 +86,7 @@ type session struct {
 // just before the first level (a resume moves the interrupted level's rows
 // aside there).
 func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func() error) (*rundir.Run, error) {
+	s.runID = run.Manifest.RunID
 	if run.Manifest.Engine != nil {
 		run.Manifest.Engine.BaseURL = s.BaseURL() // a resume may target a new address
 	}
@@ -347,11 +350,15 @@ func (ss *session) checkContext(context.Context) error {
 	return ss.s.checkContext(maxCtx)
 }
 
-// startTelemetry starts GPU sampling (when the server is on this machine)
-// and the /metrics scraper.
+// startTelemetry starts GPU and server CPU sampling (when the server is on
+// this machine) and the /metrics scraper.
 func (ss *session) startTelemetry(ctx context.Context) error {
 	s, c, dir := ss.s, &ss.s.cfg, ss.run.Dir
-	gpuHere := c.noGPU || c.gpu != nil || c.serverCmd != "" || hostinfo.IsLocal(ctx, s.base.Hostname())
+	local := c.serverCmd != "" || hostinfo.IsLocal(ctx, s.base.Hostname())
+	if err := ss.startServerCPU(local); err != nil {
+		return err
+	}
+	gpuHere := c.noGPU || c.gpu != nil || local
 	if !gpuHere {
 		// NVML sees this machine's GPUs, which would be the wrong ones.
 		s.note(fmt.Sprintf("no GPU telemetry: the server at %s is not on this machine; run headroom sweep on the server's host for it", s.base.Hostname()))
@@ -407,6 +414,54 @@ func (ss *session) startTelemetry(ctx context.Context) error {
 		}
 	})
 	return nil
+}
+
+// startServerCPU samples the server process's threads (server_cpu): the
+// process --server-cmd started, or the one listening on the server's port
+// on this host. A CPU-served engine is judged by it as a GPU engine by its
+// utilisation.
+func (ss *session) startServerCPU(local bool) error {
+	s := ss.s
+	pid := 0
+	switch {
+	case ss.proc != nil:
+		pid = ss.proc.Pid()
+	case local:
+		if p, ok := cputime.ListeningPID(portOf(s.base)); ok {
+			pid = p
+		}
+	}
+	if pid <= 0 {
+		if local {
+			s.note(fmt.Sprintf("no server CPU samples: no readable process listens on port %d of this host", portOf(s.base)))
+		} else {
+			s.note(fmt.Sprintf("no server CPU samples: the server at %s is not on this machine", s.base.Hostname()))
+		}
+		return nil
+	}
+	w, err := rundir.NewTableWriter[rundir.ServerCPURow](ss.run.Dir, rundir.TableServerCPU, 0)
+	if err != nil {
+		return err
+	}
+	ss.rec.cpu = w
+	ss.goBG(func() {
+		err := telemetry.SampleServerCPU(ss.bg, pid, telemetry.DefaultServerCPUInterval, s.clock.NowNS, func(rows []rundir.ServerCPURow) { w.Add(rows...) })
+		if err != nil {
+			s.note("server CPU sampling: " + err.Error())
+		}
+	})
+	return nil
+}
+
+// portOf is a URL's port, the scheme's default when it names none.
+func portOf(u *url.URL) int {
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return p
+	}
+	if u.Scheme == "https" {
+		return 443
+	}
+	return 80
 }
 
 // saveWorkload writes the manifest with the workload before the first

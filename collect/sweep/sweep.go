@@ -42,6 +42,9 @@ type Sweep struct {
 	clock loadgen.Clock
 
 	model string // from the options or the server
+	// runID prefixes every request id so that ids are unique across runs
+	// (rundir.RequestID); Record sets it to the run's id.
+	runID string
 
 	out outcomes
 
@@ -343,7 +346,7 @@ func arrivals(seed int64, li int, rate float64) loadgen.Schedule {
 func (s *Sweep) Next(l loadgen.Level, seq int, warmup bool) loadgen.Request {
 	li := l.Index
 	rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), uint64(li)<<40|uint64(seq)))
-	r := loadgen.Request{MaxTokens: s.cfg.output.Sample(rng)}
+	r := loadgen.Request{ID: rundir.RequestID(s.runID, li, seq), MaxTokens: s.cfg.output.Sample(rng)}
 	if s.dataset != nil {
 		rec := s.dataset[rng.IntN(len(s.dataset))]
 		r.Prompt, r.Messages, r.PromptTokens = rec.prompt, rec.messages, rec.promptTokens

@@ -67,9 +67,13 @@ func (s *Scraper) Scrape(ctx context.Context) ([]rundir.ServerMetricRow, error) 
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s: HTTP %d", s.URL, resp.StatusCode)
 	}
-	rows, err := promtext.Parse(io.LimitReader(resp.Body, maxMetricsBytes), t)
+	samples, err := promtext.Parse(io.LimitReader(resp.Body, maxMetricsBytes), t)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.URL, err)
+	}
+	rows := make([]rundir.ServerMetricRow, len(samples))
+	for i, sm := range samples {
+		rows[i] = rundir.ServerMetricRow(sm)
 	}
 	return rows, nil
 }

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// Thread is the CPU time (user plus system) of the calling OS thread; a
+// ThisThread is the CPU time (user plus system) of the calling OS thread; a
 // goroutine that measures its own cost locks itself to its thread first
 // (runtime.LockOSThread). ok is false where the system cannot tell.
-func Thread() (cpu time.Duration, ok bool) {
+func ThisThread() (cpu time.Duration, ok bool) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_THREAD, &ru) != nil {
 		return 0, false

@@ -4,5 +4,5 @@ package cputime
 
 import "time"
 
-// Thread is unknown on this system.
-func Thread() (cpu time.Duration, ok bool) { return 0, false }
+// ThisThread is unknown on this system.
+func ThisThread() (cpu time.Duration, ok bool) { return 0, false }

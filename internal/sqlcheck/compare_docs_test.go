@@ -2,6 +2,7 @@ package sqlcheck
 
 import (
 	"context"
+	"database/sql"
 	"math"
 	"os"
 	"path/filepath"
@@ -73,53 +74,13 @@ func TestCompareDocsSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	doc, err := os.ReadFile("../../docs/compare.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := regexp.MustCompile("(?s)```sql\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
-	if len(blocks) == 0 {
-		t.Fatal("docs/compare.md has no sql block")
-	}
-	var stmts []string
-	for _, b := range blocks {
-		for _, s := range strings.Split(b[1], ";") {
-			if strings.TrimSpace(stripComments(s)) != "" {
-				stmts = append(stmts, s)
-			}
-		}
-	}
-	if len(stmts) < 5 {
-		t.Fatalf("%d statements", len(stmts))
-	}
+	stmts := docStatements(t, "sql")
 	db := openDB(t)
 	var last [][]any
 	for _, s := range stmts {
 		q := strings.ReplaceAll(s, "'runs.parquet'", "'"+index+"'")
 		q = strings.ReplaceAll(q, "'archive/", "'"+archive+"/")
-		rows, err := db.Query(q)
-		if err != nil {
-			t.Errorf("%v\n%s", err, s)
-			continue
-		}
-		cols, _ := rows.Columns()
-		var got [][]any
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, vals)
-		}
-		rows.Close()
-		if len(got) == 0 {
-			t.Errorf("no rows from\n%s", s)
-		}
-		last = got
+		last = queryRows(t, db, q, s)
 	}
 	// The wall columns hold each run's diagnosis, as compare found it.
 	walls := map[string]string{}
@@ -174,4 +135,56 @@ func stripComments(s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// docStatements are the SQL statements of docs/compare.md's blocks fenced
+// "```"+fence (at least five).
+func docStatements(t *testing.T, fence string) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/compare.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```"+regexp.QuoteMeta(fence)+"\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
+	var stmts []string
+	for _, b := range blocks {
+		for _, s := range strings.Split(b[1], ";") {
+			if strings.TrimSpace(stripComments(s)) != "" {
+				stmts = append(stmts, s)
+			}
+		}
+	}
+	if len(stmts) < 5 {
+		t.Fatalf("docs/compare.md: %d statements in %q blocks", len(stmts), fence)
+	}
+	return stmts
+}
+
+// queryRows runs q and returns its rows; an error or no rows fails the
+// test, naming the documented statement doc.
+func queryRows(t *testing.T, db *sql.DB, q, doc string) [][]any {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Errorf("%v\n%s", err, doc)
+		return nil
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var got [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, vals)
+	}
+	if len(got) == 0 {
+		t.Errorf("no rows from\n%s", doc)
+	}
+	return got
 }

@@ -1,0 +1,131 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/internal/cputime"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// heapPeak samples the live heap every 10 ms while f runs and returns the
+// largest value seen (bytes).
+func heapPeak(f func()) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			mu.Lock()
+			peak = max(peak, sample[0].Value.Uint64())
+			mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	mu.Lock()
+	defer mu.Unlock()
+	return peak
+}
+
+// archiveOf returns a replayed archive of n runs, made once per size under
+// HEADROOM_ARCHIVE_DIR (kept) or a temporary directory.
+func archiveOf(b *testing.B, n int) string {
+	root := os.Getenv("HEADROOM_ARCHIVE_DIR")
+	if root == "" {
+		root = b.TempDir()
+	}
+	dir := filepath.Join(root, "n"+strconv.Itoa(n))
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		replayArchive(b, dir, n)
+	}
+	return dir
+}
+
+// BenchmarkArchiveScale times compare and index over archives of 100, 1,000
+// and 10,000 replayed runs from local disk, with CPU time and the peak
+// live heap: docs/performance.md's table. HEADROOM_ARCHIVE_SIZES picks the
+// sizes (default 100,1000; add 10000 for the full table), e.g.
+//
+//	HEADROOM_ARCHIVE_SIZES=100,1000,10000 go test ./analyze/compare -run XXX -bench ArchiveScale -benchtime 1x
+func BenchmarkArchiveScale(b *testing.B) {
+	sizes := []int{100, 1000}
+	if s := os.Getenv("HEADROOM_ARCHIVE_SIZES"); s != "" {
+		sizes = nil
+		for _, f := range splitComma(s) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
+		dir := archiveOf(b, n)
+		b.Run(fmt.Sprintf("compare/runs=%d", n), func(b *testing.B) {
+			measure(b, n, func() {
+				summarizeArchive(b, dir, filepath.Join(b.TempDir(), "runs.parquet"))
+			})
+		})
+		b.Run(fmt.Sprintf("index/runs=%d", n), func(b *testing.B) {
+			dirs, err := rundir.FindRuns(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			srcs := make([]rundir.Dir, len(dirs))
+			for i, d := range dirs {
+				srcs[i] = rundir.LocalDir(d)
+			}
+			measure(b, n, func() {
+				st, err := Index(context.Background(), srcs, LocalDataset(b.TempDir()), analyze.Default())
+				if err != nil || st.Runs != n {
+					b.Fatalf("%+v %v", st, err)
+				}
+			})
+		})
+	}
+}
+
+func measure(b *testing.B, n int, f func()) {
+	var cpu time.Duration
+	var peak uint64
+	for b.Loop() {
+		before := cputime.Total()
+		peak = max(peak, heapPeak(f))
+		cpu += cputime.Total() - before
+	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/run")
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}

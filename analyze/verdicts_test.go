@@ -1,0 +1,153 @@
+package analyze
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The labelled scenario matrix: real sweeps of the test engine (and, for
+// the starved client, of a streaming server built for it) whose wall is
+// known by construction, each recorded three times by bench/verdicts.sh
+// (testdata/verdicts/README.md says how). Every recording must get its
+// expected verdict, and the recordings of a scenario must agree on it with
+// operating points within one level.
+
+type labelled struct {
+	dir, scenario, want string
+}
+
+func readMatrix(t *testing.T) []labelled {
+	t.Helper()
+	root := filepath.Join("..", "testdata", "verdicts")
+	f, err := os.Open(filepath.Join(root, "EXPECTED.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []labelled
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		dir, want, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("EXPECTED.tsv: %q", line)
+		}
+		out = append(out, labelled{dir: filepath.Join(root, dir), scenario: filepath.Dir(dir), want: want})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func analyzeMatrix(t *testing.T, runs []labelled) map[string]*SweepAnalysis {
+	t.Helper()
+	out := map[string]*SweepAnalysis{}
+	for _, r := range runs {
+		run, err := Load(r.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := Default()
+		set.BootstrapResamples = 400
+		rep, err := Analyze([]*Run{run}, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[r.dir] = rep.Runs[0].Sweep
+	}
+	return out
+}
+
+func TestScenarioMatrix(t *testing.T) {
+	t.Parallel()
+	runs := readMatrix(t)
+	if len(runs) < 18 {
+		t.Fatalf("%d recordings, want 6 scenarios × 3", len(runs))
+	}
+	sw := analyzeMatrix(t, runs)
+	byScenario := map[string][]labelled{}
+	for _, r := range runs {
+		byScenario[r.scenario] = append(byScenario[r.scenario], r)
+		d := sw[r.dir].Diagnosis
+		if d.Wall != r.want {
+			t.Errorf("%s: wall %q at %+v, want %q", r.dir, d.Wall, d.Primary.At, r.want)
+			continue
+		}
+		if len(d.Primary.Evidence) == 0 && d.Wall != WallNone {
+			t.Errorf("%s: %s without evidence", r.dir, d.Wall)
+		}
+		checkScenario(t, r, sw[r.dir])
+	}
+	for scen, rs := range byScenario {
+		if len(rs) < 3 {
+			t.Errorf("%s: %d recordings, want 3", scen, len(rs))
+		}
+		lo, hi := 1<<30, -1
+		for _, r := range rs {
+			s := sw[r.dir]
+			if s.Diagnosis.Wall != sw[rs[0].dir].Diagnosis.Wall {
+				t.Errorf("%s: recordings disagree: %s says %s, %s says %s", scen, rs[0].dir, sw[rs[0].dir].Diagnosis.Wall, r.dir, s.Diagnosis.Wall)
+			}
+			p := levelPos(s.Levels, s.Operating.At.LevelIndex)
+			lo, hi = min(lo, p), max(hi, p)
+		}
+		if hi-lo > 1 {
+			t.Errorf("%s: operating points %d levels apart", scen, hi-lo)
+		}
+	}
+}
+
+// checkScenario pins what each scenario's verdict rests on.
+func checkScenario(t *testing.T, r labelled, sw *SweepAnalysis) {
+	t.Helper()
+	d := sw.Diagnosis
+	w := d.Primary
+	switch r.scenario {
+	case "kv":
+		// The budget holds one request: the engine preempts from c=2.
+		if w.At.Concurrency != 2 || w.Evidence[0].Kind != EvPreemptions || w.Evidence[0].Value < 1 || !hasFix(w.Fixes, FixKVBudget, "--kv-budget-tokens") {
+			t.Errorf("%s: kv wall %+v", r.dir, w)
+		}
+	case "slotcap":
+		// One sequence: running held at 1 from c=2, the flag says so, and
+		// Little's law agrees with the measured wait.
+		if w.At.Concurrency != 2 || w.Evidence[0].Kind != EvRunningPinned || w.Evidence[0].Value != 1 ||
+			!hasEvidence(w.Evidence, EvCapFlag, func(e Evidence) bool { return e.Name == "--sequences" && e.Value == 1 }) ||
+			!hasFix(w.Fixes, FixRaiseSequenceCap, "--sequences") {
+			t.Errorf("%s: engine cap %+v", r.dir, w)
+		}
+		if !hasEvidence(w.Evidence, EvLittle, func(e Evidence) bool { return e.Ratio > 0.5 && e.Ratio < 2 }) {
+			t.Errorf("%s: Little's law does not agree: %+v", r.dir, w.Evidence)
+		}
+	case "ample":
+		if w.At.Axis != AxisRate || w.RaiseTo <= w.At.RateRPS || !sw.Operating.Capped {
+			t.Errorf("%s: none %+v, operating %+v", r.dir, w, sw.Operating)
+		}
+	case "cpu":
+		// A CPU-served engine saturated at the knee, judged on its process.
+		if w.Basis != BasisServerCPU || !hasEvidence(w.Evidence, EvServerCPUTotal, func(e Evidence) bool { return e.Value >= 0.9 && e.Ref == 1 }) {
+			t.Errorf("%s: compute %+v", r.dir, w)
+		}
+	case "openloop":
+		// 400 req/s against 4 slots: saturated, and the operating point is
+		// a rate below it.
+		if w.At.Axis != AxisRate || sw.Knees.SaturatedRateRPS != 400 || sw.Operating.At.Axis != AxisRate || sw.Operating.At.RateRPS >= 400 ||
+			sw.Operating.TTFTFrom != TTFTFromIntended {
+			t.Errorf("%s: front queue %+v, saturated at %v, operating %+v", r.dir, w, sw.Knees.SaturatedRateRPS, sw.Operating)
+		}
+	case "client":
+		if w.At.Concurrency != 1 || !slices.ContainsFunc(w.Evidence, func(e Evidence) bool { return e.Kind == EvClientCPU && e.Value >= 0.9 }) {
+			t.Errorf("%s: client %+v", r.dir, w)
+		}
+	default:
+		t.Errorf("%s: unknown scenario %q", r.dir, r.scenario)
+	}
+}

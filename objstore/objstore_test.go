@@ -1,0 +1,65 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"testing"
+	"testing/fstest"
+
+	"github.com/headroom-llm/headroom/internal/s3test"
+)
+
+func TestParse(t *testing.T) {
+	for in, want := range map[string]Location{
+		"s3://b":            {"b", ""},
+		"s3://b/":           {"b", ""},
+		"s3://b/runs/a/":    {"b", "runs/a"},
+		"s3://b//runs//a/.": {"b", "runs/a"},
+	} {
+		if got, err := Parse(in); err != nil || got != want {
+			t.Errorf("%s: %+v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"s3://", "gs://b/x", "/local", "s3:///x"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// Against a real S3 server: put, list, get, a missing key, and the io/fs
+// view of a listing (fstest checks it behaves as an fs.FS should).
+func TestAgainstSeaweedFS(t *testing.T) {
+	srv := s3test.Start(t, "tst")
+	srv.Env(t)
+	ctx := context.Background()
+	c, err := Default(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"runs/a/manifest.json": "{}", "runs/a/requests/part-00000.parquet": "P",
+		"runs/b/manifest.json": "{}", "runs/b/superseded/x/manifest.json": "{}", "other.txt": "o"}
+	for k, v := range files {
+		if err := c.Put(ctx, "tst", k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if empty, err := c.IsEmpty(ctx, "tst", "runs/"); empty || err != nil {
+		t.Fatalf("IsEmpty: %v %v", empty, err)
+	}
+	if _, err := c.Get(ctx, "tst", "runs/none"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing key: %v", err)
+	}
+	found, err := Find(ctx, c, Location{Bucket: "tst", Prefix: "runs"}, "manifest.json")
+	if err != nil || len(found) != 2 || found[0].Loc.String() != "s3://tst/runs/a" || found[1].Loc.String() != "s3://tst/runs/b" {
+		t.Fatalf("Find: %+v %v", found, err)
+	}
+	if err := fstest.TestFS(found[0].FS, "manifest.json", "requests/part-00000.parquet"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := fs.ReadFile(found[0].FS, "requests/part-00000.parquet")
+	if err != nil || string(data) != "P" {
+		t.Fatalf("%q %v", data, err)
+	}
+}
