@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -27,6 +28,7 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	}
 	rooflines := make([]*Roofline, len(runs))
 	for i, run := range runs {
+		run.sanitize() // done at load; here for runs made in memory
 		if len(run.GEMM) > 0 {
 			rl, err := probeRoofline(run, run.GEMM[0].Device)
 			if err != nil {
@@ -73,6 +75,10 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 			}
 		}
 		rep.Notes = append(rep.Notes, Note{Kind: kind})
+	}
+	if n := clearNonFinite(reflect.ValueOf(rep).Elem()); n > 0 {
+		// a computation that overflowed: the report still stands, and says so
+		rep.Notes = append(rep.Notes, Note{Kind: NoteNonFiniteResult, Count: n})
 	}
 	return rep, nil
 }

@@ -40,7 +40,8 @@ type Run struct {
 	// says about itself (inputs.go).
 	Notes []Note
 
-	src rundir.Dir // where the run was read; zero for a run made in memory
+	src       rundir.Dir // where the run was read; zero for a run made in memory
+	sanitized bool       // sanitize has run: once at load, or in Analyze for a run made in memory
 }
 
 // Load opens a run directory and reads the tables the analysis needs. Any
