@@ -349,6 +349,10 @@ func compareSummaries(runs []*analyze.Run, sums []Run, opts Options) (*Compariso
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s is incomplete (the collector was interrupted): its numbers cover only what it measured", r.Dir))
 		}
 	}
+	if n := analyze.ClearNonFinite(c); n > 0 {
+		// an overflow in a ratio or a test: the comparison still stands, and says so
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%d values computed were not finite numbers (an overflow) and are shown as 0 or left out", n))
+	}
 	return c, nil
 }
 
