@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +43,7 @@ func ResumeOptions(m *rundir.Manifest) ([]Option, error) {
 		WithOutputTokens(distOf(w.Output)),
 		WithSharedPrefix(w.SharedPrefixTokens),
 		WithSeed(w.Seed),
+		WithBalance(loadgen.Balance(w.Balance)),
 		WithTemperature(w.Temperature),
 		WithLabel(m.Label),
 		WithTags(m.Tags...),

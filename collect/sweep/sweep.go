@@ -36,8 +36,11 @@ type Result = loadgen.Result
 // it that Record runs (server, log, telemetry, run directory). Make one
 // with New.
 type Sweep struct {
-	cfg   config
-	base  *url.URL
+	cfg  config
+	base *url.URL // the server, or replica 0 of several
+	// bases are every replica's address when the sweep spreads its load
+	// over several servers (--base-url URL1,URL2); len 1 otherwise.
+	bases []*url.URL
 	gen   *loadgen.Generator
 	clock loadgen.Clock
 
@@ -65,7 +68,9 @@ type Sweep struct {
 }
 
 // New checks the options and returns a sweep against baseURL (the server's
-// address, with or without /v1). It does not contact the server.
+// address, with or without /v1; or several replicas' addresses separated by
+// commas, over which the requests are spread). It does not contact the
+// server.
 func New(baseURL string, opts ...Option) (*Sweep, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -73,10 +78,14 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 			return nil, fmt.Errorf("sweep: %w", err)
 		}
 	}
-	u, err := parseBaseURL(baseURL)
+	bases, err := parseBaseURLs(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
+	if err := cfg.checkReplicas(len(bases)); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	u := bases[0]
 	cfg.baseURL = u
 	if cfg.sharedPrefix > 0 && cfg.dataset == "" && float64(cfg.sharedPrefix) >= cfg.prompt.Mean {
 		return nil, fmt.Errorf("sweep: shared prefix of %d tokens leaves nothing unique in prompts of %v tokens", cfg.sharedPrefix, cfg.prompt.Mean)
@@ -84,7 +93,7 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 	if cfg.sharedPrefix > 0 && cfg.dataset != "" {
 		return nil, errors.New("sweep: a shared prefix and a dataset do not mix: put the prefix in the dataset")
 	}
-	s := &Sweep{cfg: cfg, base: u, model: cfg.model, clock: loadgen.NewClock()}
+	s := &Sweep{cfg: cfg, base: u, bases: bases, model: cfg.model, clock: loadgen.NewClock()}
 	s.secrets = s.collectSecrets()
 	logf := cfg.logf
 	s.cfg.logf = func(format string, args ...any) { logf("%s", s.secrets.String(fmt.Sprintf(format, args...))) }
@@ -92,8 +101,14 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 	if cfg.endpoint == EndpointChat {
 		path = pathChat
 	}
+	var urls []string
+	if len(bases) > 1 {
+		for i := range bases {
+			urls = append(urls, s.replicaURL(i, path))
+		}
+	}
 	g, err := loadgen.New(loadgen.Config{
-		URL: s.url(path), Chat: cfg.endpoint == EndpointChat, Model: s.model, Header: s.header(),
+		URL: s.url(path), URLs: urls, Balance: cfg.balance, Chat: cfg.endpoint == EndpointChat, Model: s.model, Header: s.header(),
 		Client: cfg.httpClient, MaxConns: s.maxConcurrency(), Timeout: cfg.timeout, Temperature: cfg.temperature,
 		FixedOutput: cfg.fixedOutput, MaxErrorRate: cfg.maxErrorRate, SampleInterval: cfg.sampleInterval,
 		Clock: s.clock, Progress: cfg.progress, ChunkObserver: cfg.chunkObserver,
@@ -220,6 +235,9 @@ func (s *Sweep) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sweep: first request to %s failed: %w", s.url(pathOf(s.cfg.endpoint)), err)
 	}
+	if err := s.probeReplicas(ctx); err != nil {
+		return err
+	}
 	if s.dataset == nil {
 		if err := s.preparePrompts(ctx, usage >= 0); err != nil {
 			return fmt.Errorf("sweep: sizing prompts: %w", err)
@@ -264,7 +282,7 @@ func (s *Sweep) firstModel(ctx context.Context) (string, error) {
 // probeRequest sends one short streamed request outside any level and
 // returns the server's prompt token count (-1 if it reports none).
 func (s *Sweep) probeRequest(ctx context.Context, prompt string, maxTokens int) (int64, error) {
-	row, _ := s.gen.Do(ctx, loadgen.Request{ID: "probe", Prompt: prompt, MaxTokens: maxTokens})
+	row, _ := s.gen.DoAt(ctx, 0, loadgen.Request{ID: "probe", Prompt: prompt, MaxTokens: maxTokens})
 	if row.Status != rundir.StatusOK && row.Status != rundir.StatusNoTokens {
 		return -1, errors.New(row.Error)
 	}
