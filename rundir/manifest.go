@@ -44,10 +44,10 @@ type Manifest struct {
 	Stopped  *Stopped `json:"stopped,omitempty"`
 	// Resumed lists every time an interrupted sweep was continued with
 	// `headroom sweep --resume`, oldest first.
-	Resumed  []Resume  `json:"resumed,omitempty"`
-	Host     Host      `json:"host"`
-	GPUs     []GPU     `json:"gpus,omitempty"`
-	Engine   *Engine   `json:"engine,omitempty"`
+	Resumed []Resume `json:"resumed,omitempty"`
+	Host    Host     `json:"host"`
+	GPUs    []GPU    `json:"gpus,omitempty"`
+	Engine  *Engine  `json:"engine,omitempty"`
 	// Replicas lists the servers of a sweep that spread its load over
 	// several (headroom sweep --base-url URL1,URL2): one box of N servers.
 	// Engine then describes replica 0 (the set's engine); rows of the

@@ -71,8 +71,8 @@ type session struct {
 	proc      *server.Process // until stopped
 	started   *server.Process // the server --server-cmd started, if any
 	scraper   *telemetry.Scraper
-	scrapeSet *telemetry.ScrapeSet // the replicas' scrapers, for several servers
-	stop    context.CancelCauseFunc // ends the sweep with a cause
+	scrapeSet *telemetry.ScrapeSet    // the replicas' scrapers, for several servers
+	stop      context.CancelCauseFunc // ends the sweep with a cause
 
 	followerCPUOf func() time.Duration // the follower's CPU so far, when one runs
 	followerCPU   time.Duration        // the follower's CPU when the last level ended
