@@ -161,25 +161,27 @@ type GPULink struct {
 	B int `json:"b"`
 	// Path is the closest connection NVML reports: "nvlink", "same_board",
 	// "pcie_switch" (one switch), "pcie_switches" (several), "pcie_host_bridge"
-	// (the same CPU's root complex), "cpu_interconnect" (across CPU
-	// sockets), or "unknown".
+	// (one host bridge), "numa_node" (host bridges of one CPU),
+	// "cpu_interconnect" (across CPU sockets), or "unknown".
 	Path string `json:"path"`
-	// NVLinks is the number of active NVLink links between them (0 when
-	// none or unknown).
+	// NVLinks is the number of active NVLink links of GPU A (on an NVSwitch
+	// system they reach the switch, not B); 0 without NVLink.
 	NVLinks int `json:"nvlinks,omitempty"`
 }
 
 // Interconnect names how a run's GPUs talk to each other in a few words:
-// "NVLink" when every pair has NVLink, else the slowest path of any pair
-// ("PCIe switch", "PCIe host bridge", "CPU interconnect"); "" when unknown.
+// "NVLink (18 links per GPU)" when every pair has NVLink, else the slowest
+// path of any pair ("PCIe switch", "PCIe host bridge", "CPU interconnect");
+// "" when unknown.
 func (m *Manifest) Interconnect() string {
 	if len(m.GPULinks) == 0 {
 		return ""
 	}
-	rank := map[string]int{"nvlink": 0, "same_board": 1, "pcie_switch": 2, "pcie_switches": 3, "pcie_host_bridge": 4, "cpu_interconnect": 5}
+	rank := map[string]int{"nvlink": 0, "same_board": 1, "pcie_switch": 2, "pcie_switches": 3, "pcie_host_bridge": 4, "numa_node": 5, "cpu_interconnect": 6}
 	words := map[string]string{"nvlink": "NVLink", "same_board": "same board", "pcie_switch": "PCIe switch",
-		"pcie_switches": "PCIe switches", "pcie_host_bridge": "PCIe host bridge", "cpu_interconnect": "CPU interconnect"}
-	worst := ""
+		"pcie_switches": "PCIe switches", "pcie_host_bridge": "PCIe host bridge", "numa_node": "PCIe across host bridges",
+		"cpu_interconnect": "CPU interconnect"}
+	worst, links := "", 0
 	for _, l := range m.GPULinks {
 		r, ok := rank[l.Path]
 		if !ok {
@@ -188,6 +190,12 @@ func (m *Manifest) Interconnect() string {
 		if worst == "" || r > rank[worst] {
 			worst = l.Path
 		}
+		if l.Path == "nvlink" && (links == 0 || l.NVLinks < links) {
+			links = l.NVLinks
+		}
+	}
+	if worst == "nvlink" && links > 0 {
+		return fmt.Sprintf("NVLink (%d links per GPU)", links)
 	}
 	return words[worst]
 }

@@ -389,6 +389,9 @@ func (ss *session) startTelemetry(ctx context.Context) error {
 		}
 		if devs := src.Devices(); len(devs) > 0 {
 			ss.run.Manifest.GPUs = devs
+			if l, ok := src.(interface{ Links() []rundir.GPULink }); ok {
+				ss.run.Manifest.GPULinks = l.Links()
+			}
 			var err error
 			if ss.rec.gpu, err = rundir.NewTableWriter[rundir.GPUTelemetryRow](dir, rundir.TableGPUTelemetry, 0); err != nil {
 				src.Close()
