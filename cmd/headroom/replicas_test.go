@@ -81,3 +81,49 @@ func TestReplicasSweepReportCompare(t *testing.T) {
 		}
 	}
 }
+
+// Walls known by construction, per replica: replica 0 has KV cache to
+// spare, replica 1 a KV budget that holds one request (150 tokens for
+// requests of 64 + 32: from two at once it preempts, as the kv scenario of
+// bench/verdicts.sh). Round-robin gives each half the load. The set must
+// read as hitting the KV wall (replica 1's preemptions are the set's), and
+// the per-replica table must put the wall on replica 1 alone.
+func TestReplicaWallsByConstruction(t *testing.T) {
+	ample := testengine.Start(t, testengine.Options{Sequences: 8, CtxPerSeq: 128, KVBudgetTokens: 1024})
+	starved := testengine.Start(t, testengine.Options{Sequences: 8, CtxPerSeq: 128, KVBudgetTokens: 150})
+	set := filepath.Join(t.TempDir(), "set")
+	if code, _, errs := headroom(t, "sweep", "--base-url", ample.BaseURL+","+starved.BaseURL, "--server-log", ample.LogPath,
+		"--server-log", starved.LogPath, "--balance", "round-robin", "--concurrency", "2,4,8", "--requests-per-level", "16",
+		"--warmup", "0", "--prompt-tokens", "64", "--output-tokens", "32", "--metrics-interval", "200ms", "--no-gpu",
+		"--timeout", "1m", "-o", set); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errs)
+	}
+	if code, _, errs := headroom(t, "report", set); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	var rep analyze.Report
+	data, _ := os.ReadFile(filepath.Join(set, "analysis.json"))
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	sw := rep.Runs[0].Sweep
+	if sw == nil || len(sw.Replicas) != 2 || sw.Balance != "round-robin" {
+		t.Fatalf("analysis: %+v", sw)
+	}
+	t.Logf("set: %s; replica 0: %s (share %.2f); replica 1: %s (share %.2f)", sw.Diagnosis.Wall,
+		sw.Replicas[0].Wall, sw.Replicas[0].Share, sw.Replicas[1].Wall, sw.Replicas[1].Share)
+	if sw.Diagnosis.Wall != analyze.WallKVCache {
+		t.Errorf("the set's wall: %s, want %s (replica 1 preempts)", sw.Diagnosis.Wall, analyze.WallKVCache)
+	}
+	if sw.Replicas[1].Wall != analyze.WallKVCache {
+		t.Errorf("the starved replica's wall: %s, want %s", sw.Replicas[1].Wall, analyze.WallKVCache)
+	}
+	if sw.Replicas[0].Wall == analyze.WallKVCache {
+		t.Errorf("the replica with cache to spare reads %s", sw.Replicas[0].Wall)
+	}
+	for _, r := range sw.Replicas {
+		if r.Share < 0.45 || r.Share > 0.55 {
+			t.Errorf("round-robin: replica %d took %.2f of the requests, want half", r.Index, r.Share)
+		}
+	}
+}
