@@ -81,9 +81,9 @@ func (s *Sweep) replicaBaseURL(i int) string { return server.RedactURL(s.bases[i
 // serve the model, stops the sweep before the first level.
 func (s *Sweep) probeReplicas(ctx context.Context) error {
 	for i := 1; i < len(s.bases); i++ {
-		row, _ := s.gen.DoAt(ctx, i, loadgen.Request{ID: "probe", Prompt: " " + strings.Join(promptWords[:8], " "), MaxTokens: 4})
+		row, _ := s.gen.DoAt(ctx, i, loadgen.Request{ID: "probe", Prompt: " " + strings.Join(promptWords[:8], " "), MaxTokens: 4, Extra: s.extra})
 		if row.Status != rundir.StatusOK && row.Status != rundir.StatusNoTokens {
-			return fmt.Errorf("sweep: first request to replica %d (%s) failed: %s", i, s.replicaURL(i, pathOf(s.cfg.endpoint)), row.Error)
+			return fmt.Errorf("sweep: first request to replica %d (%s) failed: %s", i, s.replicaURL(i, s.endpointPath()), row.Error)
 		}
 	}
 	return nil

@@ -28,10 +28,16 @@ func KnownSecrets(baseURL, apiKey, serverCmd string, freeText ...string) *server
 	return sec
 }
 
+// collectSecrets is KnownSecrets of the sweep's settings, and the values of
+// the headers given (--header), which may be credentials of any shape.
 func (s *Sweep) collectSecrets() *server.Secrets {
 	bases := make([]string, len(s.bases))
 	for i, b := range s.bases {
 		bases[i] = b.String()
 	}
-	return KnownSecrets(strings.Join(bases, ","), s.cfg.apiKey, s.cfg.serverCmd, append([]string{s.cfg.label, s.cfg.engineDesc}, s.cfg.tags...)...)
+	sec := KnownSecrets(strings.Join(bases, ","), s.cfg.apiKey, s.cfg.serverCmd, append([]string{s.cfg.label, s.cfg.engineDesc}, s.cfg.tags...)...)
+	for _, vs := range s.cfg.headers {
+		sec.Add(vs...)
+	}
+	return sec
 }
