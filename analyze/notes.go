@@ -46,7 +46,7 @@ const (
 	NoteNoProbe            = "no_probe"            // no probe run: no roofline gap
 	NoteNoLevelsTable      = "no_levels_table"     // a level's window taken from its requests
 	NoteSourcePercentile   = "source_percentiles"  // Text: the imported source's percentile method
-	NoteIncompleteRequests = "incomplete_requests" // Count requests neither completed nor failed when the source tool stopped
+	NoteIncompleteRequests = "incomplete_requests" // Count requests the load tool stopped itself (unfinished when it ended, or cancelled on purpose): neither completed nor failed
 
 	// The roofline gap.
 	NoteTensorParallel = "tensor_parallel" // Count GPUs per replica (FromLog), perfect scaling assumed
