@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -56,7 +57,7 @@ func TestLogVerdictCorpus(t *testing.T) {
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].file < items[j].file })
-	walls := []string{LogWallKVCache, LogWallQueueing, LogWallCompute, LogWallNone, LogWallEngineError, LogWallUnknown}
+	walls := []string{LogWallKVCache, LogWallQueueing, LogWallCompute, LogWallEngineOverhead, LogWallNone, LogWallEngineError, LogWallUnknown}
 	confusion := map[[2]string]int{}
 	bases := map[string]int{}
 	agree := 0
@@ -138,5 +139,38 @@ func TestBandTPOTSample(t *testing.T) {
 		if d := a.tpots[i] - a.tpots[i-1]; d != float64(a.tpotStride) {
 			t.Fatalf("values %g and %g are %g apart, stride %d", a.tpots[i-1], a.tpots[i], d, a.tpotStride)
 		}
+	}
+}
+
+// llama-server's prompt cache: an eviction for every request started under
+// load is engine overhead; fewer (a cache that turns over now and then)
+// leaves the batch's verdict.
+func TestLogVerdictPromptCacheThrash(t *testing.T) {
+	verdict := func(evictPerLaunch int) LogVerdict {
+		var b strings.Builder
+		for i := 0; i < 8; i++ {
+			fmt.Fprintf(&b, "0.01.%03d.000 I slot launch_slot_: id %2d | task %d | processing task, is_child = 0\n", 100+i, i, i)
+			if i >= 1 && (evictPerLaunch > 0 || i%4 == 0) {
+				for j := 0; j < max(evictPerLaunch, 1); j++ {
+					b.WriteString("0.01.200.000 W srv         alloc:  - making room for prompt cache entry, removing oldest entry (size = 136.014 MiB)\n")
+				}
+			}
+		}
+		p := filepath.Join(t.TempDir(), "server.log")
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		li, err := Inspect(p, nil, serverlog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return li.Verdict
+	}
+	if v := verdict(1); v.Wall != LogWallEngineOverhead || v.Basis != LogBasisPromptCache || !v.Unconfirmed ||
+		len(v.Evidence) == 0 || v.Evidence[0].Value != 7 || v.Evidence[0].Ref != 7 {
+		t.Errorf("one eviction per start: %+v", v)
+	}
+	if v := verdict(0); v.Wall != LogWallCompute {
+		t.Errorf("2 evictions for 7 starts: %s (%s)", v.Wall, v.Basis)
 	}
 }
