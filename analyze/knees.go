@@ -251,6 +251,7 @@ func openLoopSaturated(l LevelStats) bool {
 	}
 	return ttft == nil || ttft.P50S >= saturatedWaitShare*shortfallS
 }
+
 func bootstrapOf(set Settings) stats.Bootstrap {
 	return stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
 }
