@@ -39,6 +39,9 @@ func sweepSection(id string, r *analyze.RunAnalysis, panels bool, method string)
 		s.Charts, s.ChartRow = charts, true
 	}
 	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, method))
+	if t, ok := replicasTable(sw); ok {
+		s.Tables = append(s.Tables, t)
+	}
 	s.Notes = append(s.Notes, kneeNotes(sw)...)
 	s.Notes = append(s.Notes, "Output tokens: "+tokenCountText(sw.TokenCount)+".")
 	s.Notes = append(s.Notes, notesWhere(sw.Notes, unavailable)...)
@@ -417,9 +420,10 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 				row = append(row, cell)
 			}
 		}
-		if levelThin {
-			// The requests behind the starred cells: a run without TTFT
-			// (not streamed) has thin E2E cells alone.
+		if levelThin { // the level's requests: TTFT's count, else (no first token seen) the thin latency's
+			if l.TTFT != nil {
+				levelN = l.TTFT.N
+			}
 			thinN = append(thinN, levelN)
 		}
 		t.Rows = append(t.Rows, row)
