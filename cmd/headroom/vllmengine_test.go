@@ -30,6 +30,9 @@ import (
 // 100 (gamma gaps of 10 % spread), so each gap is close to 1/rate of its
 // request's place on the ramp, as vllm bench serve computes the rate
 // (start + (end − start) · i/(n−1)).
+//
+// Then a custom JSONL dataset and a BurstGPT CSV trace, lengths and
+// schedule checked.
 func TestVLLMBenchCommandLinesAgainstTestEngine(t *testing.T) {
 	e := testengine.Start(t, testengine.Options{Sequences: 4, CtxPerSeq: 512})
 	answers := []string{"Paris.", "Four, the number after three.", "Blue, on a clear day; grey under cloud."}
@@ -105,4 +108,83 @@ func TestVLLMBenchCommandLinesAgainstTestEngine(t *testing.T) {
 	if len(off) > 0 {
 		t.Errorf("ramp gaps off vllm's linear ramp by more than 40 %%:\n  %s", strings.Join(off, "\n  "))
 	}
+
+	// A custom JSONL dataset (vllm bench's --dataset-name custom): each
+	// record's prompt as it is and its output_tokens as the output.
+	custom := filepath.Join(t.TempDir(), "custom.jsonl")
+	prompts := map[string]int64{"Write one word.": 3, "Count to five, slowly and clearly.": 9}
+	var lines []string
+	for p, o := range prompts {
+		b, _ := json.Marshal(map[string]any{"prompt": p, "output_tokens": o})
+		lines = append(lines, string(b))
+	}
+	os.WriteFile(custom, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	dir = filepath.Join(t.TempDir(), "custom")
+	code, _, errs = headroom(t, "sweep", "--base-url", e.BaseURL, "--dataset-name", "custom", "--dataset-path", custom,
+		"--num-prompts", "6", "--num-warmups", "0", "--max-concurrency", "2", "--no-gpu", "--metrics-interval", "0", "-o", dir)
+	if code != 0 {
+		t.Fatalf("custom dataset: exit %d: %s", code, errs)
+	}
+	reqs, _ = rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	if len(reqs) != 6 {
+		t.Fatalf("custom dataset: %d requests", len(reqs))
+	}
+	for _, r := range reqs {
+		matched := false
+		for p, o := range prompts {
+			matched = matched || (r.PromptTokensTarget == int64(len(p)+1) && r.OutputTokensTarget == o)
+		}
+		if r.Status != rundir.StatusOK || !matched || r.ServerPromptTokens == nil || *r.ServerPromptTokens != r.PromptTokensTarget ||
+			r.ServerCompletionTokens == nil || *r.ServerCompletionTokens != r.OutputTokensTarget {
+			t.Errorf("custom %s: %s %q, prompt %d (server %v), output %d (server %v)", r.RequestID, r.Status, r.Error,
+				r.PromptTokensTarget, deref(r.ServerPromptTokens), r.OutputTokensTarget, deref(r.ServerCompletionTokens))
+		}
+	}
+
+	// A BurstGPT CSV trace at twice its speed: the row without response
+	// tokens (a failure in the trace) is left out, times count from the
+	// first row, and the lengths are the row's, or for a prompt too short
+	// to be made unique the length sent, whatever the server counted.
+	csvPath := filepath.Join(t.TempDir(), "burst.csv")
+	os.WriteFile(csvPath, []byte("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"+
+		"5.0,ChatGPT,80,4,84,Conversation log\n5.2,ChatGPT,30,0,30,Conversation log\n5.4,GPT-4,12,6,18,API log\n6.0,ChatGPT,120,2,122,Conversation log\n"), 0o644)
+	dir = filepath.Join(t.TempDir(), "burst")
+	code, _, errs = headroom(t, "sweep", "--base-url", e.BaseURL, "--trace", csvPath, "--trace-speed", "2",
+		"--no-gpu", "--metrics-interval", "0", "-o", dir)
+	if code != 0 {
+		t.Fatalf("burstgpt trace: exit %d: %s", code, errs)
+	}
+	reqs, _ = rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
+	levels, _ := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
+	if len(reqs) != 3 || len(levels) != 1 {
+		t.Fatalf("burstgpt trace: %d requests, %d levels", len(reqs), len(levels))
+	}
+	slices.SortFunc(reqs, func(a, b rundir.RequestRow) int { return int(a.Seq - b.Seq) })
+	for i, want := range []struct {
+		at      time.Duration
+		in, out int64
+	}{{0, 80, 4}, {200 * time.Millisecond, 12, 6}, {500 * time.Millisecond, 120, 2}} {
+		r := reqs[i]
+		at := time.Duration(r.IntendedSendNS - levels[0].StartNS)
+		if want.in == 12 {
+			// Shorter than the shortest unique prompt (BOS and five words,
+			// some 40 tokens with this byte tokenizer): sent at that
+			// length, and recorded as sent.
+			want.in = max(want.in, r.PromptTokensTarget)
+		}
+		if d := at - want.at; d < 0 || d > time.Millisecond || r.SendNS < r.IntendedSendNS || r.Status != rundir.StatusOK ||
+			r.PromptTokensTarget != want.in || r.ServerPromptTokens == nil || *r.ServerPromptTokens != want.in ||
+			r.OutputTokensTarget != want.out || r.ServerCompletionTokens == nil || *r.ServerCompletionTokens != want.out {
+			t.Errorf("burstgpt request %d: intended at %v (want %v), %s %q, prompt %d/%v (want %d), output %d/%v (want %d)", i, at, want.at,
+				r.Status, r.Error, r.PromptTokensTarget, deref(r.ServerPromptTokens), want.in, r.OutputTokensTarget, deref(r.ServerCompletionTokens), want.out)
+		}
+	}
+}
+
+// deref shows a server's count, or none.
+func deref(p *int64) any {
+	if p == nil {
+		return "none"
+	}
+	return *p
 }

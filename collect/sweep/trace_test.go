@@ -56,9 +56,9 @@ func TestReadTrace(t *testing.T) {
 func TestTracePromptsShareBlocks(t *testing.T) {
 	s := mustNew(t, "http://127.0.0.1:1", WithTrace(Trace{Path: mooncakeExcerpt}))
 	s.prompts = calibrated(promptWords[:], 1, 1, "one token per word") // BOS + one token per word
-	a := s.tracePrompt(traceRow{input: 1025, hashIDs: []int64{0, 1, 2}}, 1025, 0)
-	b := s.tracePrompt(traceRow{input: 700, hashIDs: []int64{0, 3}}, 700, 1)
-	c := s.tracePrompt(traceRow{input: 600, hashIDs: []int64{0, 1}}, 600, 2)
+	a, _ := s.tracePrompt(traceRow{input: 1025, hashIDs: []int64{0, 1, 2}}, 1025, 0)
+	b, _ := s.tracePrompt(traceRow{input: 700, hashIDs: []int64{0, 3}}, 700, 1)
+	c, _ := s.tracePrompt(traceRow{input: 600, hashIDs: []int64{0, 1}}, 600, 2)
 	wa, wb, wc := strings.Fields(a), strings.Fields(b), strings.Fields(c)
 	if len(wa) != 1024 || len(wb) != 699 || len(wc) != 599 {
 		t.Fatalf("%d, %d, %d words", len(wa), len(wb), len(wc))
@@ -70,10 +70,16 @@ func TestTracePromptsShareBlocks(t *testing.T) {
 		t.Error("a partial block 1 is not the start of block 1")
 	}
 	// Without hash ids every prompt is its own.
-	d := s.tracePrompt(traceRow{input: 50}, 50, 3)
-	e := s.tracePrompt(traceRow{input: 50}, 50, 4)
-	if d == e || len(strings.Fields(d)) != 49 {
-		t.Errorf("unique prompts: %q %q", d, e)
+	d, nd := s.tracePrompt(traceRow{input: 50}, 50, 3)
+	e, _ := s.tracePrompt(traceRow{input: 50}, 50, 4)
+	if d == e || len(strings.Fields(d)) != 49 || nd != 50 {
+		t.Errorf("unique prompts: %q %q (%d tokens)", d, e, nd)
+	}
+	// Shorter than BOS and the unique words: the prompt is the shortest
+	// unique one, and its length says so.
+	f, nf := s.tracePrompt(traceRow{input: 2}, 2, 5)
+	if len(strings.Fields(f)) != uniqueWords || nf != uniqueWords+1 {
+		t.Errorf("a 2-token row: %q, %d tokens; want the %d unique words and BOS", f, nf, uniqueWords)
 	}
 }
 
