@@ -378,6 +378,22 @@ type Probe struct {
 	// Busy is true when NVML listed another compute process on a probed GPU.
 	Busy    bool  `json:"busy,omitempty"`
 	Devices []int `json:"devices,omitempty"`
+	// FP8 is the roofline of the same GEMM in FP8 (E4M3, cuBLASLt), when
+	// measured: the ceiling of models served with FP8 weights.
+	FP8 *ProbeCeiling `json:"fp8,omitempty"`
+	// Model names the model whose decode GEMMs the probe_model_gemm table
+	// holds, and the config it was read from.
+	Model       string `json:"model,omitempty"`
+	ModelConfig string `json:"model_config,omitempty"`
+}
+
+// ProbeCeiling is one dtype's GEMM roofline, as Probe's bf16 fields.
+type ProbeCeiling struct {
+	DType            string  `json:"dtype"`
+	PeakFLOPPerS     float64 `json:"peak_flop_per_s"`
+	PeakBatch        int     `json:"peak_batch"`
+	RidgeFLOPPerByte float64 `json:"ridge_flop_per_byte"`
+	KneeBatch        int     `json:"knee_batch,omitempty"`
 }
 
 // Source describes where an imported run came from.
