@@ -77,9 +77,11 @@ func TestFindMaxMatchesFineSweep(t *testing.T) {
 	t.Logf("calibration: TTFT median %.1f ms alone, %.1f ms waiting; bound %s; TTFT p75 (95%% bootstrap interval):\n  %s",
 		alone*1e3, waiting*1e3, sloSpec, strings.Join(table, "\n  "))
 	for name, ttfts := range map[string]map[int][]float64{"search": searchTTFT, "fine sweep": fineTTFT} {
+		// The claim is one-sided (waiting for the slot makes TTFT larger),
+		// so the one-sided p: half the two-sided one, U on the larger side.
 		mw, ok := stats.MannWhitneyU(ttfts[2], ttfts[1])
-		if !ok || mw.P >= 0.01 || mw.U <= float64(mw.N1*mw.N2)/2 {
-			t.Errorf("%s: TTFT at c=2 against c=1: %+v; want larger at p < 0.01", name, mw)
+		if !ok || mw.P/2 >= 0.01 || mw.U <= float64(mw.N1*mw.N2)/2 {
+			t.Errorf("%s: TTFT at c=2 against c=1: %+v; want larger at one-sided p < 0.01", name, mw)
 		}
 	}
 
