@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/headroom-llm/headroom/modelspec"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -29,11 +30,11 @@ type DecodeRoofline struct {
 
 // ModelFacts are the model numbers derived from its config.
 type ModelFacts struct {
-	Spec                 *ModelSpec `json:"spec"`
-	TotalParams          float64    `json:"total_params"`
-	ActiveParamsPerToken float64    `json:"active_params_per_token"`
-	WeightBytesPerStepB1 float64    `json:"weight_bytes_per_step_batch1"`
-	KVBytesPerToken      float64    `json:"kv_bytes_per_token"`
+	Spec                 *modelspec.Spec `json:"spec"`
+	TotalParams          float64         `json:"total_params"`
+	ActiveParamsPerToken float64         `json:"active_params_per_token"`
+	WeightBytesPerStepB1 float64         `json:"weight_bytes_per_step_batch1"`
+	KVBytesPerToken      float64         `json:"kv_bytes_per_token"`
 }
 
 // DecodeLevel is the predicted decode ceiling at one level and the
@@ -102,7 +103,7 @@ const (
 const ridgeAgreeFactor = 2.0
 
 // decodeRoofline builds the roofline gap from the probe's roofline.
-func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir string, model *ModelSpec, mode string, eng engineFacts) *DecodeRoofline {
+func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir string, model *modelspec.Spec, mode string, eng engineFacts) *DecodeRoofline {
 	d := &DecodeRoofline{ProbeRun: probeDir, GPU: probe.GPU, TensorParallel: eng.tp()}
 	tp := float64(d.TensorParallel)
 	d.BandwidthBytesPerS = probe.BandwidthBytesPerS * tp
@@ -111,7 +112,7 @@ func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir 
 	if d.TensorParallel > 1 {
 		d.Notes = append(d.Notes, Note{Kind: NoteTensorParallel, Count: d.TensorParallel, FromLog: eng.fromLog[efTensorParallel]})
 	}
-	if probe.DType != "" && model != nil && normalizeDType(probe.DType) != model.DType {
+	if probe.DType != "" && model != nil && modelspec.NormalizeDType(probe.DType) != model.DType {
 		d.Notes = append(d.Notes, Note{Kind: NoteDTypeMismatch, Text: probe.DType, Name: model.DType})
 	}
 	d.Notes = append(d.Notes, Note{Kind: NoteDecodeOnly})
@@ -132,7 +133,7 @@ func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir 
 	return d
 }
 
-func predictLevel(l LevelStats, m *ModelSpec, d *DecodeRoofline, mode string) (DecodeLevel, bool) {
+func predictLevel(l LevelStats, m *modelspec.Spec, d *DecodeRoofline, mode string) (DecodeLevel, bool) {
 	b := decodeBatch(l, mode)
 	if b <= 0 || l.MeanPromptTokens+l.MeanOutputTokens <= 0 {
 		return DecodeLevel{}, false
@@ -178,7 +179,7 @@ func decodeBatch(l LevelStats, mode string) float64 {
 	return float64(l.Concurrency)
 }
 
-func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *ModelSpec, mode string) RidgeCheck {
+func ridgeCheck(levels []LevelStats, knees Knees, d *DecodeRoofline, m *modelspec.Spec, mode string) RidgeCheck {
 	rc := RidgeCheck{KneeConcurrency: knees.TPOTKneeConcurrency, RidgeFLOPPerByte: d.RidgeFLOPPerByte, AtLevel: -1, AgreeFactor: ridgeAgreeFactor}
 	p := levelPos(levels, knees.TPOTKneeLevel)
 	if p < 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/clientbound"
+	"github.com/headroom-llm/headroom/modelspec"
 )
 
 // Settings are the analysis settings: every threshold a verdict depends
@@ -24,7 +25,7 @@ type Settings struct {
 	SLO *SLO `json:"slo,omitempty"`
 	// Model describes the served model for the roofline gap
 	// (--model-config); nil means unknown.
-	Model *ModelSpec `json:"model,omitempty"`
+	Model *modelspec.Spec `json:"model,omitempty"`
 	// Cost holds the inputs of the cost-per-million-tokens estimate.
 	Cost CostSettings `json:"cost"`
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/examples"
+	"github.com/headroom-llm/headroom/modelspec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current output")
@@ -249,7 +250,7 @@ func defaultDemoReport(t *testing.T) *analyze.Report {
 	if set.SLO, err = analyze.ParseSLO(spec.SLO); err != nil {
 		t.Fatal(err)
 	}
-	if set.Model, err = analyze.ReadModelConfig(spec.ModelConfig); err != nil {
+	if set.Model, err = modelspec.Read(spec.ModelConfig); err != nil {
 		t.Fatal(err)
 	}
 	prices, source, err := analyze.LoadPrices("")

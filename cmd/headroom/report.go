@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/modelspec"
 	"github.com/headroom-llm/headroom/objstore"
 	"github.com/headroom-llm/headroom/render"
 	"github.com/headroom-llm/headroom/rundir"
@@ -48,7 +49,7 @@ func (f *reportFlags) settings() (analyze.Settings, error) {
 		set.Percentiles = f.percentiles
 	}
 	if f.modelConfig != "" {
-		if set.Model, err = analyze.ReadModelConfig(f.modelConfig); err != nil {
+		if set.Model, err = modelspec.Read(f.modelConfig); err != nil {
 			return set, err
 		}
 	}

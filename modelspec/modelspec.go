@@ -1,4 +1,8 @@
-package analyze
+// Package modelspec reads the shape of a served model from its Hugging Face
+// config.json: the bytes a decode step reads and the FLOPs it does, for the
+// decode roofline. It imports only the standard library, so its fuzz target
+// builds and runs fast.
+package modelspec
 
 import (
 	"bytes"
@@ -9,10 +13,10 @@ import (
 	"strings"
 )
 
-// ModelSpec is the shape of a served model, read from a Hugging Face
+// Spec is the shape of a served model, read from a Hugging Face
 // config.json (--model-config), with the weight precision. It gives the
 // bytes a decode step reads and the FLOPs it does.
-type ModelSpec struct {
+type Spec struct {
 	Source    string `json:"source"`
 	ModelType string `json:"model_type,omitempty"`
 
@@ -94,15 +98,15 @@ var ungatedTypes = map[string]bool{
 	"gpt2": true, "gpt_neox": true, "gptj": true, "opt": true, "bloom": true, "falcon": true, "phi": true, "gpt_bigcode": true, "starcoder2": true,
 }
 
-// ReadModelConfig reads a Hugging Face config.json. The weight precision
+// Read reads a Hugging Face config.json (the file --model-config names). The weight precision
 // comes from its quantization_config, else its torch_dtype; an empty
 // quantization overrides neither.
-func ReadModelConfig(path string) (*ModelSpec, error) {
+func Read(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--model-config: %w", err)
 	}
-	m, err := ParseModelConfig(data)
+	m, err := Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("--model-config %s: %w", path, err)
 	}
@@ -110,9 +114,9 @@ func ReadModelConfig(path string) (*ModelSpec, error) {
 	return m, nil
 }
 
-// ParseModelConfig reads config.json content. Multimodal configs are read
+// Parse reads config.json content. Multimodal configs are read
 // from their text_config (the language model; vision weights are left out).
-func ParseModelConfig(data []byte) (*ModelSpec, error) {
+func Parse(data []byte) (*Spec, error) {
 	var top hfConfig
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, fmt.Errorf("not a JSON config: %w", err)
@@ -134,7 +138,7 @@ func ParseModelConfig(data []byte) (*ModelSpec, error) {
 			c.TieWordEmbeddings = top.TieWordEmbeddings
 		}
 	}
-	m := &ModelSpec{ModelType: c.ModelType, Notes: notes}
+	m := &Spec{ModelType: c.ModelType, Notes: notes}
 	m.Layers = first(c.NumHiddenLayers, c.NLayer)
 	m.Hidden = first(c.HiddenSize, c.NEmbd)
 	m.Heads = first(c.NumAttentionHeads, c.NHead)
@@ -192,7 +196,7 @@ func ParseModelConfig(data []byte) (*ModelSpec, error) {
 			return nil, fmt.Errorf("kv_lora_rank without qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
 		}
 	}
-	m.DType = normalizeDType(firstString(c.TorchDType, c.DType))
+	m.DType = NormalizeDType(firstString(c.TorchDType, c.DType))
 	if m.DType == "" {
 		m.DType = "bfloat16"
 		m.Notes = append(m.Notes, "no torch_dtype: bfloat16 assumed")
@@ -224,7 +228,9 @@ func firstString(ss ...string) string {
 	return ""
 }
 
-func normalizeDType(s string) string {
+// NormalizeDType spells a dtype name one way: "bf16" and "torch.bfloat16"
+// are "bfloat16", "fp16" and "half" are "float16".
+func NormalizeDType(s string) string {
 	s = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "torch.")
 	switch s {
 	case "bf16":
@@ -303,7 +309,7 @@ func quantBits(raw json.RawMessage) (float64, string, bool) {
 }
 
 // attentionParams is the weight count of one layer's attention.
-func (m *ModelSpec) attentionParams() float64 {
+func (m *Spec) attentionParams() float64 {
 	h, heads := float64(m.Hidden), float64(m.Heads)
 	if m.KVLoRARank > 0 {
 		qk := float64(m.QKNopeHeadDim + m.QKRopeHeadDim)
@@ -320,7 +326,7 @@ func (m *ModelSpec) attentionParams() float64 {
 	return h*heads*hd + 2*h*float64(m.KVHeads)*hd + heads*hd*h
 }
 
-func (m *ModelSpec) ffnParams(inter int) float64 {
+func (m *Spec) ffnParams(inter int) float64 {
 	n := 2.0
 	if m.GatedMLP {
 		n = 3
@@ -328,7 +334,7 @@ func (m *ModelSpec) ffnParams(inter int) float64 {
 	return n * float64(m.Hidden) * float64(inter)
 }
 
-func (m *ModelSpec) moeLayers() int {
+func (m *Spec) moeLayers() int {
 	if m.Experts == 0 {
 		return 0
 	}
@@ -338,7 +344,7 @@ func (m *ModelSpec) moeLayers() int {
 // TouchedExperts is the expected number of distinct experts a decode step
 // of batch b reads per MoE layer, if each token picks its experts uniformly
 // and independently: E·(1 − (1 − k/E)^b).
-func (m *ModelSpec) TouchedExperts(b float64) float64 {
+func (m *Spec) TouchedExperts(b float64) float64 {
 	if m.Experts == 0 {
 		return 0
 	}
@@ -348,7 +354,7 @@ func (m *ModelSpec) TouchedExperts(b float64) float64 {
 
 // layerWeightParams is the weights of all layers that a decode step of
 // batch b reads (expected, for MoE).
-func (m *ModelSpec) layerWeightParams(b float64) float64 {
+func (m *Spec) layerWeightParams(b float64) float64 {
 	dense := m.Layers - m.moeLayers()
 	p := float64(m.Layers)*m.attentionParams() + float64(dense)*m.ffnParams(m.Intermediate)
 	if n := m.moeLayers(); n > 0 {
@@ -358,16 +364,16 @@ func (m *ModelSpec) layerWeightParams(b float64) float64 {
 	return p
 }
 
-func (m *ModelSpec) lmHeadParams() float64 { return float64(m.Vocab) * float64(m.Hidden) }
+func (m *Spec) lmHeadParams() float64 { return float64(m.Vocab) * float64(m.Hidden) }
 
 // WeightBytesPerStep is the weight bytes one decode step of batch b reads:
 // every layer's weights (for MoE, the experts the batch touches) and the
 // LM head. The embedding table is only indexed, not read whole.
-func (m *ModelSpec) WeightBytesPerStep(b float64) float64 {
+func (m *Spec) WeightBytesPerStep(b float64) float64 {
 	return m.layerWeightParams(b)*m.WeightBits/8 + m.lmHeadParams()*m.headBits()/8
 }
 
-func (m *ModelSpec) headBits() float64 {
+func (m *Spec) headBits() float64 {
 	if m.Quantized {
 		return dtypeBits(m.DType)
 	}
@@ -375,7 +381,7 @@ func (m *ModelSpec) headBits() float64 {
 }
 
 // ActiveParamsPerToken is the weights one token multiplies through.
-func (m *ModelSpec) ActiveParamsPerToken() float64 {
+func (m *Spec) ActiveParamsPerToken() float64 {
 	dense := m.Layers - m.moeLayers()
 	p := float64(m.Layers)*m.attentionParams() + float64(dense)*m.ffnParams(m.Intermediate) + m.lmHeadParams()
 	if n := m.moeLayers(); n > 0 {
@@ -386,7 +392,7 @@ func (m *ModelSpec) ActiveParamsPerToken() float64 {
 
 // TotalParams counts every weight: all experts, and the embedding table
 // separately unless tied to the LM head.
-func (m *ModelSpec) TotalParams() float64 {
+func (m *Spec) TotalParams() float64 {
 	// With b → ∞ every expert is touched.
 	p := m.layerWeightParams(math.Inf(1)) + m.lmHeadParams()
 	if !m.TieEmbeddings {
@@ -397,7 +403,7 @@ func (m *ModelSpec) TotalParams() float64 {
 
 // KVBytesPerToken is the KV-cache bytes one token of context holds: keys
 // and values of every layer (MLA: the compressed latent and rope key).
-func (m *ModelSpec) KVBytesPerToken() float64 {
+func (m *Spec) KVBytesPerToken() float64 {
 	if m.KVLoRARank > 0 {
 		return float64(m.Layers) * float64(m.KVLoRARank+m.QKRopeHeadDim) * m.KVBits / 8
 	}
@@ -407,7 +413,7 @@ func (m *ModelSpec) KVBytesPerToken() float64 {
 // FLOPPerToken is the FLOPs to decode one token at a context of ctx
 // tokens: 2 per active weight, plus attention's QKᵀ and AV over the
 // context, 2·ctx·heads·(qk dim + v dim) per layer.
-func (m *ModelSpec) FLOPPerToken(ctx float64) float64 {
+func (m *Spec) FLOPPerToken(ctx float64) float64 {
 	qk, v := float64(m.HeadDim), float64(m.HeadDim)
 	if m.KVLoRARank > 0 {
 		qk, v = float64(m.QKNopeHeadDim+m.QKRopeHeadDim), float64(m.VHeadDim)
