@@ -52,8 +52,15 @@ fi
 if ((LIGHT)); then
   light=""
   skipped=""
+  declare -A heavy=() # package -> 1 if its test binary links arrow-go
   while IFS=$'\t' read -r pkg target; do
-    if go list -deps -test "$pkg" | grep -q '^github.com/apache/arrow-go/'; then
+    if [ -z "${heavy[$pkg]:-}" ]; then
+      # The list first, then grep: grep -q stopping early would fail go list under pipefail.
+      deps=$(go list -deps -test "$pkg" </dev/null)
+      heavy[$pkg]=0
+      if grep -q '^github.com/apache/arrow-go/' <<<"$deps"; then heavy[$pkg]=1; fi
+    fi
+    if ((heavy[$pkg])); then
       skipped+="$target "
     else
       light+="$pkg"$'\t'"$target"$'\n'
