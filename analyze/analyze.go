@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +28,7 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	}
 	rooflines := make([]*Roofline, len(runs))
 	for i, run := range runs {
+		run.sanitize() // done at load; here for runs made in memory
 		if len(run.GEMM) > 0 {
 			rl, err := probeRoofline(run, run.GEMM[0].Device)
 			if err != nil {
@@ -35,7 +38,7 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 		}
 	}
 	for i, run := range runs {
-		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files}
+		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files, Notes: slices.Clone(run.Notes)}
 		eng := resolveEngine(run.Manifest, nil)
 		if run.File != "" {
 			li, err := Inspect(run.File, nil, serverlog.Options{Location: time.UTC})
@@ -64,6 +67,13 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 		rep.Runs = append(rep.Runs, ra)
 	}
 	rep.Repeats = repeatGroups(runs, rep.Runs, set)
+	if set.PredictFrom != "" {
+		preds, err := reportPredictions(rep, set)
+		if err != nil {
+			return nil, err
+		}
+		rep.Predictions = preds
+	}
 	if rep.Headline == nil {
 		kind := NoteNoSweepRun
 		for _, ra := range rep.Runs {
@@ -72,6 +82,10 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 			}
 		}
 		rep.Notes = append(rep.Notes, Note{Kind: kind})
+	}
+	if n := clearNonFinite(reflect.ValueOf(rep).Elem()); n > 0 {
+		// a computation that overflowed: the report still stands, and says so
+		rep.Notes = append(rep.Notes, Note{Kind: NoteNonFiniteResult, Count: n})
 	}
 	return rep, nil
 }
@@ -162,7 +176,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	sw.Goodput = goodput(sw.Levels, timings, slo, source)
 	sw.Operating = operatingPoint(sw.Levels, sw.Goodput, sw.Knees)
 	if probe != nil {
-		sw.Decode = decodeRoofline(sw.Levels, sw.Knees, probe, probeDir, set.Model, sw.Mode, eng)
+		sw.Decode = decodeRoofline(sw.Levels, sw.Knees, probe, probeDir, set.modelFor(run.Dir), sw.Mode, eng)
 	} else {
 		sw.Notes = append(sw.Notes, Note{Kind: NoteNoProbe})
 	}
@@ -178,6 +192,12 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	sw.Timeline = obs.timeline(sw.Levels, set.MaxTimelinePoints)
 	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {
 		sw.Notes = append(sw.Notes, Note{Kind: NoteOutputNotFixed, Text: w.FixedOutputNote})
+	}
+	if sw.Replicas, err = analyzeReplicas(run, sw, probe, probeDir, set); err != nil {
+		return nil, eng, err
+	}
+	if len(sw.Replicas) > 0 && run.Manifest.Workload != nil {
+		sw.Balance = run.Manifest.Workload.Balance
 	}
 	return sw, eng, nil
 }

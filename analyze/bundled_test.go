@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/headroom-llm/headroom/modelspec"
 )
 
 // exampleAnalysis analyzes a bundled example the way `headroom demo`
@@ -15,7 +13,7 @@ func exampleAnalysis(t *testing.T, example string, runs []string, config, slo st
 	root := filepath.Join("..", "examples", "runs", example)
 	set := testSettings()
 	if config != "" {
-		m, err := modelspec.Read(filepath.Join(root, config))
+		m, err := ReadModelConfig(filepath.Join(root, config))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/headroom-llm/headroom/examples"
-	"github.com/headroom-llm/headroom/modelspec"
 )
 
 // probeRun loads the bundled real H200 probe.
@@ -143,14 +142,4 @@ func TestKneeBelowRidgeIsEngineOverhead(t *testing.T) {
 	if !hasFix(d.Primary.Fixes, FixChunkedPrefill, "--max-num-batched-tokens") || hasFix(d.Primary.Fixes, FixCUDAGraphs, "--enforce-eager") {
 		t.Errorf("fixes %+v", d.Primary.Fixes)
 	}
-}
-
-// readConfig reads one of the published model configs in testdata.
-func readConfig(t *testing.T, name string) *modelspec.Spec {
-	t.Helper()
-	m, err := modelspec.Read(filepath.Join("..", "testdata", "modelconfigs", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }

@@ -22,6 +22,10 @@ type Note struct {
 	// Name is a second text where one is not enough (the model's dtype
 	// beside the probe's in Text).
 	Name string `json:"name,omitempty"`
+	// Table is the run table a note on rows is about; Of the rows
+	// considered, of which Count were affected.
+	Table string `json:"table,omitempty"`
+	Of    int    `json:"of,omitempty"`
 	// FromLog: a fact read from the server log rather than the manifest.
 	FromLog bool `json:"from_log,omitempty"`
 	// Metrics is NoteMetricsWarning's warning.
@@ -52,11 +56,22 @@ const (
 	NoteSourcePercentile   = "source_percentiles"  // Text: the imported source's percentile method
 	NoteIncompleteRequests = "incomplete_requests" // Count requests neither completed nor failed when the source tool stopped
 
+	// A run's rows as read (inputs.go): Table, Count of Of rows.
+	NoteNonFinite       = "non_finite"        // rows with NaN or ±Inf (a Prometheus sample may be NaN): left out, or a nullable value cleared
+	NoteBadTimes        = "bad_times"         // requests with times out of order or beyond any real request, or negative statistics: left out
+	NoteBufferedStream  = "buffered_stream"   // successful requests whose text chunks all arrived in one read: TPOT and ITL are 0
+	NoteNonFiniteResult = "non_finite_result" // Count values the analysis computed were NaN or ±Inf (an overflow): written as 0 or null
+
 	// The roofline gap.
 	NoteTensorParallel = "tensor_parallel" // Count GPUs per replica (FromLog), perfect scaling assumed
 	NoteDTypeMismatch  = "dtype_mismatch"  // Text: the probe's GEMM dtype, Name: the model's
 	NoteDecodeOnly     = "decode_only"     // prefill is not in the prediction
 	NoteNoModelConfig  = "no_model_config" // no --model-config: no per-level prediction
+	NoteFP8Ceiling     = "fp8_ceiling"     // FP8 weights: the compute ceiling is the probe's FP8 peak
+	// NoteMeasuredFloor: the probe timed this model's decode GEMMs (Text: the
+	// probe's model name, Name: the dtype); attention is modelled.
+	NoteMeasuredFloor   = "measured_floor"
+	NoteFloorOtherModel = "floor_other_model" // Text: the model whose GEMMs the probe timed, not this one
 )
 
 // Level statistics a source may lack (LevelStats.Missing).

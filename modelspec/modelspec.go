@@ -1,7 +1,8 @@
-// Package modelspec reads the shape of a served model from its Hugging Face
-// config.json: the bytes a decode step reads and the FLOPs it does, for the
-// decode roofline. It imports only the standard library, so its fuzz target
-// builds and runs fast.
+// Package modelspec reads a served model's shape from its Hugging Face
+// config.json and derives what a decode step costs: the weight bytes it
+// reads (the experts a batch touches, for MoE), its FLOPs, the KV cache a
+// token holds, and the GEMMs it runs. The probe (which times those GEMMs)
+// and the analyzer (which joins them with a sweep) both use it.
 package modelspec
 
 import (
@@ -48,12 +49,16 @@ type Spec struct {
 
 	// DType is the activation/unquantized dtype; WeightBits the bits per
 	// weight of the transformer layers; KVBits the bits per KV-cache element.
-	DType            string   `json:"dtype"`
-	WeightBits       float64  `json:"weight_bits"`
-	WeightBitsSource string   `json:"weight_bits_source"`
-	KVBits           float64  `json:"kv_bits"`
-	Quantized        bool     `json:"quantized"`
-	Notes            []string `json:"notes,omitempty"`
+	DType            string  `json:"dtype"`
+	WeightBits       float64 `json:"weight_bits"`
+	WeightBitsSource string  `json:"weight_bits_source"`
+	KVBits           float64 `json:"kv_bits"`
+	Quantized        bool    `json:"quantized"`
+	// QuantizedHead: the LM head is quantized too, which a
+	// quantization_config says by listing modules_to_not_convert without
+	// lm_head; otherwise a quantized model's head is counted at DType.
+	QuantizedHead bool     `json:"quantized_head,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
 }
 
 // hfConfig is the subset of config.json fields headroom reads, under the
@@ -98,7 +103,7 @@ var ungatedTypes = map[string]bool{
 	"gpt2": true, "gpt_neox": true, "gptj": true, "opt": true, "bloom": true, "falcon": true, "phi": true, "gpt_bigcode": true, "starcoder2": true,
 }
 
-// Read reads a Hugging Face config.json (the file --model-config names). The weight precision
+// Read reads a Hugging Face config.json. The weight precision
 // comes from its quantization_config, else its torch_dtype; an empty
 // quantization overrides neither.
 func Read(path string) (*Spec, error) {
@@ -205,7 +210,12 @@ func Parse(data []byte) (*Spec, error) {
 	m.WeightBits, m.WeightBitsSource = m.KVBits, "torch_dtype "+m.DType
 	if bits, src, ok := quantBits(c.QuantizationConfig); ok {
 		m.WeightBits, m.WeightBitsSource, m.Quantized = bits, src, true
-		m.Notes = append(m.Notes, "quantized weights: group scales and zero points are not counted (a few percent of the weight bytes); the LM head is counted at "+m.DType)
+		m.QuantizedHead = quantizesHead(c.QuantizationConfig)
+		head := "the LM head is counted at " + m.DType
+		if m.QuantizedHead {
+			head = "the LM head is quantized too (modules_to_not_convert does not list lm_head)"
+		}
+		m.Notes = append(m.Notes, "quantized weights: group scales and zero points are not counted unless the bits include them; "+head)
 	}
 	return m, nil
 }
@@ -228,8 +238,8 @@ func firstString(ss ...string) string {
 	return ""
 }
 
-// NormalizeDType spells a dtype name one way: "bf16" and "torch.bfloat16"
-// are "bfloat16", "fp16" and "half" are "float16".
+// NormalizeDType maps dtype spellings (torch.bfloat16, bf16, fp16, f32, …)
+// to torch's names: bfloat16, float16, float32; others pass lowercased.
 func NormalizeDType(s string) string {
 	s = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "torch.")
 	switch s {
@@ -308,6 +318,23 @@ func quantBits(raw json.RawMessage) (float64, string, bool) {
 	return 0, "", false
 }
 
+// quantizesHead reads a quantization_config's modules_to_not_convert: when
+// the list is there and lacks lm_head, the head is quantized with the rest.
+func quantizesHead(raw json.RawMessage) bool {
+	var q struct {
+		Keep *[]string `json:"modules_to_not_convert"`
+	}
+	if json.Unmarshal(raw, &q) != nil || q.Keep == nil {
+		return false
+	}
+	for _, m := range *q.Keep {
+		if m == "lm_head" || strings.HasSuffix(m, ".lm_head") {
+			return false
+		}
+	}
+	return true
+}
+
 // attentionParams is the weight count of one layer's attention.
 func (m *Spec) attentionParams() float64 {
 	h, heads := float64(m.Hidden), float64(m.Heads)
@@ -374,7 +401,7 @@ func (m *Spec) WeightBytesPerStep(b float64) float64 {
 }
 
 func (m *Spec) headBits() float64 {
-	if m.Quantized {
+	if m.Quantized && !m.QuantizedHead {
 		return dtypeBits(m.DType)
 	}
 	return m.WeightBits

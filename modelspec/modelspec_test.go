@@ -8,8 +8,6 @@ import (
 	"testing"
 )
 
-func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
-
 func readConfig(t *testing.T, name string) *Spec {
 	t.Helper()
 	m, err := Read(filepath.Join("..", "testdata", "modelconfigs", name))
@@ -165,3 +163,5 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }

@@ -53,6 +53,14 @@ func noteText(n analyze.Note) string {
 		return "Percentiles as the source computed them: " + n.Text + "."
 	case analyze.NoteIncompleteRequests:
 		return fmt.Sprintf("%s requests were still unfinished when the source tool's benchmark ended (counted neither completed nor failed).", integer(n.Count))
+	case analyze.NoteNonFinite:
+		return fmt.Sprintf("%s of %s rows of %s held a value that is not a number (NaN or infinite): the analysis left those values out.", integer(n.Count), integer(n.Of), n.Table)
+	case analyze.NoteBadTimes:
+		return fmt.Sprintf("%s of %s rows of %s held times out of order or out of range (negative, or longer than any request): the analysis left them out.", integer(n.Count), integer(n.Of), n.Table)
+	case analyze.NoteBufferedStream:
+		return fmt.Sprintf("The stream was buffered: in %s of %s successful requests every text chunk arrived in one read (a buffering proxy, or a server that batches its writes), so their time per output token and inter-token latency read 0 and say nothing about decoding; TTFT and end-to-end times stand.", integer(n.Count), integer(n.Of))
+	case analyze.NoteNonFiniteResult:
+		return fmt.Sprintf("%s values the analysis computed were not finite numbers (an overflow) and are shown as 0 or left out; the rest of the report stands.", integer(n.Count))
 	case analyze.NoteTensorParallel:
 		from := ""
 		if n.FromLog {
@@ -65,6 +73,12 @@ func noteText(n analyze.Note) string {
 		return "Decode-only bound: prefill of new prompts shares the GPU and is not in the prediction, so measured throughput below the ceiling is expected."
 	case analyze.NoteNoModelConfig:
 		return "Not available: the model description (--model-config config.json); without it there is no per-level prediction."
+	case analyze.NoteFP8Ceiling:
+		return "The model's weights are FP8: the compute ceiling is the probe's FP8 (E4M3) peak."
+	case analyze.NoteMeasuredFloor:
+		return fmt.Sprintf("Measured floor: the probe timed this model's decode GEMMs (%s, %s); attention's KV-cache reads are added at the probe's bandwidth (modelled, not measured).", n.Text, n.Name)
+	case analyze.NoteFloorOtherModel:
+		return fmt.Sprintf("The probe timed the decode GEMMs of %s, not of this model's shape and weight type: no measured floor.", n.Text)
 	}
 	return n.Kind
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/examples"
-	"github.com/headroom-llm/headroom/modelspec"
 )
 
 // llama8BConfig is the Hugging Face config.json of Llama 3.1 8B (the
@@ -49,7 +48,7 @@ func sweepReport(t *testing.T, fx sweepFixture, probe bool) *analyze.Report {
 	if set.SLO, err = analyze.ParseSLO("ttft_p99=300ms,tpot_p99=25ms"); err != nil {
 		t.Fatal(err)
 	}
-	if set.Model, err = modelspec.Parse([]byte(llama8BConfig)); err != nil {
+	if set.Model, err = analyze.ParseModelConfig([]byte(llama8BConfig)); err != nil {
 		t.Fatal(err)
 	}
 	prices, err := analyze.BuiltinPrices()
@@ -195,7 +194,7 @@ func TestDemoAnswerIsTheVerdict(t *testing.T) {
 	}
 	set := analyze.Default()
 	set.SLO, _ = analyze.ParseSLO(spec.SLO)
-	if set.Model, err = modelspec.Read(spec.ModelConfig); err != nil {
+	if set.Model, err = analyze.ReadModelConfig(spec.ModelConfig); err != nil {
 		t.Fatal(err)
 	}
 	rep := analyzeDirs(t, dirs, set)
