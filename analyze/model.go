@@ -156,6 +156,10 @@ type LevelStats struct {
 	ErrorsByClass  map[string]int `json:"errors_by_class,omitempty"`
 	ErrorFraction  float64        `json:"error_fraction"`
 	WarmupExcluded int            `json:"warmup_excluded"`
+	// Canceled requests were stopped by the load tool itself (interrupted,
+	// cut at the level's end, or cancelled on purpose): counted neither in
+	// Requests nor as errors.
+	Canceled int `json:"canceled,omitempty"`
 	// Sustained is false for a level that did not complete or whose share
 	// of failed requests is above Settings.MaxErrorFraction: its throughput
 	// is not what the server sustains, and the report says so beside it.

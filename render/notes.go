@@ -52,7 +52,7 @@ func noteText(n analyze.Note) string {
 	case analyze.NoteSourcePercentile:
 		return "Percentiles as the source computed them: " + n.Text + "."
 	case analyze.NoteIncompleteRequests:
-		return fmt.Sprintf("%s requests were still unfinished when the source tool's benchmark ended (counted neither completed nor failed).", integer(n.Count))
+		return fmt.Sprintf("%s requests were stopped by the load tool itself (unfinished when its benchmark ended, or cancelled on purpose): counted neither completed nor failed.", integer(n.Count))
 	case analyze.NoteNonFinite:
 		return fmt.Sprintf("%s of %s rows of %s held a value that is not a number (NaN or infinite): the analysis left those values out.", integer(n.Count), integer(n.Of), n.Table)
 	case analyze.NoteBadTimes:

@@ -515,7 +515,8 @@ func (s *Sweep) Next(l loadgen.Level, seq int, warmup bool) loadgen.Request {
 	if s.trace != nil {
 		row := s.trace[seq%len(s.trace)]
 		in, out, _ := traceLengths(row, s.maxModelLen)
-		r.Prompt, r.PromptTokens, r.MaxTokens = s.tracePrompt(row, in, seq), in, out
+		r.Prompt, r.PromptTokens = s.tracePrompt(row, in, seq)
+		r.MaxTokens = out
 		return r
 	}
 	if s.dataset != nil {
@@ -532,7 +533,7 @@ func (s *Sweep) Next(l loadgen.Level, seq int, warmup bool) loadgen.Request {
 	if s.search != nil {
 		levels = maxSearchLevels // a search's levels are not known ahead
 	}
-	r.Prompt = s.prompts.build(rng, r.PromptTokens, uint64(seq)*levels+uint64(li))
+	r.Prompt, r.PromptTokens = s.prompts.build(rng, r.PromptTokens, uint64(seq)*levels+uint64(li))
 	return r
 }
 
