@@ -285,12 +285,15 @@ func repeatGroups(runs []*Run, ras []RunAnalysis, set Settings) []RepeatGroup {
 				}
 			}
 			if iv, ok := stats.TInterval(ttft, set.Confidence); ok {
+				iv.Of = stats.OfRuns
 				rl.TTFTP50S = &iv
 			}
 			if iv, ok := stats.TInterval(tpot, set.Confidence); ok {
+				iv.Of = stats.OfRuns
 				rl.TPOTP50S = &iv
 			}
 			if iv, ok := stats.TInterval(thr, set.Confidence); ok {
+				iv.Of = stats.OfRuns
 				rl.OutputTokPerS = &iv
 			}
 			g.Levels = append(g.Levels, rl)

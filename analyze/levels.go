@@ -241,12 +241,15 @@ func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 
 	b := stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
 	if iv, ok := b.Percentile(ttft, 50); ok {
+		iv.Of = stats.OfRequests
 		ls.Confidence.TTFTP50S = &iv
 	}
 	if iv, ok := b.Percentile(tpot, 50); ok {
+		iv.Of = stats.OfRequests
 		ls.Confidence.TPOTP50S = &iv
 	}
 	if iv, ok := b.Percentile(e2e, 50); ok {
+		iv.Of = stats.OfRequests
 		ls.Confidence.E2EP50S = &iv
 	}
 	if iv, ok := throughputInterval(ls, ts, set, b); ok {
@@ -325,9 +328,7 @@ func throughputInterval(ls *LevelStats, ts []requestTiming, set Settings, b stat
 		rates[i] = tokens[i] / (blockNS / 1e9)
 	}
 	iv, ok := b.Mean(rates)
-	if ok {
-		iv.Method = fmt.Sprintf("bootstrap over %d equal sub-windows of the measured window (%d resamples, seed %d)", k, b.Resamples, b.Seed)
-	}
+	iv.Of = stats.OfSubWindows
 	return iv, ok
 }
 

@@ -424,7 +424,7 @@ type dumpReadings struct {
 // waiting summed over label sets, the fullest KV cache), preemptions as
 // the counter's increase (or, for the first scrape, its total since the
 // server started).
-func (ls *logSeries) addDump(d *servermetrics.Dump, set Settings) (dumpReadings, []string, error) {
+func (ls *logSeries) addDump(d *servermetrics.Dump, set Settings) (dumpReadings, []servermetrics.Warning, error) {
 	r := dumpReadings{runningMax: -1, waitingMax: -1, kvMax: -1, preemptions: -1}
 	if d.Engine == "" {
 		return r, nil, nil

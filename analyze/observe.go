@@ -252,7 +252,7 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	}
 	o.hasMetrics, o.metricsEngine = true, res.Engine
 	for _, w := range res.Warnings {
-		o.notes = append(o.notes, Note{Kind: NoteMetricsWarning, Text: w})
+		o.notes = append(o.notes, Note{Kind: NoteMetricsWarning, Metrics: &w})
 	}
 	// Sum running/waiting over label sets (data-parallel engines) at each
 	// scrape; KV usage takes the fullest.

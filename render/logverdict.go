@@ -158,8 +158,11 @@ func dumpRows(p func(string, ...any), row func(string, any), ds []analyze.DumpIn
 		default:
 			row("preemptions", integer(d.Preemptions)+" by the last scrape, since the server started")
 		}
+		if d.Error != "" {
+			row("error", d.Error)
+		}
 		for _, w := range d.Warnings {
-			row("warning", w)
+			row("warning", metricsWarning(w))
 		}
 	}
 }
