@@ -45,6 +45,9 @@ type Sweep struct {
 	// runID prefixes every request id so that ids are unique across runs
 	// (rundir.RequestID); Record sets it to the run's id.
 	runID string
+	// clockOffsetNS is this host's clock minus the shards' reference
+	// clock (a shard, once measured).
+	clockOffsetNS int64
 
 	out outcomes
 
@@ -80,6 +83,9 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 	cfg.baseURL = u
 	if cfg.sharedPrefix > 0 && cfg.dataset == "" && float64(cfg.sharedPrefix) >= cfg.prompt.Mean {
 		return nil, fmt.Errorf("sweep: shared prefix of %d tokens leaves nothing unique in prompts of %v tokens", cfg.sharedPrefix, cfg.prompt.Mean)
+	}
+	if err := cfg.checkShard(); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	if cfg.sharedPrefix > 0 && cfg.dataset != "" {
 		return nil, errors.New("sweep: a shared prefix and a dataset do not mix: put the prefix in the dataset")
@@ -330,6 +336,9 @@ func (s *Sweep) plan() []loadgen.Level {
 	}
 	for i := range ls {
 		ls[i].Warmup, ls[i].Requests, ls[i].Duration = s.warmupCount(ls[i]), s.measuredCount(ls[i]), s.cfg.durationPerLevel
+		if sp := s.cfg.shard; sp != nil {
+			ls[i] = sp.shardLevel(ls[i], s.clockOffsetNS)
+		}
 	}
 	return ls
 }
