@@ -20,6 +20,7 @@ type Run struct {
 	Manifest  *rundir.Manifest
 	GEMM      []rundir.ProbeGEMMRow
 	Bandwidth []rundir.ProbeBandwidthRow
+	ModelGEMM []rundir.ProbeModelGEMMRow
 	Levels    []rundir.LevelRow
 	Requests  []rundir.RequestRow
 	Tokens    []rundir.TokenRow
@@ -93,6 +94,7 @@ func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
 	reads := []error{
 		read(rundir.TableProbeGEMM, func() error { return readInto(d, rundir.TableProbeGEMM, &run.GEMM) }),
 		read(rundir.TableProbeBandwidth, func() error { return readInto(d, rundir.TableProbeBandwidth, &run.Bandwidth) }),
+		read(rundir.TableProbeModelGEMM, func() error { return readInto(d, rundir.TableProbeModelGEMM, &run.ModelGEMM) }),
 		read(rundir.TableLevels, func() error { return readInto(d, rundir.TableLevels, &run.Levels) }),
 		read(rundir.TableRequests, func() error { return readInto(d, rundir.TableRequests, &run.Requests) }),
 		read(rundir.TableTokens, func() error { return readInto(d, rundir.TableTokens, &run.Tokens) }),

@@ -24,7 +24,10 @@ type Report struct {
 	// Repeats groups sweep runs of the same configuration given together,
 	// with intervals across the runs.
 	Repeats []RepeatGroup `json:"repeats,omitempty"`
-	Notes   []Note        `json:"notes,omitempty"`
+	// Predictions are the report's other sweeps predicted from the one
+	// named by Settings.PredictFrom, against what each measured.
+	Predictions []Prediction `json:"predictions,omitempty"`
+	Notes       []Note       `json:"notes,omitempty"`
 }
 
 // RunAnalysis is the analysis of one run directory.

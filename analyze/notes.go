@@ -53,6 +53,11 @@ const (
 	NoteDTypeMismatch  = "dtype_mismatch"  // Text: the probe's GEMM dtype, Name: the model's
 	NoteDecodeOnly     = "decode_only"     // prefill is not in the prediction
 	NoteNoModelConfig  = "no_model_config" // no --model-config: no per-level prediction
+	NoteFP8Ceiling     = "fp8_ceiling"     // FP8 weights: the compute ceiling is the probe's FP8 peak
+	// NoteMeasuredFloor: the probe timed this model's decode GEMMs (Text: the
+	// probe's model name, Name: the dtype); attention is modelled.
+	NoteMeasuredFloor   = "measured_floor"
+	NoteFloorOtherModel = "floor_other_model" // Text: the model whose GEMMs the probe timed, not this one
 )
 
 // Level statistics a source may lack (LevelStats.Missing).

@@ -81,6 +81,12 @@ func TestScenarioMatrix(t *testing.T) {
 			t.Errorf("%s: wall %q at %+v, want %q", r.dir, d.Wall, d.Primary.At, r.want)
 			continue
 		}
+		// Every recording has its requests: the knee is decided on
+		// intervals, never on point estimates (a few TPOTs of 0, tokens
+		// that came in one read, once made the open loops fall back).
+		if !sw[r.dir].Knees.Intervals {
+			t.Errorf("%s: knees decided without intervals", r.dir)
+		}
 		if len(d.Primary.Evidence) == 0 && d.Wall != WallNone {
 			t.Errorf("%s: %s without evidence", r.dir, d.Wall)
 		}

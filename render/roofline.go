@@ -110,6 +110,9 @@ func decodeSection(id string, rep *analyze.Report, r *analyze.RunAnalysis) secti
 	if len(dec.Levels) > 0 {
 		s.Tables = append(s.Tables, decodeTable(dec))
 	}
+	if t, ok := gapSplitTable(dec); ok {
+		s.Tables = append(s.Tables, t)
+	}
 	s.Notes = append(s.Notes, decodeNotes(dec)...)
 	return s
 }
@@ -240,6 +243,37 @@ func decodeTable(dec *analyze.DecodeRoofline) table {
 		})
 	}
 	return t
+}
+
+// gapSplitTable splits the roofline gap into the silicon's share (the
+// model's own GEMMs, measured by the probe, against the bandwidth bound) and
+// the engine's (measured TPOT against those GEMMs), where the probe timed
+// the model's GEMMs.
+func gapSplitTable(dec *analyze.DecodeRoofline) (table, bool) {
+	var tpots []float64
+	for _, l := range dec.Levels {
+		if l.MeasuredFloorS > 0 {
+			tpots = append(tpots, l.PredictedTPOTS, l.MeasuredFloorS, l.MeasuredTPOTP50S)
+		}
+	}
+	if len(tpots) == 0 {
+		return table{}, false
+	}
+	u := durationScale(tpots...)
+	t := table{
+		Caption: "Whose gap: the silicon's (the model's own weight GEMMs, timed by the probe at each batch in " + dec.FloorDType +
+			", plus the KV-cache reads at the copy bandwidth, against the bandwidth bound) and the engine's (measured TPOT against that floor). Silicon × engine = TPOT ÷ floor above.",
+		Head:  []string{"Concurrency", "Bandwidth bound (" + u.name + ")", "GEMMs measured (" + u.name + ")", "+ KV reads (" + u.name + ")", "TPOT p50 (" + u.name + ")", "Silicon ×", "Engine ×"},
+		Right: []bool{true, true, true, true, true, true, true},
+	}
+	for _, l := range dec.Levels {
+		if l.MeasuredFloorS <= 0 {
+			continue
+		}
+		t.Rows = append(t.Rows, []string{integer(l.Concurrency), u.in(l.PredictedTPOTS), u.in(l.FloorGEMMS), u.in(l.FloorAttentionS),
+			orDash(l.MeasuredTPOTP50S, u.in), sig(l.SiliconFactor), orDash(l.EngineFactor, sig)})
+	}
+	return t, true
 }
 
 func decodeNotes(dec *analyze.DecodeRoofline) []string {

@@ -7,6 +7,7 @@ package rundir
 const (
 	TableProbeGEMM      = "probe_gemm"
 	TableProbeBandwidth = "probe_bandwidth"
+	TableProbeModelGEMM = "probe_model_gemm"
 	TableLevels         = "levels"
 	TableRequests       = "requests"
 	TableTokens         = "tokens"
@@ -41,6 +42,35 @@ type ProbeGEMMRow struct {
 	// MaxRelErr is the largest relative error of the sampled output elements
 	// against the CPU reference; negative when the result was not checked.
 	MaxRelErr float64 `parquet:"max_rel_err"`
+}
+
+// ProbeModelGEMMRow is one weight GEMM of a model's decode step, timed by
+// `headroom probe --model-config`: Tokens rows times a K×N weight, run
+// CallsPerStep times per decode step of Batch sequences. The step's GEMM
+// floor is the sum over a batch's rows (of one dtype) of CallsPerStep ×
+// TimeMedianS.
+type ProbeModelGEMMRow struct {
+	Device int32  `parquet:"device"`
+	Mode   string `parquet:"mode"`
+	Model  string `parquet:"model"`
+	Batch  int64  `parquet:"batch"` // decode batch (sequences in the step)
+	Op     string `parquet:"op"`    // qkv, o, gate_up, down, lm_head, expert_gate_up, …
+	DType  string `parquet:"dtype"` // bf16 or fp8_e4m3
+	Tokens int64  `parquet:"tokens"`
+	// RunTokens is the rows actually multiplied: Tokens, or Tokens padded to
+	// a multiple of 16 where cuBLASLt has no FP8 kernel for it.
+	RunTokens      int64   `parquet:"run_tokens"`
+	K              int64   `parquet:"k"`
+	N              int64   `parquet:"n"`
+	CallsPerStep   float64 `parquet:"calls_per_step"` // layers, or layers × expected experts touched
+	FLOP           float64 `parquet:"flop"`           // 2·RunTokens·K·N per call
+	Bytes          float64 `parquet:"bytes"`          // least traffic per call: inputs at their width, bf16 output
+	Repeats        int64   `parquet:"repeats"`
+	CallsPerRepeat int64   `parquet:"calls_per_repeat"`
+	TimeMedianS    float64 `parquet:"time_per_call_median_s"`
+	TimeMinS       float64 `parquet:"time_per_call_min_s"`
+	TimeMaxS       float64 `parquet:"time_per_call_max_s"`
+	MaxRelErr      float64 `parquet:"max_rel_err"`
 }
 
 // ProbeBandwidthRow is one device-memory bandwidth measurement.

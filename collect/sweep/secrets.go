@@ -22,6 +22,12 @@ func KnownSecrets(baseURL, apiKey, serverCmd string, freeText ...string) *server
 	return sec
 }
 
+// collectSecrets is KnownSecrets of the sweep's settings, and the values of
+// the headers given (--header), which may be credentials of any shape.
 func (s *Sweep) collectSecrets() *server.Secrets {
-	return KnownSecrets(s.base.String(), s.cfg.apiKey, s.cfg.serverCmd, append([]string{s.cfg.label, s.cfg.engineDesc}, s.cfg.tags...)...)
+	sec := KnownSecrets(s.base.String(), s.cfg.apiKey, s.cfg.serverCmd, append([]string{s.cfg.label, s.cfg.engineDesc}, s.cfg.tags...)...)
+	for _, vs := range s.cfg.headers {
+		sec.Add(vs...)
+	}
+	return sec
 }

@@ -51,6 +51,14 @@ func (c *config) checkShard() error {
 	if c.shard == nil {
 		return nil
 	}
+	switch {
+	case c.findMax != nil:
+		return errors.New("--shard and --find-max do not combine: each shard would search on its own")
+	case c.stopWhenSaturated:
+		return errors.New("--shard and --stop-when-saturated do not combine: each shard would stop on its own")
+	case c.traceCfg != nil || c.ramp != nil:
+		return errors.New("--shard splits fixed levels (--concurrency or --rate); a trace replay or a ramp cannot be sharded yet")
+	}
 	if n := max(len(c.levels), len(c.rates)); n > 1 && c.shard.levelEvery == 0 {
 		return fmt.Errorf("a shard of a sweep with %d levels needs --level-every: level k starts at --start-at + k × --level-every on every shard", n)
 	}

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -62,7 +63,7 @@ func planSeqForTest(l loadgen.Level, k int) int {
 // An open loop keeps the plan's schedule: each shard sends its requests at
 // the plan's intended times, the rate split among them.
 func TestShardedOpenLoopKeepsTheSchedule(t *testing.T) {
-	plan := loadgen.Level{Index: 0, Concurrency: 64, RateRPS: 8, Arrivals: arrivals(1, 0, 8), Warmup: 8, Requests: 128}
+	plan := loadgen.Level{Index: 0, Concurrency: 64, RateRPS: 8, Arrivals: loadgen.Poisson(8, rand.New(rand.NewPCG(1, 0xa771))), Warmup: 8, Requests: 128}
 	rate := 0.0
 	for i := range 4 {
 		sp := &shardPlan{index: i, count: 4, startAt: time.Unix(1_800_000_000, 0)}
