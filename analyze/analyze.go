@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +28,7 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 	}
 	rooflines := make([]*Roofline, len(runs))
 	for i, run := range runs {
+		run.sanitize() // done at load; here for runs made in memory
 		if len(run.GEMM) > 0 {
 			rl, err := probeRoofline(run, run.GEMM[0].Device)
 			if err != nil {
@@ -35,7 +38,7 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 		}
 	}
 	for i, run := range runs {
-		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files}
+		ra := RunAnalysis{Dir: run.Dir, Manifest: run.Manifest, Roofline: rooflines[i], Files: run.Files, Notes: slices.Clone(run.Notes)}
 		eng := resolveEngine(run.Manifest, nil)
 		if run.File != "" {
 			li, err := Inspect(run.File, nil, serverlog.Options{Location: time.UTC})
@@ -79,6 +82,10 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 			}
 		}
 		rep.Notes = append(rep.Notes, Note{Kind: kind})
+	}
+	if n := clearNonFinite(reflect.ValueOf(rep).Elem()); n > 0 {
+		// a computation that overflowed: the report still stands, and says so
+		rep.Notes = append(rep.Notes, Note{Kind: NoteNonFiniteResult, Count: n})
 	}
 	return rep, nil
 }

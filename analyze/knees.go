@@ -199,14 +199,20 @@ func significantGain(a, b LevelStats, axis string, gain float64) bool {
 }
 
 // gainPerDoubling is the throughput gain from a to b expressed per
-// doubling of the load: (Tb/Ta)^(1/log2(xb/xa)) − 1.
+// doubling of the load: (Tb/Ta)^(1/log2(xb/xa)) − 1. Levels less than
+// minDoubling apart (concurrency 1000 and 1001) say nothing per doubling:
+// the exponent would turn any noise into an infinite gain.
 func gainPerDoubling(a, b LevelStats, axis string) float64 {
 	d := math.Log2(loadValue(b, axis) / loadValue(a, axis))
-	if d <= 0 || a.OutputTokPerS <= 0 {
+	if d < minDoubling || a.OutputTokPerS <= 0 {
 		return 0
 	}
 	return math.Pow(b.OutputTokPerS/a.OutputTokPerS, 1/d) - 1
 }
+
+// minDoubling is the least load ratio, in doublings (2^(1/16): 4.4%), over
+// which a gain per doubling is computed.
+const minDoubling = 1.0 / 16
 
 // Open-loop saturation: completions over the measured window against the
 // arrivals the offered rate predicts.

@@ -37,8 +37,12 @@ type Run struct {
 	File string
 	// Files lists the data files of the run, relative to Dir.
 	Files []string
+	// Notes say what was left out of the rows as read, and what the data
+	// says about itself (inputs.go).
+	Notes []Note
 
-	src rundir.Dir // where the run was read; zero for a run made in memory
+	src       rundir.Dir // where the run was read; zero for a run made in memory
+	sanitized bool       // sanitize has run: once at load, or in Analyze for a run made in memory
 }
 
 // Load opens a run directory and reads the tables the analysis needs. Any
@@ -110,6 +114,7 @@ func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
 			return nil, err
 		}
 	}
+	run.sanitize()
 	if run.Manifest.HasKind(rundir.KindProbe) && len(run.GEMM) == 0 {
 		return nil, fmt.Errorf("%s: the manifest says this run holds a probe, but table %s has no rows", dir, rundir.TableProbeGEMM)
 	}

@@ -96,7 +96,7 @@ type Headline struct {
 	USDPerMTokOutput  float64          `json:"usd_per_mtok_output,omitempty"`
 	USDPerMTokBlended float64          `json:"usd_per_mtok_blended,omitempty"`
 	NearestAPI        *PriceComparison `json:"nearest_api,omitempty"`
-	CostMissing       string           `json:"cost_missing,omitempty"`
+	CostMissing       []string         `json:"cost_missing,omitempty"` // CostNeeds* codes
 }
 
 // SweepAnalysis is everything derived from one sweep: per-level

@@ -20,6 +20,10 @@ type Note struct {
 	// Name is a second text where one is not enough (the model's dtype
 	// beside the probe's in Text).
 	Name string `json:"name,omitempty"`
+	// Table is the run table a note on rows is about; Of the rows
+	// considered, of which Count were affected.
+	Table string `json:"table,omitempty"`
+	Of    int    `json:"of,omitempty"`
 	// FromLog: a fact read from the server log rather than the manifest.
 	FromLog bool `json:"from_log,omitempty"`
 }
@@ -47,6 +51,12 @@ const (
 	NoteNoLevelsTable      = "no_levels_table"     // a level's window taken from its requests
 	NoteSourcePercentile   = "source_percentiles"  // Text: the imported source's percentile method
 	NoteIncompleteRequests = "incomplete_requests" // Count requests neither completed nor failed when the source tool stopped
+
+	// A run's rows as read (inputs.go): Table, Count of Of rows.
+	NoteNonFinite       = "non_finite"        // rows with NaN or ±Inf (a Prometheus sample may be NaN): left out, or a nullable value cleared
+	NoteBadTimes        = "bad_times"         // requests with times out of order or beyond any real request, or negative statistics: left out
+	NoteBufferedStream  = "buffered_stream"   // successful requests whose text chunks all arrived in one read: TPOT and ITL are 0
+	NoteNonFiniteResult = "non_finite_result" // Count values the analysis computed were NaN or ±Inf (an overflow): written as 0 or null
 
 	// The roofline gap.
 	NoteTensorParallel = "tensor_parallel" // Count GPUs per replica (FromLog), perfect scaling assumed

@@ -105,12 +105,20 @@ func valueAxis(name, typ string, gap int) (opts.XAxis, opts.YAxis) {
 }
 
 // round keeps four significant digits, so option JSON stays short and its
-// golden file stable.
+// golden file stable. An axis end or mark computed from a value near the
+// float limit (1e308 tokens/s from a corrupt import) can overflow to ±Inf,
+// which JSON cannot hold: it is kept at the largest float instead.
 func round(v float64) float64 {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+	if math.IsInf(v, 0) {
+		return math.Copysign(math.MaxFloat64, v)
+	}
+	if v == 0 || math.IsNaN(v) {
 		return v
 	}
-	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	f, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	if err != nil { // rounding up overflowed (1.7977e308 → 1.798e308): keep the value
+		return v
+	}
 	return f
 }
 

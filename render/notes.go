@@ -49,6 +49,14 @@ func noteText(n analyze.Note) string {
 		return "Percentiles as the source computed them: " + n.Text + "."
 	case analyze.NoteIncompleteRequests:
 		return fmt.Sprintf("%s requests were still unfinished when the source tool's benchmark ended (counted neither completed nor failed).", integer(n.Count))
+	case analyze.NoteNonFinite:
+		return fmt.Sprintf("%s of %s rows of %s held a value that is not a number (NaN or infinite): the analysis left those values out.", integer(n.Count), integer(n.Of), n.Table)
+	case analyze.NoteBadTimes:
+		return fmt.Sprintf("%s of %s rows of %s held times out of order or out of range (negative, or longer than any request): the analysis left them out.", integer(n.Count), integer(n.Of), n.Table)
+	case analyze.NoteBufferedStream:
+		return fmt.Sprintf("The stream was buffered: in %s of %s successful requests every text chunk arrived in one read (a buffering proxy, or a server that batches its writes), so their time per output token and inter-token latency read 0 and say nothing about decoding; TTFT and end-to-end times stand.", integer(n.Count), integer(n.Of))
+	case analyze.NoteNonFiniteResult:
+		return fmt.Sprintf("%s values the analysis computed were not finite numbers (an overflow) and are shown as 0 or left out; the rest of the report stands.", integer(n.Count))
 	case analyze.NoteTensorParallel:
 		from := ""
 		if n.FromLog {

@@ -36,6 +36,9 @@ func probeSection(id string, r *analyze.RunAnalysis, rl *analyze.Roofline, sever
 	for _, w := range r.Warnings {
 		s.Notes = append(s.Notes, "Warning: "+w)
 	}
+	for _, n := range r.Notes {
+		s.Notes = append(s.Notes, "Warning: "+noteText(n))
+	}
 	knee := "not reached in the sweep"
 	if rl.KneeBatch > 0 {
 		knee = fmt.Sprintf("B=%d", rl.KneeBatch)

@@ -397,7 +397,7 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 	var thinN []int
 	for _, l := range sw.Levels {
 		row := []string{a.cell(l.Concurrency, l.RateRPS)}
-		levelThin := false
+		levelThin, levelN := false, 0
 		for i, c := range cols {
 			lat := c.get(l)
 			for _, p := range c.ps {
@@ -409,6 +409,7 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 							if !q.Reliable {
 								cell += "*"
 								thin[p], levelThin = true, true
+								levelN = max(levelN, lat.N)
 							}
 						}
 					}
@@ -416,8 +417,11 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 				row = append(row, cell)
 			}
 		}
-		if levelThin && l.TTFT != nil {
-			thinN = append(thinN, l.TTFT.N)
+		if levelThin { // the level's requests: TTFT's count, else (no first token seen) the thin latency's
+			if l.TTFT != nil {
+				levelN = l.TTFT.N
+			}
+			thinN = append(thinN, levelN)
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -223,9 +223,7 @@ func Serve(o Options) error {
 		if err != nil {
 			return err
 		}
-		rp := httputil.NewSingleHostReverseProxy(target)
-		rp.FlushInterval = -1 // every chunk at once, as the server sent it
-		handler = rp
+		handler = proxy(target)
 	}
 	logged := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o.EchoEvery > 0 {
@@ -240,4 +238,25 @@ func Serve(o Options) error {
 		return nil
 	}
 	return err
+}
+
+// proxy forwards every request to target, each chunk as it comes.
+//
+// The inbound response is full duplex: by default Go's HTTP/1 server, on
+// writing the response header, drains and closes what the handler has not
+// read of the request body. The transport still forwarding that body reads
+// once more past its Content-Length (to check it was not longer), gets
+// "invalid Read on closed Body", and closes the upstream connection in the
+// middle of the response: the client then sees the stream cut (about one
+// sweep test in three on a loaded machine; golang/go#40747).
+func proxy(target *url.URL) http.Handler {
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1 // every chunk at once, as the server sent it
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+			http.Error(w, "fakeserver: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	})
 }
