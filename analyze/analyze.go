@@ -193,6 +193,12 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {
 		sw.Notes = append(sw.Notes, Note{Kind: NoteOutputNotFixed, Text: w.FixedOutputNote})
 	}
+	if sw.Replicas, err = analyzeReplicas(run, sw, probe, probeDir, set); err != nil {
+		return nil, eng, err
+	}
+	if len(sw.Replicas) > 0 && run.Manifest.Workload != nil {
+		sw.Balance = run.Manifest.Workload.Balance
+	}
 	return sw, eng, nil
 }
 

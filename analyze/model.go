@@ -118,6 +118,10 @@ type SweepAnalysis struct {
 	Diagnosis Diagnosis       `json:"diagnosis"`
 	Cost      *Cost           `json:"cost,omitempty"`
 	Timeline  *Timeline       `json:"timeline,omitempty"`
+	// Replicas is each server of a sweep spread over several (Balance
+	// says how), analyzed alone; the rest of the analysis is of the set.
+	Replicas []ReplicaAnalysis `json:"replicas,omitempty"`
+	Balance  string            `json:"balance,omitempty"`
 	// Notes are caveats: analyses that could not be made, inputs that were
 	// incomplete.
 	Notes []Note `json:"notes,omitempty"`

@@ -186,7 +186,7 @@ func (st *levelState) attempt(seq int, warmup bool) *attempt {
 	if r.ID == "" {
 		r.ID = fmt.Sprintf("%d-%d", st.l.Index, seq)
 	}
-	return &attempt{Request: r, level: st.l.Index, concurrency: st.l.Concurrency, seq: seq, warmup: warmup}
+	return &attempt{Request: r, level: st.l.Index, concurrency: st.l.Concurrency, seq: seq, warmup: warmup, target: -1}
 }
 
 // finished records one request and applies the error limit.

@@ -252,6 +252,8 @@ func (mg *merged) manifest(ref string, bound time.Duration) {
 		Tags:            slices.Clone(first.Tags),
 		Host:            first.Host,
 		GPUs:            first.GPUs,
+		GPULinks:        first.GPULinks,
+		Replicas:        first.Replicas,
 		Engine:          first.Engine,
 		Workload:        first.Workload,
 	}

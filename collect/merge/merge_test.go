@@ -264,3 +264,33 @@ func TestMergeRefuses(t *testing.T) {
 		}
 	}
 }
+
+// What was recorded of the server comes over once, from the first shard
+// that has it, on the reference clock.
+func TestMergeKeepsTheServerLogOnce(t *testing.T) {
+	root := t.TempDir()
+	shards := twoShards(t, root)
+	s1 := shards[1].Name // its clock runs 1 s behind
+	if err := os.WriteFile(filepath.Join(s1, rundir.ServerLogFile), []byte("INFO started\nINFO step\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := []rundir.ServerLogLineRow{{Line: 1, RecvNS: base - 1e9}, {Line: 2, RecvNS: base}}
+	if err := rundir.WriteTable(s1, rundir.TableServerLogLines, lines); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, "m")
+	run, err := Merge(shards, out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, rundir.ServerLogFile)); err != nil || string(b) != "INFO started\nINFO step\n" {
+		t.Fatalf("server.log %q, %v", b, err)
+	}
+	got, _ := rundir.ReadTable[rundir.ServerLogLineRow](out, rundir.TableServerLogLines)
+	if len(got) != 2 || got[0].RecvNS != base || got[1].RecvNS != base+1e9 {
+		t.Errorf("log lines %+v: want them moved 1 s on (shard 1's offset is −1 s)", got)
+	}
+	if !strings.Contains(strings.Join(run.Manifest.Notes, "\n"), "server.log from shard 1") {
+		t.Errorf("notes %q do not say where the log came from", run.Manifest.Notes)
+	}
+}

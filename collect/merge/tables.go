@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -195,18 +196,22 @@ func (mg *merged) copyServerSide(dir string) error {
 		notes = append(notes, fmt.Sprintf("server_cpu from shard %d", s.m.Shard.Index))
 	}
 	for _, s := range mg.ss {
-		if !s.dir.IsRegular(rundir.ServerLogFile) {
+		logs := serverLogs(s.dir)
+		if len(logs) == 0 {
 			continue
 		}
 		rows, err := rundir.ReadDirTable[rundir.ServerLogLineRow](s.dir, rundir.TableServerLogLines)
 		for i := range rows {
 			rows[i].RecvNS = s.refNS(rows[i].RecvNS)
 		}
-		errs = append(errs, err, copyFile(s.dir, rundir.ServerLogFile, filepath.Join(dir, rundir.ServerLogFile)))
+		errs = append(errs, err)
+		for _, name := range logs {
+			errs = append(errs, copyFile(s.dir, name, filepath.Join(dir, name)))
+		}
 		if len(rows) > 0 {
 			errs = append(errs, rundir.WriteTable(dir, rundir.TableServerLogLines, rows))
 		}
-		notes = append(notes, fmt.Sprintf("server.log from shard %d", s.m.Shard.Index))
+		notes = append(notes, fmt.Sprintf("%s from shard %d", strings.Join(logs, ", "), s.m.Shard.Index))
 		break
 	}
 	if len(notes) > 0 && len(mg.ss) > 1 {
@@ -214,3 +219,19 @@ func (mg *merged) copyServerSide(dir string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// serverLogs are the captured server logs of a run: server.log, and
+// server-<i>.log of each replica of a sweep over several servers.
+func serverLogs(d rundir.Dir) []string {
+	names, _ := d.Entries()
+	var out []string
+	for _, n := range names {
+		if serverLogName.MatchString(n) && d.IsRegular(n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var serverLogName = regexp.MustCompile(`^server(-[0-9]+)?\.log$`)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,7 @@ func ResumeOptions(m *rundir.Manifest) ([]Option, error) {
 		WithWarmup(w.WarmupPerLevel),
 		WithSharedPrefix(w.SharedPrefixTokens),
 		WithSeed(w.Seed),
+		WithBalance(loadgen.Balance(w.Balance)),
 		WithTemperature(w.Temperature),
 		WithLabel(m.Label),
 		WithTags(m.Tags...),
