@@ -58,8 +58,14 @@ func shard(dir string, itl time.Duration) error {
 	var errs []float64
 	for _, ts := range byReq {
 		sort.Slice(ts, func(i, j int) bool { return ts[i].Index < ts[j].Index })
-		for _, t := range ts[1:] {
-			errs = append(errs, float64(t.RecvNS-ts[0].RecvNS-int64(t.Index)*int64(itl))/1e6)
+		anchor := int64(0)
+		for i, t := range ts {
+			if a := t.RecvNS - int64(t.Index)*int64(itl); i == 0 || a < anchor {
+				anchor = a
+			}
+		}
+		for _, t := range ts {
+			errs = append(errs, float64(t.RecvNS-int64(t.Index)*int64(itl)-anchor)/1e6)
 		}
 	}
 	ok := 0
