@@ -172,27 +172,15 @@ func (mg *merged) copyServerSide(dir string) error {
 	}
 	var errs []error
 	if s := pick(rundir.TableServerMetrics); s != nil {
-		rows, err := rundir.ReadDirTable[rundir.ServerMetricRow](s.dir, rundir.TableServerMetrics)
-		for i := range rows {
-			rows[i].TimeNS = s.refNS(rows[i].TimeNS)
-		}
-		errs = append(errs, err, rundir.WriteTable(dir, rundir.TableServerMetrics, rows))
+		errs = append(errs, copyTable(s, dir, rundir.TableServerMetrics, func(r *rundir.ServerMetricRow) *int64 { return &r.TimeNS }))
 		notes = append(notes, fmt.Sprintf("server_metrics from shard %d", s.m.Shard.Index))
 	}
 	if s := pick(rundir.TableGPUTelemetry); s != nil {
-		rows, err := rundir.ReadDirTable[rundir.GPUTelemetryRow](s.dir, rundir.TableGPUTelemetry)
-		for i := range rows {
-			rows[i].TimeNS = s.refNS(rows[i].TimeNS)
-		}
-		errs = append(errs, err, rundir.WriteTable(dir, rundir.TableGPUTelemetry, rows))
+		errs = append(errs, copyTable(s, dir, rundir.TableGPUTelemetry, func(r *rundir.GPUTelemetryRow) *int64 { return &r.TimeNS }))
 		notes = append(notes, fmt.Sprintf("gpu_telemetry from shard %d", s.m.Shard.Index))
 	}
 	if s := pick(rundir.TableServerCPU); s != nil {
-		rows, err := rundir.ReadDirTable[rundir.ServerCPURow](s.dir, rundir.TableServerCPU)
-		for i := range rows {
-			rows[i].TimeNS = s.refNS(rows[i].TimeNS)
-		}
-		errs = append(errs, err, rundir.WriteTable(dir, rundir.TableServerCPU, rows))
+		errs = append(errs, copyTable(s, dir, rundir.TableServerCPU, func(r *rundir.ServerCPURow) *int64 { return &r.TimeNS }))
 		notes = append(notes, fmt.Sprintf("server_cpu from shard %d", s.m.Shard.Index))
 	}
 	for _, s := range mg.ss {
@@ -200,17 +188,10 @@ func (mg *merged) copyServerSide(dir string) error {
 		if len(logs) == 0 {
 			continue
 		}
-		rows, err := rundir.ReadDirTable[rundir.ServerLogLineRow](s.dir, rundir.TableServerLogLines)
-		for i := range rows {
-			rows[i].RecvNS = s.refNS(rows[i].RecvNS)
-		}
-		errs = append(errs, err)
 		for _, name := range logs {
 			errs = append(errs, copyFile(s.dir, name, filepath.Join(dir, name)))
 		}
-		if len(rows) > 0 {
-			errs = append(errs, rundir.WriteTable(dir, rundir.TableServerLogLines, rows))
-		}
+		errs = append(errs, copyTable(s, dir, rundir.TableServerLogLines, func(r *rundir.ServerLogLineRow) *int64 { return &r.RecvNS }))
 		notes = append(notes, fmt.Sprintf("%s from shard %d", strings.Join(logs, ", "), s.m.Shard.Index))
 		break
 	}
@@ -235,3 +216,17 @@ func serverLogs(d rundir.Dir) []string {
 }
 
 var serverLogName = regexp.MustCompile(`^server(-[0-9]+)?\.log$`)
+
+// copyTable copies a table of the shard into the merged run with the time
+// column that at points to moved onto the reference clock.
+func copyTable[T any](s *shard, dir, table string, at func(*T) *int64) error {
+	rows, err := rundir.ReadDirTable[T](s.dir, table)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	for i := range rows {
+		t := at(&rows[i])
+		*t = s.refNS(*t)
+	}
+	return rundir.WriteTable(dir, table, rows)
+}
