@@ -325,7 +325,11 @@ func (mg *merged) manifest(ref string, bound time.Duration) {
 	}
 	mr.PartialLevels = mg.partialLevels()
 	if len(mr.PartialLevels) > 0 {
-		m.Warnings = append(m.Warnings, fmt.Sprintf("levels %s are partial: %s; those levels hold less load than the plan's", joinInts(mr.PartialLevels), strings.Join(stops, "; ")))
+		what := fmt.Sprintf("levels %s are partial", joinInts(mr.PartialLevels))
+		if len(mr.PartialLevels) == 1 {
+			what = fmt.Sprintf("level %d is partial", mr.PartialLevels[0])
+		}
+		m.Warnings = append(m.Warnings, fmt.Sprintf("%s: %s; the partial levels hold less load than the plan says", what, strings.Join(stops, "; ")))
 	} else if len(stops) > 0 {
 		m.Notes = append(m.Notes, strings.Join(stops, "; ")+", after finishing every level it had a share of")
 	}
