@@ -62,7 +62,11 @@ type Manifest struct {
 	Workload *Workload `json:"workload,omitempty"`
 	Probe    *Probe    `json:"probe,omitempty"`
 	Source   *Source   `json:"source,omitempty"`
-	Notes    []string  `json:"notes,omitempty"`
+	// Shard is set in a run that is one shard of a sweep from several
+	// hosts (sweep --shard); Merged in the run merge made of them.
+	Shard  *Shard   `json:"shard,omitempty"`
+	Merged *Merged  `json:"merged,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
 	// Warnings are problems found while collecting that a reader of any
 	// number from this run must know (throttled GPU, client-bound sweep,
 	// min_tokens rejected by the server, ...).

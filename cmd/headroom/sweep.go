@@ -41,6 +41,7 @@ type sweepFlags struct {
 	maxErrorRate                           float64
 	noGPU, fixedOutput                     bool
 	resume                                 string
+	shard                                  shardFlags
 
 	// The search and the saturation stop.
 	findMax           bool
@@ -135,7 +136,19 @@ the caveats.`,
 				}
 				return resumeSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("base-url"), cmd.Flags().Changed("max-error-rate"))
 			}
-			return runSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("concurrency"))
+			startAtGiven := cmd.Flags().Changed("start-at")
+			if f.shard.k8s.emit {
+				return emitK8sJob(cmd.OutOrStdout(), cmd.Flags(), &f.shard, startAtGiven)
+			}
+			shardOpt, err := f.shard.option(startAtGiven)
+			if err != nil {
+				return err
+			}
+			var extra []sweep.Option
+			if shardOpt != nil {
+				extra = append(extra, shardOpt)
+			}
+			return runSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("concurrency"), extra...)
 		},
 	}
 	fl := cmd.Flags()
@@ -178,6 +191,7 @@ the caveats.`,
 	fl.StringVar(&f.description, "description", "", "what the engine and model are, when that is not obvious (manifest engine.description)")
 	fl.StringSliceVar(&f.tags, "tag", nil, "tag for the run (repeatable)")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted sweep in this run directory, with the workload of its manifest")
+	f.shard.define(fl)
 	fl.BoolVar(&f.findMax, "find-max", false, "search the highest load meeting --slo: double from the first --concurrency (or --rate) until a level fails, then bisect")
 	parsedVar(fl, &f.slo, "slo", "slo", "", "latency SLO for --find-max, e.g. ttft_p99=2s,tpot_p99=100ms (metrics ttft, tpot, itl, e2e; TTFT from the intended send time)", slo.Parse)
 	fl.Float64Var(&f.findMaxLimit, "find-max-limit", 0, fmt.Sprintf("highest load --find-max probes (default: concurrency %d, or 1024 × the first rate)", sweep.DefaultFindMaxLimit))
@@ -244,13 +258,14 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 	return append(opts, server...), nil
 }
 
-func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concurrencyGiven bool) error {
+func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concurrencyGiven bool, extra ...sweep.Option) error {
 	pr := newProgressPrinter(stderr)
 	logf := func(format string, args ...any) { pr.println(fmt.Sprintf(format, args...)) }
 	opts, err := sweepOptions(f, concurrencyGiven, pr.update, logf)
 	if err != nil {
 		return err
 	}
+	opts = append(opts, extra...)
 	s, err := sweep.New(f.baseURL, opts...)
 	if err != nil {
 		return usageError{err}

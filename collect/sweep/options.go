@@ -103,6 +103,7 @@ type config struct {
 	progress          func(Progress)
 	logf              func(format string, args ...any)
 	chunkObserver     ChunkObserver
+	shard             *shardPlan // nil: the whole plan from this host
 
 	// Record only
 	label           string

@@ -40,6 +40,7 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 		Tags:            c.tags,
 		Host:            hostinfo.Collect(),
 		Engine:          &rundir.Engine{Name: "unknown", BaseURL: s.BaseURL(), Model: c.model, Description: c.engineDesc},
+		Shard:           s.shardManifest(),
 		Replicas:        s.replicasManifest(),
 	}
 	if c.serverCmd != "" {
@@ -116,6 +117,7 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 		{"prepare", s.Prepare},
 		{"setup", ss.identifyEngine},
 		{"prepare", ss.checkContext},
+		{"setup", ss.measureClock},
 		{"setup", ss.startTelemetry},
 		{"resume", func(context.Context) error {
 			if beforeLevels == nil {
@@ -280,6 +282,7 @@ func (ss *session) startServer(ctx context.Context) error {
 // requests fail at once).
 func (ss *session) levelEnded(row rundir.LevelRow) error {
 	ss.checkFollowerCPU(row)
+	ss.s.checkShardStart(row)
 	proc := ss.started
 	if proc == nil {
 		return nil

@@ -50,6 +50,9 @@ type Sweep struct {
 	// runID prefixes every request id so that ids are unique across runs
 	// (rundir.RequestID); Record sets it to the run's id.
 	runID string
+	// clockOffsetNS is this host's clock minus the shards' reference
+	// clock (a shard, once measured).
+	clockOffsetNS int64
 
 	out outcomes
 
@@ -109,6 +112,9 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 	cfg.baseURL = u
 	if cfg.sharedPrefix > 0 && cfg.dataset == "" && float64(cfg.sharedPrefix) >= cfg.prompt.Mean {
 		return nil, fmt.Errorf("sweep: shared prefix of %d tokens leaves nothing unique in prompts of %v tokens", cfg.sharedPrefix, cfg.prompt.Mean)
+	}
+	if err := cfg.checkShard(); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	if cfg.sharedPrefix > 0 && cfg.dataset != "" {
 		return nil, errors.New("sweep: a shared prefix and a dataset do not mix: put the prefix in the dataset")
@@ -478,6 +484,19 @@ func (s *Sweep) plan() []loadgen.Level {
 	default:
 		for i, c := range s.cfg.levels {
 			ls = append(ls, s.levelAt(i, float64(c)))
+		}
+	}
+	return ls
+}
+
+// ownPlan is the levels this host runs: the plan, or this shard's share of
+// it. (plan itself stays the whole plan: the workload, the dataset's pool
+// and a resume are the plan's on every shard.)
+func (s *Sweep) ownPlan() []loadgen.Level {
+	ls := s.plan()
+	if sp := s.cfg.shard; sp != nil {
+		for i := range ls {
+			ls[i] = sp.shardLevel(ls[i], s.clockOffsetNS)
 		}
 	}
 	return ls
