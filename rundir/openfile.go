@@ -30,14 +30,17 @@ func openRegular(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file (%s): refusing to read it", path, kindOf(st.Mode()))
+		return nil, fmt.Errorf("%s: not a regular file (%s): refusing to read it", path, DescribeMode(st.Mode()))
 	}
 	return f, nil
 }
 
-// kindOf names a file mode's type in words.
-func kindOf(m os.FileMode) string {
+// DescribeMode names a file mode's type in words, for messages that refuse
+// a file that is not a plain one.
+func DescribeMode(m os.FileMode) string {
 	switch {
+	case m.IsDir():
+		return "a directory"
 	case m&os.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&os.ModeCharDevice != 0:
@@ -46,10 +49,8 @@ func kindOf(m os.FileMode) string {
 		return "a device"
 	case m&os.ModeSocket != 0:
 		return "a socket"
-	case m.IsDir():
-		return "a directory"
 	}
-	return "not a plain file"
+	return m.Type().String()
 }
 
 // readRegular reads a plain file whole, up to limit bytes.
