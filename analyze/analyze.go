@@ -67,6 +67,13 @@ func Analyze(runs []*Run, set Settings) (*Report, error) {
 		rep.Runs = append(rep.Runs, ra)
 	}
 	rep.Repeats = repeatGroups(runs, rep.Runs, set)
+	if set.PredictFrom != "" {
+		preds, err := reportPredictions(rep, set)
+		if err != nil {
+			return nil, err
+		}
+		rep.Predictions = preds
+	}
 	if rep.Headline == nil {
 		kind := NoteNoSweepRun
 		for _, ra := range rep.Runs {
@@ -169,7 +176,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	sw.Goodput = goodput(sw.Levels, timings, slo, source)
 	sw.Operating = operatingPoint(sw.Levels, sw.Goodput, sw.Knees)
 	if probe != nil {
-		sw.Decode = decodeRoofline(sw.Levels, sw.Knees, probe, probeDir, set.Model, sw.Mode, eng)
+		sw.Decode = decodeRoofline(sw.Levels, sw.Knees, probe, probeDir, set.modelFor(run.Dir), sw.Mode, eng)
 	} else {
 		sw.Notes = append(sw.Notes, Note{Kind: NoteNoProbe})
 	}
@@ -185,6 +192,12 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	sw.Timeline = obs.timeline(sw.Levels, set.MaxTimelinePoints)
 	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {
 		sw.Notes = append(sw.Notes, Note{Kind: NoteOutputNotFixed, Text: w.FixedOutputNote})
+	}
+	if sw.Replicas, err = analyzeReplicas(run, sw, probe, probeDir, set); err != nil {
+		return nil, eng, err
+	}
+	if len(sw.Replicas) > 0 && run.Manifest.Workload != nil {
+		sw.Balance = run.Manifest.Workload.Balance
 	}
 	return sw, eng, nil
 }

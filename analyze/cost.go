@@ -36,9 +36,40 @@ type Cost struct {
 	// Utilization is the share of hours the box serves at the measured rate.
 	Utilization float64     `json:"utilization"`
 	Points      []CostPoint `json:"points"`
-	Missing     []string    `json:"missing,omitempty"`
-	Notes       []string    `json:"notes,omitempty"`
+	// Missing lists what the cost lacks, as CostNeeds* codes.
+	Missing []string `json:"missing,omitempty"`
+	// Notes qualify the figures; render words them.
+	Notes []CostNote `json:"notes,omitempty"`
 }
+
+// What a cost lacks (Cost.Missing, and Headline.CostMissing).
+const (
+	CostNeedsHostPrice = "host_price"     // a CPU-only run without --host-hour-usd
+	CostNeedsGPUPrice  = "gpu_price"      // neither --gpu-hour-usd nor --gpu-preset
+	CostNeedsPeak      = "sustained_peak" // no sustained level to price
+	CostNeedsSLOPoint  = "slo_point"      // no level meets the SLO
+	CostNeedsSweep     = "sweep"          // Headline only: no sweep to price
+	CostNeedsInputs    = "inputs"         // no cost was computed for the run
+	CostNeedsAPIPrice  = "api_price"      // Headline only: no API price for the model or its size
+)
+
+// CostNote qualifies a cost: its Kind (a CostNote* code) and the numbers
+// it states.
+type CostNote struct {
+	Kind string `json:"kind"`
+	// GPUs: CostNoteGPUsFromLog, the count assumed.
+	GPUs int `json:"gpus,omitempty"`
+	// Utilization: CostNoteUtilization, the share of hours served.
+	Utilization float64 `json:"utilization,omitempty"`
+}
+
+// Cost note kinds.
+const (
+	CostNoteHostPower   = "host_power_not_counted" // a CPU-only run: a host's draw is not measured
+	CostNoteGPUsFromLog = "gpus_from_log"          // the manifest lists no GPUs: the log's tensor-parallel size
+	CostNoteNoKWh       = "power_not_priced"       // no --kwh-usd: the GPU rental alone
+	CostNoteUtilization = "utilization"            // below 1: idle hours spread over the tokens
+)
 
 // CostPoint is the cost at one operating point.
 type CostPoint struct {
@@ -49,10 +80,15 @@ type CostPoint struct {
 	RateRPS       float64 `json:"rate_rps,omitempty"`
 	OutputTokPerS float64 `json:"output_tok_per_s"`
 	TotalTokPerS  float64 `json:"total_tok_per_s"`
-	// Power drawn by the GPUs and where the figure came from.
-	PowerW     float64 `json:"power_w"`
-	PowerFrom  string  `json:"power_from"`
-	USDPerHour float64 `json:"usd_per_hour"` // GPUs + power
+	// Power drawn by the GPUs and where the figure came from (a Power*
+	// code); for a power limit or a board power, the figure per GPU, and
+	// for a board power the price table's match and source.
+	PowerW       float64 `json:"power_w"`
+	PowerFrom    string  `json:"power_from"`
+	PowerPerGPUW float64 `json:"power_per_gpu_w,omitempty"`
+	PowerMatch   string  `json:"power_match,omitempty"`
+	PowerSource  string  `json:"power_source,omitempty"`
+	USDPerHour   float64 `json:"usd_per_hour"` // GPUs + power
 	// USDPerMTokOutput charges the whole hour to output tokens (the seed's
 	// number); USDPerMTokBlended spreads it over prompt and output tokens.
 	USDPerMTokOutput  float64 `json:"usd_per_mtok_output"`
@@ -65,6 +101,15 @@ type CostPoint struct {
 	// Match says which); nil when the table has neither.
 	Nearest *PriceComparison `json:"nearest_api,omitempty"`
 }
+
+// Where a cost point's power came from (CostPoint.PowerFrom).
+const (
+	PowerMeasured = "measured"    // gpu_telemetry, mean over the level's measured window
+	PowerLimit    = "power_limit" // the manifest's power limit × GPUs (not measured)
+	PowerBoard    = "board_power" // the price table's board power × GPUs (not measured)
+	PowerNoGPU    = "no_gpu"      // not counted: the run used no GPU
+	PowerUnknown  = "unknown"     // no telemetry, no limit, GPU not in the table: not counted
+)
 
 // Cost point names.
 const (
@@ -123,11 +168,11 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 	if cs.GPUs <= 0 && ranOnCPU(run.Manifest, eng) {
 		c.Basis, c.GPUs = CostPerHost, 0
 		if cs.HostHourUSD <= 0 {
-			c.Missing = append(c.Missing, "host price: this run used no GPU, so it is priced per host hour; give --host-hour-usd (or --gpus N and a GPU price, if it did use GPUs)")
+			c.Missing = append(c.Missing, CostNeedsHostPrice)
 			return c, nil
 		}
 		c.USDPerHostHour = cs.HostHourUSD
-		c.Notes = append(c.Notes, "power is not counted: the run used no GPU and a host's draw is not measured")
+		c.Notes = append(c.Notes, CostNote{Kind: CostNoteHostPower})
 		return c.points(run, levels, knees, g, set), nil
 	}
 	c.Basis = CostPerGPU
@@ -146,14 +191,14 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 		c.USDPerGPUHour = p.USDPerGPUHour
 		c.GPUPriceFrom = "preset"
 	default:
-		c.Missing = append(c.Missing, "GPU price: give --gpu-hour-usd or --gpu-preset (headroom prices lists the presets)")
+		c.Missing = append(c.Missing, CostNeedsGPUPrice)
 		return c, nil
 	}
 	if len(run.Manifest.GPUs) == 0 && cs.GPUs <= 0 {
-		c.Notes = append(c.Notes, fmt.Sprintf("the run does not list its GPUs: %d assumed from the server log's tensor-parallel size (give --gpus)", c.GPUs))
+		c.Notes = append(c.Notes, CostNote{Kind: CostNoteGPUsFromLog, GPUs: c.GPUs})
 	}
 	if cs.KWhUSD <= 0 {
-		c.Notes = append(c.Notes, "power is not priced (give --kwh-usd); the cost is the GPU rental alone")
+		c.Notes = append(c.Notes, CostNote{Kind: CostNoteNoKWh})
 	}
 	return c.points(run, levels, knees, g, set), nil
 }
@@ -161,7 +206,7 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 // points prices the peak and the SLO operating point.
 func (c *Cost) points(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings) *Cost {
 	if c.Utilization < 1 {
-		c.Notes = append(c.Notes, fmt.Sprintf("utilization %.0f%%: idle hours are paid for and spread over the tokens served", 100*c.Utilization))
+		c.Notes = append(c.Notes, CostNote{Kind: CostNoteUtilization, Utilization: c.Utilization})
 	}
 	at := func(levelIndex int) (LevelStats, bool) {
 		if p := levelPos(levels, levelIndex); p >= 0 {
@@ -172,13 +217,13 @@ func (c *Cost) points(run *Run, levels []LevelStats, knees Knees, g *Goodput, se
 	if l, ok := at(knees.PeakLevel); ok && l.OutputTokPerS > 0 {
 		c.Points = append(c.Points, c.point(CostPeak, l, run, set))
 	} else {
-		c.Missing = append(c.Missing, "a sustained peak throughput")
+		c.Missing = append(c.Missing, CostNeedsPeak)
 	}
 	if g != nil {
 		if l, ok := at(g.OperatingLevel); ok && l.OutputTokPerS > 0 {
 			c.Points = append(c.Points, c.point(CostSLO, l, run, set))
 		} else {
-			c.Missing = append(c.Missing, "an SLO operating point (no level meets the SLO)")
+			c.Missing = append(c.Missing, CostNeedsSLOPoint)
 		}
 	}
 	return c
@@ -238,10 +283,10 @@ func paramsInName(name string) float64 {
 func (c *Cost) point(name string, l LevelStats, run *Run, set Settings) CostPoint {
 	p := CostPoint{Name: name, LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS, OutputTokPerS: l.OutputTokPerS, TotalTokPerS: l.TotalTokPerS}
 	if c.Basis == CostPerHost {
-		p.PowerFrom = "not counted (no GPU)"
+		p.PowerFrom = PowerNoGPU
 		p.USDPerHour = c.USDPerHostHour
 	} else {
-		p.PowerW, p.PowerFrom = c.power(l, run, set)
+		c.power(&p, l, run, set)
 		p.USDPerHour = float64(c.GPUs)*c.USDPerGPUHour + p.PowerW/1000*c.KWhUSD
 	}
 	perHour := 3600 * c.Utilization / 1e6 // Mtok per hour per tok/s
@@ -300,28 +345,32 @@ func nearestAPI(cs []PriceComparison, active float64) *PriceComparison {
 	return best
 }
 
-// power is the GPUs' draw at a level: measured (gpu_telemetry) when the
+// power sets the GPUs' draw at a level: measured (gpu_telemetry) when the
 // run has it, else the manifest's power limit, else the price table's
 // board power for the GPU name, times the GPU count.
-func (c *Cost) power(l LevelStats, run *Run, set Settings) (float64, string) {
+func (c *Cost) power(p *CostPoint, l LevelStats, run *Run, set Settings) {
 	if l.Server.GPUKnown && l.Server.GPUPowerMeanW > 0 {
-		return l.Server.GPUPowerMeanW, "measured (gpu_telemetry, mean over the level's measured window)"
+		p.PowerW, p.PowerFrom = l.Server.GPUPowerMeanW, PowerMeasured
+		return
 	}
 	name := ""
 	if gs := run.Manifest.GPUs; len(gs) > 0 {
 		name = gs[0].Name
 		if gs[0].PowerLimitW > 0 {
-			return gs[0].PowerLimitW * float64(c.GPUs), fmt.Sprintf("power limit %.0f W × %d GPU(s) from the manifest (not measured)", gs[0].PowerLimitW, c.GPUs)
+			p.PowerW, p.PowerFrom, p.PowerPerGPUW = gs[0].PowerLimitW*float64(c.GPUs), PowerLimit, gs[0].PowerLimitW
+			return
 		}
 	}
 	if set.Cost.Prices != nil && name != "" {
 		for _, g := range set.Cost.Prices.GPUPower {
 			if strings.Contains(strings.ToLower(name), strings.ToLower(g.Match)) {
-				return g.Watts * float64(c.GPUs), fmt.Sprintf("board power %.0f W × %d GPU(s) for %q (not measured; source: %s)", g.Watts, c.GPUs, g.Match, g.Source)
+				p.PowerW, p.PowerFrom, p.PowerPerGPUW = g.Watts*float64(c.GPUs), PowerBoard, g.Watts
+				p.PowerMatch, p.PowerSource = g.Match, g.Source
+				return
 			}
 		}
 	}
-	return 0, "unknown (no telemetry, no power limit, GPU not in the power table): power not counted"
+	p.PowerW, p.PowerFrom = 0, PowerUnknown
 }
 
 func compare(api APIPrice, p CostPoint, model string) PriceComparison {
@@ -372,17 +421,17 @@ func modelSignature(s string) (string, bool) {
 // given, else the peak) and the API price it is quoted against.
 func headlineCost(h *Headline, c *Cost) {
 	if c == nil {
-		h.CostMissing = "no sweep"
+		h.CostMissing = []string{CostNeedsSweep}
 		return
 	}
 	if len(c.Points) == 0 {
-		h.CostMissing = strings.Join(c.Missing, "; ")
+		h.CostMissing = c.Missing
 		return
 	}
 	p := c.Points[len(c.Points)-1] // the SLO point when there is one
 	h.CostPoint, h.USDPerMTokOutput, h.USDPerMTokBlended = p.Name, p.USDPerMTokOutput, p.USDPerMTokBlended
 	h.NearestAPI = p.Nearest
 	if h.NearestAPI == nil && len(p.Comparisons) > 0 {
-		h.CostMissing = "no API price for this model or its size in the price table (add one with --prices)"
+		h.CostMissing = []string{CostNeedsAPIPrice}
 	}
 }

@@ -3,6 +3,7 @@ package analyze
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -97,11 +98,15 @@ func TestCostPerMillionTokens(t *testing.T) {
 	if len(c.Points) != 2 || c.Points[0].Name != CostPeak || c.Points[1].Name != CostSLO || c.Points[1].Concurrency != 8 || c.GPUs != 1 {
 		t.Fatalf("points %+v", c.Points)
 	}
+	// The notes are data: the utilization as a number, worded by render.
+	if !slices.Equal(c.Notes, []CostNote{{Kind: CostNoteUtilization, Utilization: 0.5}}) {
+		t.Errorf("notes %+v", c.Notes)
+	}
 	for _, p := range c.Points {
 		hourly := 2 + 500.0/1000*0.2
 		out := wantTokPerS(p.Concurrency)
 		total := out * (512 + 16) / 16
-		if !near(p.USDPerHour, hourly, 1e-12) || p.PowerW != 500 || !strings.HasPrefix(p.PowerFrom, "measured") {
+		if !near(p.USDPerHour, hourly, 1e-12) || p.PowerW != 500 || p.PowerFrom != PowerMeasured {
 			t.Errorf("%s: $%v/h, %v W (%s)", p.Name, p.USDPerHour, p.PowerW, p.PowerFrom)
 		}
 		if want := hourly / (out * 3600 * 0.5) * 1e6; !near(p.USDPerMTokOutput, want, 1e-9) {
@@ -131,7 +136,7 @@ func TestCostWithoutPriceOrPower(t *testing.T) {
 	f.manifest.GPUs[0].PowerLimitW = 0
 	set := testSettings()
 	c := analyzeOne(t, f.write(), set).Cost
-	if len(c.Points) != 0 || len(c.Missing) != 1 || !strings.Contains(c.Missing[0], "--gpu-hour-usd") {
+	if len(c.Points) != 0 || !slices.Equal(c.Missing, []string{CostNeedsGPUPrice}) {
 		t.Errorf("no price: %+v", c)
 	}
 	// Preset with the board power from the price table (H200 row).
@@ -142,8 +147,8 @@ func TestCostWithoutPriceOrPower(t *testing.T) {
 	if c.Preset == nil || c.USDPerGPUHour != c.Preset.USDPerGPUHour || len(c.Points) != 2 {
 		t.Fatalf("preset cost %+v", c)
 	}
-	if pt := c.Points[0]; pt.PowerW != 700 || !strings.Contains(pt.PowerFrom, "board power") {
-		t.Errorf("power %v from %q", pt.PowerW, pt.PowerFrom)
+	if pt := c.Points[0]; pt.PowerW != 700 || pt.PowerFrom != PowerBoard || pt.PowerPerGPUW != 700 || pt.PowerMatch == "" || pt.PowerSource == "" {
+		t.Errorf("power %v from %+v", pt.PowerW, pt)
 	}
 }
 
@@ -219,7 +224,7 @@ func TestCPUOnlyRunPricedPerHost(t *testing.T) {
 	set := testSettings()
 	set.Cost = CostSettings{GPUHourUSD: 2}
 	c := analyzeOne(t, f.write(), set).Cost
-	if c.Basis != CostPerHost || len(c.Points) != 0 || len(c.Missing) != 1 || !strings.Contains(c.Missing[0], "--host-hour-usd") {
+	if c.Basis != CostPerHost || len(c.Points) != 0 || !slices.Equal(c.Missing, []string{CostNeedsHostPrice}) {
 		t.Errorf("a CPU-only run with a GPU price: %+v", c)
 	}
 	set.Cost = CostSettings{HostHourUSD: 0.5}
@@ -236,7 +241,8 @@ func TestCPUOnlyRunPricedPerHost(t *testing.T) {
 	// absent, so it is priced per GPU (with a note).
 	f.manifest.Engine.BaseURL = "http://gpu-box.example:8000"
 	set.Cost = CostSettings{GPUHourUSD: 2}
-	if c := analyzeOne(t, f.write(), set).Cost; c.Basis != CostPerGPU || c.GPUs != 1 {
+	if c := analyzeOne(t, f.write(), set).Cost; c.Basis != CostPerGPU || c.GPUs != 1 ||
+		!slices.Contains(c.Notes, CostNote{Kind: CostNoteNoKWh}) {
 		t.Errorf("a remote server: %+v", c)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/headroom-llm/headroom/modelspec"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -21,10 +22,16 @@ type DecodeRoofline struct {
 	PeakFLOPPerS       float64 `json:"peak_flop_per_s"`
 	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte"`
 	// Model facts the prediction rests on; nil without --model-config.
-	Model  *ModelFacts   `json:"model,omitempty"`
-	Levels []DecodeLevel `json:"levels,omitempty"`
-	Ridge  RidgeCheck    `json:"ridge_check"`
-	Notes  []Note        `json:"notes,omitempty"`
+	Model *ModelFacts `json:"model,omitempty"`
+	// CeilingDType is the probe dtype whose peak is the compute ceiling:
+	// fp8_e4m3 for FP8-served weights when the probe measured it, else bf16.
+	CeilingDType string `json:"ceiling_dtype,omitempty"`
+	// FloorDType is the probe dtype of the measured step floor the levels
+	// use (probe --model-config); "" when there is none for this model.
+	FloorDType string        `json:"floor_dtype,omitempty"`
+	Levels     []DecodeLevel `json:"levels,omitempty"`
+	Ridge      RidgeCheck    `json:"ridge_check"`
+	Notes      []Note        `json:"notes,omitempty"`
 }
 
 // ModelFacts are the model numbers derived from its config.
@@ -64,6 +71,20 @@ type DecodeLevel struct {
 	// AchievedFLOPPerS is measured throughput × FLOPs per token, for the
 	// roofline chart.
 	AchievedFLOPPerS float64 `json:"achieved_flop_per_s"`
+
+	// The measured floor, where the probe timed the model's own decode GEMMs
+	// (probe --model-config): FloorGEMMS is their time at this batch,
+	// FloorAttentionS the KV-cache reads at the probe's bandwidth (modelled,
+	// not measured), MeasuredFloorS their sum. The roofline gap TPOTRatio
+	// splits into SiliconFactor = MeasuredFloorS / PredictedTPOTS (the
+	// silicon's: real GEMMs do not stream at copy bandwidth) and EngineFactor
+	// = measured TPOT / MeasuredFloorS (the engine's: everything else it does
+	// per step). Zero without a floor.
+	FloorGEMMS      float64 `json:"floor_gemm_s,omitempty"`
+	FloorAttentionS float64 `json:"floor_attention_modelled_s,omitempty"`
+	MeasuredFloorS  float64 `json:"measured_floor_s,omitempty"`
+	SiliconFactor   float64 `json:"silicon_factor,omitempty"`
+	EngineFactor    float64 `json:"engine_factor,omitempty"`
 }
 
 // RidgeCheck compares the decode arithmetic intensity at the measured TPOT
@@ -108,10 +129,22 @@ func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir 
 	d.BandwidthBytesPerS = probe.BandwidthBytesPerS * tp
 	d.PeakFLOPPerS = probe.PeakFLOPPerS * tp
 	d.RidgeFLOPPerByte = probe.RidgeFLOPPerByte
+	d.CeilingDType = probe.DType
+	weights := weightDType(model)
+	if weights == DTypeFP8 && probe.FP8 != nil {
+		d.PeakFLOPPerS, d.RidgeFLOPPerByte, d.CeilingDType = probe.FP8.PeakFLOPPerS*tp, probe.FP8.RidgeFLOPPerByte, DTypeFP8
+		d.Notes = append(d.Notes, Note{Kind: NoteFP8Ceiling})
+	}
+	if floorUsable(probe, model, weights) {
+		d.FloorDType = weights
+		d.Notes = append(d.Notes, Note{Kind: NoteMeasuredFloor, Text: probe.FloorModel, Name: weights})
+	} else if model != nil && len(probe.StepFloors) > 0 {
+		d.Notes = append(d.Notes, Note{Kind: NoteFloorOtherModel, Text: probe.FloorModel})
+	}
 	if d.TensorParallel > 1 {
 		d.Notes = append(d.Notes, Note{Kind: NoteTensorParallel, Count: d.TensorParallel, FromLog: eng.fromLog[efTensorParallel]})
 	}
-	if probe.DType != "" && model != nil && normalizeDType(probe.DType) != model.DType {
+	if d.CeilingDType != DTypeFP8 && probe.DType != "" && model != nil && modelspec.NormalizeDType(probe.DType) != model.DType {
 		d.Notes = append(d.Notes, Note{Kind: NoteDTypeMismatch, Text: probe.DType, Name: model.DType})
 	}
 	d.Notes = append(d.Notes, Note{Kind: NoteDecodeOnly})
@@ -124,6 +157,7 @@ func decodeRoofline(levels []LevelStats, knees Knees, probe *Roofline, probeDir 
 		}
 		for _, l := range levels {
 			if dl, ok := predictLevel(l, model, d, mode); ok {
+				splitGap(&dl, probe, d)
 				d.Levels = append(d.Levels, dl)
 			}
 		}
@@ -161,6 +195,58 @@ func predictLevel(l LevelStats, m *ModelSpec, d *DecodeRoofline, mode string) (D
 	dl.ThroughputFraction = l.OutputTokPerS / dl.PredictedOutputTokPerS
 	dl.AchievedFLOPPerS = l.OutputTokPerS * dl.FLOP / b
 	return dl, true
+}
+
+// weightDType is the probe dtype that matches the model's weights: bf16 for
+// 16-bit float weights (bf16 or fp16: the GEMMs run alike), fp8_e4m3 for
+// FP8, "" for other quantizations (the probe has no int4 or GGUF GEMMs).
+func weightDType(m *ModelSpec) string {
+	switch {
+	case m == nil:
+		return ""
+	case m.Quantized && m.WeightBits == 8 && strings.Contains(strings.ToLower(m.WeightBitsSource), "fp8"):
+		return DTypeFP8
+	case !m.Quantized && m.WeightBits == 16:
+		return "bf16"
+	}
+	return ""
+}
+
+// floorUsable says whether the probe's step floors are of this model: same
+// weight dtype, and the batch-1 floor reads the weights the model's GEMMs
+// read (within 1%).
+func floorUsable(probe *Roofline, m *ModelSpec, dtype string) bool {
+	if m == nil || dtype == "" {
+		return false
+	}
+	want := modelspec.GEMMWeightParams(m.DecodeGEMMs(1)) * 2
+	if dtype == DTypeFP8 {
+		want /= 2
+	}
+	for _, f := range probe.StepFloors {
+		if f.DType == dtype && f.Batch == 1 {
+			return math.Abs(f.WeightBytes-want) <= 0.01*want
+		}
+	}
+	return false
+}
+
+// splitGap adds the measured floor and the silicon/engine split to a level.
+func splitGap(dl *DecodeLevel, probe *Roofline, d *DecodeRoofline) {
+	if d.FloorDType == "" {
+		return
+	}
+	gemm, ok := probe.FloorAt(dl.Batch, d.FloorDType)
+	if !ok {
+		return
+	}
+	dl.FloorGEMMS = gemm / float64(d.TensorParallel)
+	dl.FloorAttentionS = dl.KVBytes / d.BandwidthBytesPerS
+	dl.MeasuredFloorS = dl.FloorGEMMS + dl.FloorAttentionS
+	dl.SiliconFactor = dl.MeasuredFloorS / dl.PredictedTPOTS
+	if dl.MeasuredTPOTP50S > 0 {
+		dl.EngineFactor = dl.MeasuredTPOTP50S / dl.MeasuredFloorS
+	}
 }
 
 // decodeBatch is the decode batch of a level: its concurrency in a closed

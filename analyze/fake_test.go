@@ -222,6 +222,16 @@ func analyzeOne(t *testing.T, run *Run, set Settings) *SweepAnalysis {
 	return rep.Runs[0].Sweep
 }
 
+// readConfig reads one of testdata/modelconfigs.
+func readConfig(t *testing.T, name string) *ModelSpec {
+	t.Helper()
+	m, err := ReadModelConfig(filepath.Join("..", "testdata", "modelconfigs", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // serverCPULevel records the server's threads across level i's window:
 // its work spread evenly over `threads` busy threads wanting demand cores
 // in all, and an idle main thread.

@@ -101,7 +101,7 @@ func fixesFor(w Wall, engine string, flags []string, op OperatingPoint) []Fix {
 	case WallClientBound:
 		actions = []string{FixClientCores}
 	case WallNone:
-		return []Fix{{Action: FixRaiseLoad, Value: strconv.FormatFloat(w.RaiseTo, 'g', 4, 64)}}
+		return []Fix{{Action: FixRaiseLoad, Value: strconv.FormatFloat(w.RaiseTo, 'g', 4, 64), Axis: w.At.Axis}}
 	case WallInconclusive:
 		return []Fix{{Action: FixRecordMeasurement, Value: w.Deciding}}
 	}
@@ -109,10 +109,15 @@ func fixesFor(w Wall, engine string, flags []string, op OperatingPoint) []Fix {
 	for _, a := range actions {
 		f := Fix{Action: a, Flag: engineFlags[eng][a], Value: fixValues[eng][a]}
 		if a == FixAdmissionControl && op.At.Valid() {
-			f.Value = strconv.FormatFloat(op.At.Value(), 'g', 4, 64)
+			f.Value, f.Axis = strconv.FormatFloat(op.At.Value(), 'g', 4, 64), op.At.Axis
 		}
 		if applied(f, flags) {
 			continue
+		}
+		if f.Flag != "" && f.Value == "" {
+			if v, ok := flagValue(flags, f.Flag); ok && v != "" {
+				f.Current = v
+			}
 		}
 		out = append(out, f)
 	}

@@ -148,14 +148,10 @@ func inspectDump(path string, ls *logSeries, set Settings) (DumpInspection, erro
 	if d.Timed {
 		di.First, di.Last = d.Snapshots[0].TimeNS, d.Snapshots[len(d.Snapshots)-1].TimeNS
 	}
-	fams := map[string]bool{}
 	for _, s := range d.Snapshots {
 		di.Samples += len(s.Samples)
-		for n := range s.Help {
-			fams[n] = true
-		}
 	}
-	di.Families = len(fams)
+	di.Families = len(d.Help)
 	r, warns, err := ls.addDump(d, set)
 	if err != nil {
 		di.Warnings = append(di.Warnings, err.Error())

@@ -86,6 +86,13 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 				ls.WarmupExcluded++
 				continue
 			}
+			if r.Status == rundir.StatusCanceled {
+				// Stopped by the load tool itself (Ctrl-C, the level's end, a
+				// cancellation it was asked for): not the server's failure,
+				// as the load generator's error limit counts it.
+				ls.Canceled++
+				continue
+			}
 			ls.Requests++
 			if r.Status != rundir.StatusOK {
 				ls.Errors++
@@ -101,6 +108,9 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 		}
 		if len(ls.ErrorsByClass) == 0 {
 			ls.ErrorsByClass = nil
+		}
+		if ls.Canceled > 0 {
+			ls.Notes = append(ls.Notes, Note{Kind: NoteIncompleteRequests, Count: ls.Canceled})
 		}
 		if !hasRow && len(ts) > 0 {
 			ls.StartNS, ls.WarmupEndNS, ls.EndNS = measuredSpan(ts)
@@ -362,7 +372,7 @@ func levelStatsFromImport(rows []rundir.LevelStatsRow, set Settings) []LevelStat
 	for i, r := range rows {
 		ls := LevelStats{
 			LevelIndex: i, Concurrency: int(r.Concurrency), RateRPS: r.RateRPS, Complete: true,
-			Requests: int(r.RequestsOK + r.Errors + r.Incomplete), OK: int(r.RequestsOK), Errors: int(r.Errors),
+			Requests: int(r.RequestsOK + r.Errors), OK: int(r.RequestsOK), Errors: int(r.Errors), Canceled: int(r.Incomplete),
 			WindowS: r.WindowS, RequestsPerS: r.RequestsPerS,
 			OutputTokPerS: r.OutputTokPerS, TotalTokPerS: r.TotalTokPerS,
 			MeanOutputTokens: r.MeanOutputTokens, MeanPromptTokens: r.MeanPromptTokens,

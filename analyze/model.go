@@ -24,7 +24,10 @@ type Report struct {
 	// Repeats groups sweep runs of the same configuration given together,
 	// with intervals across the runs.
 	Repeats []RepeatGroup `json:"repeats,omitempty"`
-	Notes   []Note        `json:"notes,omitempty"`
+	// Predictions are the report's other sweeps predicted from the one
+	// named by Settings.PredictFrom, against what each measured.
+	Predictions []Prediction `json:"predictions,omitempty"`
+	Notes       []Note       `json:"notes,omitempty"`
 }
 
 // RunAnalysis is the analysis of one run directory.
@@ -93,7 +96,7 @@ type Headline struct {
 	USDPerMTokOutput  float64          `json:"usd_per_mtok_output,omitempty"`
 	USDPerMTokBlended float64          `json:"usd_per_mtok_blended,omitempty"`
 	NearestAPI        *PriceComparison `json:"nearest_api,omitempty"`
-	CostMissing       string           `json:"cost_missing,omitempty"`
+	CostMissing       []string         `json:"cost_missing,omitempty"` // CostNeeds* codes
 }
 
 // SweepAnalysis is everything derived from one sweep: per-level
@@ -115,6 +118,10 @@ type SweepAnalysis struct {
 	Diagnosis Diagnosis       `json:"diagnosis"`
 	Cost      *Cost           `json:"cost,omitempty"`
 	Timeline  *Timeline       `json:"timeline,omitempty"`
+	// Replicas is each server of a sweep spread over several (Balance
+	// says how), analyzed alone; the rest of the analysis is of the set.
+	Replicas []ReplicaAnalysis `json:"replicas,omitempty"`
+	Balance  string            `json:"balance,omitempty"`
 	// Notes are caveats: analyses that could not be made, inputs that were
 	// incomplete.
 	Notes []Note `json:"notes,omitempty"`
@@ -149,6 +156,10 @@ type LevelStats struct {
 	ErrorsByClass  map[string]int `json:"errors_by_class,omitempty"`
 	ErrorFraction  float64        `json:"error_fraction"`
 	WarmupExcluded int            `json:"warmup_excluded"`
+	// Canceled requests were stopped by the load tool itself (interrupted,
+	// cut at the level's end, or cancelled on purpose): counted neither in
+	// Requests nor as errors.
+	Canceled int `json:"canceled,omitempty"`
 	// Sustained is false for a level that did not complete or whose share
 	// of failed requests is above Settings.MaxErrorFraction: its throughput
 	// is not what the server sustains, and the report says so beside it.

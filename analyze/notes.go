@@ -50,7 +50,7 @@ const (
 	NoteNoProbe            = "no_probe"            // no probe run: no roofline gap
 	NoteNoLevelsTable      = "no_levels_table"     // a level's window taken from its requests
 	NoteSourcePercentile   = "source_percentiles"  // Text: the imported source's percentile method
-	NoteIncompleteRequests = "incomplete_requests" // Count requests neither completed nor failed when the source tool stopped
+	NoteIncompleteRequests = "incomplete_requests" // Count requests the load tool stopped itself (unfinished when it ended, or cancelled on purpose): neither completed nor failed
 
 	// A run's rows as read (inputs.go): Table, Count of Of rows.
 	NoteNonFinite       = "non_finite"        // rows with NaN or ±Inf (a Prometheus sample may be NaN): left out, or a nullable value cleared
@@ -63,6 +63,11 @@ const (
 	NoteDTypeMismatch  = "dtype_mismatch"  // Text: the probe's GEMM dtype, Name: the model's
 	NoteDecodeOnly     = "decode_only"     // prefill is not in the prediction
 	NoteNoModelConfig  = "no_model_config" // no --model-config: no per-level prediction
+	NoteFP8Ceiling     = "fp8_ceiling"     // FP8 weights: the compute ceiling is the probe's FP8 peak
+	// NoteMeasuredFloor: the probe timed this model's decode GEMMs (Text: the
+	// probe's model name, Name: the dtype); attention is modelled.
+	NoteMeasuredFloor   = "measured_floor"
+	NoteFloorOtherModel = "floor_other_model" // Text: the model whose GEMMs the probe timed, not this one
 )
 
 // Level statistics a source may lack (LevelStats.Missing).

@@ -25,6 +25,14 @@ type Settings struct {
 	// Model describes the served model for the roofline gap
 	// (--model-config); nil means unknown.
 	Model *ModelSpec `json:"model,omitempty"`
+	// RunModels gives a run (by its directory, as passed to Load) a model
+	// of its own, e.g. another quantization of the same shape; runs not
+	// listed use Model.
+	RunModels map[string]*ModelSpec `json:"run_models,omitempty"`
+	// PredictFrom names the sweep run (its directory) that calibrates the
+	// predictions of the report's other sweeps that have a model: each is
+	// predicted from it and compared with what it measured (Report.Predictions).
+	PredictFrom string `json:"predict_from,omitempty"`
 	// Cost holds the inputs of the cost-per-million-tokens estimate.
 	Cost CostSettings `json:"cost"`
 
@@ -142,9 +150,14 @@ func Default() Settings {
 var StandardPercentiles = []float64{50, 90, 99}
 
 // reportedPercentiles is the sorted union of the standard and the user's
-// percentiles.
+// percentiles, and those the SLO bounds (an SLO on p75 is judged on p75).
 func (s Settings) reportedPercentiles() []float64 {
 	ps := append(slices.Clone(StandardPercentiles), s.Percentiles...)
+	if s.SLO != nil {
+		for _, b := range s.SLO.Bounds {
+			ps = append(ps, b.Percentile)
+		}
+	}
 	slices.Sort(ps)
 	return slices.Compact(ps)
 }
@@ -165,4 +178,12 @@ func ParsePercentiles(s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// modelFor is the model of the run in dir.
+func (s Settings) modelFor(dir string) *ModelSpec {
+	if m, ok := s.RunModels[dir]; ok {
+		return m
+	}
+	return s.Model
 }

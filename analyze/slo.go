@@ -1,11 +1,6 @@
 package analyze
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-	"time"
-)
+import "github.com/headroom-llm/headroom/slo"
 
 // SLO is a latency budget: every bound must hold for a level (at the
 // level's percentile) or a request (its own value) to count as good.
@@ -21,64 +16,25 @@ type SLOBound struct {
 	MaxS       float64 `json:"max_s"`
 }
 
-// SLOMetrics are the latencies an SLO can bound.
-var SLOMetrics = []string{"ttft", "tpot", "itl", "e2e"}
-
 // String renders the bound as the user would write it.
-func (b SLOBound) String() string {
-	return fmt.Sprintf("%s_p%s=%s", b.Metric, strconv.FormatFloat(b.Percentile, 'f', -1, 64),
-		time.Duration(b.MaxS*float64(time.Second)).String())
-}
+func (b SLOBound) String() string { return slo.Bound(b).String() }
 
-// ParseSLO reads an SLO like "ttft_p99=2s,tpot_p99=100ms": comma-separated
-// METRIC_pPCT=DURATION, with METRIC one of ttft, tpot, itl, e2e, PCT a
-// percentile in (0, 100) and DURATION a Go duration ("2s", "150ms"). A
-// metric may be bounded at several percentiles.
+// ParseSLO reads an SLO like "ttft_p99=2s,tpot_p99=100ms" (the grammar is
+// package slo's, shared with sweep --find-max).
 func ParseSLO(spec string) (*SLO, error) {
-	slo := &SLO{Spec: strings.TrimSpace(spec)}
-	seen := map[string]bool{}
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		key, val, ok := strings.Cut(part, "=")
-		if !ok {
-			return nil, fmt.Errorf("slo: %q: expected METRIC_pPCT=DURATION, like ttft_p99=2s", part)
-		}
-		key = strings.ToLower(strings.TrimSpace(key))
-		metric, pct, ok := strings.Cut(key, "_p")
-		if !ok || !validSLOMetric(metric) {
-			return nil, fmt.Errorf("slo: %q: expected METRIC_pPCT with METRIC one of %s, like tpot_p99", key, strings.Join(SLOMetrics, ", "))
-		}
-		p, err := strconv.ParseFloat(pct, 64)
-		if err != nil || !(p > 0 && p < 100) {
-			return nil, fmt.Errorf("slo: %q: percentile %q must be a number between 0 and 100", key, pct)
-		}
-		d, err := time.ParseDuration(strings.TrimSpace(val))
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("slo: %q: %q is not a positive duration like 2s or 100ms", key, val)
-		}
-		if seen[key] {
-			return nil, fmt.Errorf("slo: %q is given twice", key)
-		}
-		seen[key] = true
-		slo.Bounds = append(slo.Bounds, SLOBound{Metric: metric, Percentile: p, MaxS: d.Seconds()})
+	p, err := slo.Parse(spec)
+	if err != nil {
+		return nil, err
 	}
-	if len(slo.Bounds) == 0 {
-		return nil, fmt.Errorf("slo: %q has no bounds; expected e.g. ttft_p99=2s,tpot_p99=100ms", spec)
+	out := &SLO{Spec: p.Spec}
+	for _, b := range p.Bounds {
+		out.Bounds = append(out.Bounds, SLOBound(b))
 	}
-	return slo, nil
+	return out, nil
 }
 
-func validSLOMetric(m string) bool {
-	for _, x := range SLOMetrics {
-		if x == m {
-			return true
-		}
-	}
-	return false
-}
+// SLOMetrics are the latencies an SLO can bound.
+var SLOMetrics = slo.Metrics
 
 func (s *SLO) has(metric string) bool {
 	for _, b := range s.Bounds {

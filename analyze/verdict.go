@@ -235,6 +235,13 @@ type Fix struct {
 	Flag   string `json:"flag,omitempty"`
 	// Value is a suggested setting, e.g. the operating point for a cap.
 	Value string `json:"value,omitempty"`
+	// Axis is set when Value is a load (admission control at the
+	// operating point, the load to raise the sweep to): AxisConcurrency or
+	// AxisRate, the unit of Value.
+	Axis string `json:"axis,omitempty"`
+	// Current is the flag's value as the server ran, when it set it: the
+	// fix then changes a setting rather than adding one.
+	Current string `json:"current,omitempty"`
 }
 
 // Fix actions.

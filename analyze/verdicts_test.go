@@ -81,6 +81,12 @@ func TestScenarioMatrix(t *testing.T) {
 			t.Errorf("%s: wall %q at %+v, want %q", r.dir, d.Wall, d.Primary.At, r.want)
 			continue
 		}
+		// Every recording has its requests: the knee is decided on
+		// intervals, never on point estimates (a few TPOTs of 0, tokens
+		// that came in one read, once made the open loops fall back).
+		if !sw[r.dir].Knees.Intervals {
+			t.Errorf("%s: knees decided without intervals", r.dir)
+		}
 		if len(d.Primary.Evidence) == 0 && d.Wall != WallNone {
 			t.Errorf("%s: %s without evidence", r.dir, d.Wall)
 		}
@@ -149,5 +155,43 @@ func checkScenario(t *testing.T, r labelled, sw *SweepAnalysis) {
 		}
 	default:
 		t.Errorf("%s: unknown scenario %q", r.dir, r.scenario)
+	}
+}
+
+// The saturated queue on a real recording (testdata/saturated-queue):
+// 8 sequences swept to c=128, every request waiting alike. The engine-cap
+// check finds it, with running held at 8 and Little's law agreeing, and it
+// is a wall of the verdict; the queue is the engine's, not in front of it.
+func TestSaturatedQueueIsTheEngineCap(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "testdata", "saturated-queue", "slotcap8")
+	sw := analyzeMatrix(t, []labelled{{dir: dir}})[dir]
+	d := sw.Diagnosis
+	var cap Finding
+	for _, f := range d.Checks {
+		if f.Check == WallEngineCap {
+			cap = f
+		}
+	}
+	if cap.Status != StatusHit || cap.At.Concurrency != 16 {
+		t.Fatalf("engine cap %+v", cap)
+	}
+	if e := cap.Evidence[0]; e.Kind != EvRunningPinned || e.Value != 8 || e.Count < 4 {
+		t.Errorf("strongest evidence %+v, want running held at 8 at every level from c=16", e)
+	}
+	if !hasEvidence(cap.Evidence, EvLittle, func(e Evidence) bool { return e.Ratio > 0.5 && e.Ratio < 2 }) {
+		t.Errorf("Little's law does not agree: %+v", cap.Evidence)
+	}
+	walls := append([]Wall{d.Primary}, d.Secondary...)
+	if !slices.ContainsFunc(walls, func(w Wall) bool { return w.Kind == WallEngineCap }) {
+		t.Errorf("the verdict's walls %+v lack the engine cap", walls)
+	}
+	for _, f := range d.Checks {
+		if f.Check == WallFrontQueue && (f.Status != StatusClear || f.Reason != ReasonQueueInEngine) {
+			t.Errorf("front queue %+v", f)
+		}
+	}
+	if top := sw.Levels[len(sw.Levels)-1]; top.Concurrency != 128 || top.Server.WaitingMax < 100 {
+		t.Fatalf("recording: top level c=%d with %v waiting", top.Concurrency, top.Server.WaitingMax)
 	}
 }

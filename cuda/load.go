@@ -14,16 +14,18 @@ import (
 // Environment variables that override the library search. They name a file,
 // not a directory: the library at that path is loaded and nothing else is tried.
 const (
-	EnvCUBLAS  = "HEADROOM_CUBLAS"
-	EnvLibCUDA = "HEADROOM_LIBCUDA"
+	EnvCUBLAS   = "HEADROOM_CUBLAS"
+	EnvCUBLASLt = "HEADROOM_CUBLASLT"
+	EnvLibCUDA  = "HEADROOM_LIBCUDA"
 )
 
 // Library names, newest first. libcuda comes with the NVIDIA driver and has
 // had the same soname for every CUDA version; cuBLAS carries the toolkit's
 // major version in its soname.
 var (
-	driverNames = []string{"libcuda.so.1"}
-	cublasNames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}
+	driverNames   = []string{"libcuda.so.1"}
+	cublasNames   = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}
+	cublasLtNames = []string{"libcublasLt.so.13", "libcublasLt.so.12"}
 )
 
 // LibraryError says that a shared library could not be loaded. Its message is
@@ -60,14 +62,17 @@ const (
 	driverHint = "install the NVIDIA driver (nvidia-smi must work); only `headroom probe` needs a GPU"
 	cublasHint = "install cuBLAS (the CUDA toolkit's libcublas, or `pip install nvidia-cublas`) or set " +
 		EnvCUBLAS + "=/path/to/libcublas.so"
+	cublasLtHint = "install cuBLASLt (it comes with cuBLAS: the CUDA toolkit, or `pip install nvidia-cublas`) or set " +
+		EnvCUBLASLt + "=/path/to/libcublasLt.so; only the FP8 measurements need it"
 )
 
 // LibraryPaths says where to load the libraries from. An empty field means
 // "search": the override variable, then the loader path, then the usual
 // CUDA install directories and pip wheels.
 type LibraryPaths struct {
-	Driver string // path to libcuda.so.1
-	CUBLAS string // path to libcublas.so.N
+	Driver   string // path to libcuda.so.1
+	CUBLAS   string // path to libcublas.so.N
+	CUBLASLt string // path to libcublasLt.so.N
 }
 
 // searchDirs lists the directories tried after the loader's own search

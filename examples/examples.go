@@ -29,6 +29,7 @@ var List = []Example{
 	{"h200-1b", "NVIDIA H200: the same engine serving a random-weight Llama-3.2-1B shape (KV cache 256 blocks), with the probe"},
 	{"sweep-testengine", "a real sweep of headroom's CPU test engine (llama.cpp, random-weight model) on 2 cores: knee, KV wall, queue"},
 	{"h200-probe", "NVIDIA H200 roofline measured by the seed's script 01 (PyTorch), imported: the hardware ceiling only"},
+	{"h200-llamacpp", "NVIDIA H200: llama.cpp's llama-server (CUDA) serving a random-weight Llama-3.1-8B shape at f16 and q4_0, the q4_0 run predicted from the f16 run, and headroom probe with FP8 and the model's own GEMMs"},
 }
 
 // Default is the example `headroom demo` shows without --example.
@@ -79,6 +80,16 @@ func Extract(name, dir string) ([]string, Spec, error) {
 	if spec.ModelConfig != "" {
 		spec.ModelConfig = filepath.Join(dir, spec.ModelConfig)
 	}
+	if len(spec.ModelConfigs) > 0 {
+		onDisk := map[string]string{}
+		for run, config := range spec.ModelConfigs {
+			onDisk[filepath.Join(dir, run)] = filepath.Join(dir, config)
+		}
+		spec.ModelConfigs = onDisk
+	}
+	if spec.PredictFrom != "" {
+		spec.PredictFrom = filepath.Join(dir, spec.PredictFrom)
+	}
 	return dirs, spec, nil
 }
 
@@ -95,6 +106,10 @@ type Spec struct {
 	SLO         string   `json:"slo,omitempty"`
 	GPUPreset   string   `json:"gpu_preset,omitempty"`
 	KWhUSD      float64  `json:"kwh_usd,omitempty"`
+	// ModelConfigs gives runs models of their own (run → config.json), and
+	// PredictFrom names the run the others are predicted from.
+	ModelConfigs map[string]string `json:"model_configs,omitempty"`
+	PredictFrom  string            `json:"predict_from,omitempty"`
 }
 
 func names() string {

@@ -256,8 +256,8 @@ func headlineNumbersSection(c *compare.Comparison) section {
 		cost := "–"
 		if sw.USDPerMTokOutput > 0 {
 			cost = usd(sw.USDPerMTokOutput)
-		} else if sw.CostMissing != "" {
-			costWhy = uniq.Append(costWhy, sw.CostMissing)
+		} else if len(sw.CostMissing) > 0 {
+			costWhy = uniq.Append(costWhy, strings.Join(costNeeds(sw.CostMissing), "; "))
 		}
 		t.Rows = append(t.Rows, []string{names[i], r.Group, orDash(sw.PeakOutputTokPerS, tokPerS), orText(sw.PeakLoad, "–"),
 			orText(sw.TPOTKnee, "not reached"), orText(sw.Plateau, "not reached"), orText(sw.Recommended, "–"), slo, cost,

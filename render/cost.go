@@ -23,7 +23,7 @@ func costSection(id string, r *analyze.RunAnalysis) section {
 	}
 	s.Sentences = append(s.Sentences, costInputs(c))
 	if len(c.Points) == 0 {
-		s.Missing = "Not priced: " + strings.Join(c.Missing, "; ") + "."
+		s.Missing = "Not priced: " + strings.Join(costNeeds(c.Missing), "; ") + "."
 		return s
 	}
 	t := table{
@@ -37,7 +37,7 @@ func costSection(id string, r *analyze.RunAnalysis) section {
 			usd(p.USDPerMTokOutput), orDash(p.USDPerMTokBlended, usd), percent(p.PromptShare),
 		})
 		if p.PowerFrom != "" {
-			t.Notes = append(t.Notes, fmt.Sprintf("Power at the %s: %s.", p.Name, p.PowerFrom))
+			t.Notes = append(t.Notes, fmt.Sprintf("Power at the %s: %s.", p.Name, powerFromText(p, c.GPUs)))
 		}
 	}
 	s.Tables = append(s.Tables, t)
@@ -74,11 +74,64 @@ func costSection(id string, r *analyze.RunAnalysis) section {
 		}
 		s.Tables = append(s.Tables, cmp)
 	}
-	for _, m := range c.Missing {
+	for _, m := range costNeeds(c.Missing) {
 		s.Notes = append(s.Notes, "Not priced: "+m+".")
 	}
-	s.Notes = append(s.Notes, sentences(c.Notes)...)
+	for _, n := range c.Notes {
+		s.Notes = append(s.Notes, sentence(costNoteText(n)))
+	}
 	return s
+}
+
+// costNeedsText words what a cost lacks (analyze.CostNeeds* codes).
+var costNeedsText = map[string]string{
+	analyze.CostNeedsHostPrice: "host price: this run used no GPU, so it is priced per host hour; give --host-hour-usd (or --gpus N and a GPU price, if it did use GPUs)",
+	analyze.CostNeedsGPUPrice:  "GPU price: give --gpu-hour-usd or --gpu-preset (headroom prices lists the presets)",
+	analyze.CostNeedsPeak:      "a sustained peak throughput",
+	analyze.CostNeedsSLOPoint:  "an SLO operating point (no level meets the SLO)",
+	analyze.CostNeedsSweep:     "no sweep",
+	analyze.CostNeedsAPIPrice:  "no API price for this model or its size in the price table (add one with --prices)",
+	analyze.CostNeedsInputs:    "no cost inputs",
+}
+
+func costNeeds(codes []string) []string {
+	var out []string
+	for _, c := range codes {
+		out = append(out, nameOr(costNeedsText, c))
+	}
+	return out
+}
+
+// costNoteText words a note on a cost.
+func costNoteText(n analyze.CostNote) string {
+	switch n.Kind {
+	case analyze.CostNoteHostPower:
+		return "power is not counted: the run used no GPU and a host's draw is not measured"
+	case analyze.CostNoteGPUsFromLog:
+		return fmt.Sprintf("the run does not list its GPUs: %d assumed from the server log's tensor-parallel size (give --gpus)", n.GPUs)
+	case analyze.CostNoteNoKWh:
+		return "power is not priced (give --kwh-usd); the cost is the GPU rental alone"
+	case analyze.CostNoteUtilization:
+		return fmt.Sprintf("utilization %.0f%%: idle hours are paid for and spread over the tokens served", 100*n.Utilization)
+	}
+	return n.Kind
+}
+
+// powerFromText says where a cost point's power figure came from.
+func powerFromText(p analyze.CostPoint, gpus int) string {
+	switch p.PowerFrom {
+	case analyze.PowerMeasured:
+		return "measured (gpu_telemetry, mean over the level's measured window)"
+	case analyze.PowerLimit:
+		return fmt.Sprintf("power limit %.0f W × %d GPU(s) from the manifest (not measured)", p.PowerPerGPUW, gpus)
+	case analyze.PowerBoard:
+		return fmt.Sprintf("board power %.0f W × %d GPU(s) for %q (not measured; source: %s)", p.PowerPerGPUW, gpus, p.PowerMatch, p.PowerSource)
+	case analyze.PowerNoGPU:
+		return "not counted (no GPU)"
+	case analyze.PowerUnknown:
+		return "unknown (no telemetry, no power limit, GPU not in the power table): power not counted"
+	}
+	return p.PowerFrom
 }
 
 // costInputs says in one sentence what the hour was priced at.

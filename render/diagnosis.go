@@ -167,7 +167,7 @@ func evidenceText(e analyze.Evidence) string {
 	case analyze.EvKVFullLog:
 		return "the engine found no free KV cache cells"
 	case analyze.EvPreemptions:
-		s := integer(int(e.Value)) + " preemptions during the level"
+		s := plural(int(e.Value), "preemption", "preemptions") + " during the level"
 		if e.Name != "" && e.Name != "server log" {
 			s += " (" + e.Name + ")"
 		} else if e.Count > 0 {
@@ -179,7 +179,7 @@ func evidenceText(e analyze.Evidence) string {
 	case analyze.EvAdmission:
 		return fmt.Sprintf("at most %s of %s requests ran while others waited, with the cache nearly full: admission stopped for want of cache", count(e.Value), count(e.Ref))
 	case analyze.EvWaiting:
-		return "up to " + count(e.Value) + " requests waiting in the engine"
+		return "up to " + plural(int(math.Round(e.Value)), "request", "requests") + " waiting in the engine"
 	case analyze.EvRunningPinned:
 		return fmt.Sprintf("running requests held at %s at %d levels while up to %s were sent", count(e.Value), e.Count, count(e.Ref))
 	case analyze.EvCapFlag:
@@ -213,7 +213,7 @@ func evidenceText(e analyze.Evidence) string {
 	case analyze.EvServerCPUTotal:
 		return fmt.Sprintf("the server process wanted %s cores (CPU time plus waiting for a core) of the %s it decodes on", sig(e.Value), sig(e.Ref))
 	case analyze.EvClientCPU:
-		return fmt.Sprintf("the load generator wanted %s of its %d cores", percent(e.Value), e.Count)
+		return fmt.Sprintf("the load generator wanted %s of its %s", percent(e.Value), plural(e.Count, "core", "cores"))
 	case analyze.EvSendLag:
 		return fmt.Sprintf("sends lagged more than %s in %d samples (the largest %s)", dur(e.Ref), e.Count, dur(e.Value))
 	}
@@ -221,6 +221,15 @@ func evidenceText(e analyze.Evidence) string {
 }
 
 // fixText says one fix in words, in the engine's flag where it has one.
+// fixLoad says a fix's load value on its axis: "c=16" or "4 req/s".
+func fixLoad(f analyze.Fix) string {
+	v, err := strconv.ParseFloat(f.Value, 64)
+	if err != nil || f.Axis == "" {
+		return f.Value
+	}
+	return pointName(analyze.LoadPoint{Axis: f.Axis, Concurrency: int(math.Round(v)), RateRPS: v})
+}
+
 func fixText(f analyze.Fix) string {
 	flag := func(with, without string) string {
 		if f.Flag != "" {
@@ -250,7 +259,7 @@ func fixText(f analyze.Fix) string {
 		return flag("raise %s (more sequences at once): the KV cache had room", "raise the engine's cap on running sequences: the KV cache had room")
 	case analyze.FixAdmissionControl:
 		if f.Value != "" {
-			return "put admission control in front of the server at about " + f.Value + " (the operating point below); a bigger GPU will not help"
+			return "put admission control in front of the server at about " + fixLoad(f) + ", the operating point; a bigger GPU will not help"
 		}
 		return "put admission control in front of the server; a bigger GPU will not help"
 	case analyze.FixMoreCompute:
@@ -270,13 +279,16 @@ func fixText(f analyze.Fix) string {
 		}
 		return "run decode steps as CUDA graphs, if the engine can"
 	case analyze.FixChunkedPrefill:
+		if f.Flag != "" && f.Current != "" {
+			return fmt.Sprintf("lower %s from its %s so fewer prompt tokens share a step with decoding", f.Flag, f.Current)
+		}
 		return flag("bound the prompt tokens per step (%s) so new prompts do not stall decoding", "bound the prompt tokens per step so new prompts do not stall decoding")
 	case analyze.FixProfileHost:
 		return "profile the server process: scheduling, kernel launches and work between steps, not the silicon, set the pace"
 	case analyze.FixClientCores:
 		return "give the load generator more cores or its own machine, and rerun the levels it saturated"
 	case analyze.FixRaiseLoad:
-		return "raise the load to about " + f.Value + " to find where the box stops"
+		return "raise the load to about " + fixLoad(f) + " to find where the box stops"
 	case analyze.FixRecordMeasurement:
 		return "record " + nameOr(measureNames, f.Value) + " and report again"
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/headroom-llm/headroom/analyze"
@@ -129,17 +130,41 @@ func answerSentences(rep *analyze.Report, r *analyze.RunAnalysis) []string {
 		stops += "."
 	}
 	out := []string{stops, wallSentence(sw.Diagnosis)}
+	w := sw.Diagnosis.Primary
+	hit := w.Kind != analyze.WallNone && w.Kind != analyze.WallInconclusive
 	var set string
 	switch {
+	case w.Kind == analyze.WallClientBound && len(w.Fixes) > 0:
+		// The load generator, not the server, set the numbers: no load to
+		// run the server at follows from them.
+		out = append(out, sentence("Size nothing from this run: "+fixText(w.Fixes[0])), costSentence(rep, r))
+		return out
+	case op.Capped && hit:
+		// Past a wall there is no headroom to promise beyond the last
+		// level tested, however well it met the SLO.
+		set = "Run it at up to " + pointName(op.At) + ", the highest load tested, which meets the SLO"
 	case op.Capped:
 		set = "Run it at " + pointName(op.At) + " or more: every tested level meets the SLO"
 	case op.At.Valid():
-		set = "Run it at up to " + pointName(op.At) + " (" + pointValue(op.At) + ")"
+		set = "Run it at up to " + pointName(op.At)
+		if op.At.Axis != analyze.AxisRate {
+			set += " (" + pointValue(op.At) + ")"
+		}
 	default:
 		set = "No load meets the SLO: change the configuration before serving it"
 	}
-	if fix := topFix(sw.Diagnosis); fix != "" {
-		set += "; to go further, " + fix
+	switch {
+	case !hit:
+		// The wall sentence already says how far to raise the load or
+		// what to record.
+	case len(w.Fixes) > 0 && w.Fixes[0].Action == analyze.FixAdmissionControl:
+		if op.At.Valid() {
+			set += " and hold it there with admission control in front of the server: a bigger GPU will not help"
+		} else {
+			set += "; put admission control in front of the server: a bigger GPU will not help"
+		}
+	case len(w.Fixes) > 0:
+		set += "; to go further, " + fixText(w.Fixes[0])
 	}
 	out = append(out, sentence(set), costSentence(rep, r))
 	return out
@@ -167,9 +192,11 @@ func wallSentence(d analyze.Diagnosis) string {
 			s = sentence(wallAt(w))
 		}
 	default:
-		s = "It stops at " + pointName(w.At) + ": " + wallTitle(w)
+		// "From" and not "it stops": throughput may still rise past the
+		// first wall, and the answer's first sentence names the peak.
+		s = "From " + pointName(w.At) + " the limit is " + limitName(w)
 		if len(w.Evidence) > 0 {
-			s += " (" + evidenceText(w.Evidence[0]) + ")"
+			s += ": " + evidenceText(w.Evidence[0])
 		}
 		s = sentence(s)
 	}
@@ -179,12 +206,15 @@ func wallSentence(d analyze.Diagnosis) string {
 	return s
 }
 
-// topFix is the first fix of the wall that was hit, in words.
-func topFix(d analyze.Diagnosis) string {
-	if len(d.Primary.Fixes) > 0 {
-		return fixText(d.Primary.Fixes[0])
+// limitName names a wall as the limit the answer's sentence reaches.
+func limitName(w analyze.Wall) string {
+	switch w.Kind {
+	case analyze.WallKVCache, analyze.WallCompute:
+		return "the " + wallTitle(w)
+	case analyze.WallClientBound:
+		return "the load generator (client-bound)"
 	}
-	return ""
+	return wallTitle(w)
 }
 
 // headlineFacts are page one's cards, one quantity and one unit each,
@@ -276,7 +306,14 @@ func frontWall(r *analyze.RunAnalysis, run int) *section {
 	}
 	v.Summary = strings.Join(verdictSentences(w), " ")
 	if len(w.Evidence) > 0 {
-		v.Evidence = []evidence{evidenceView(w.Evidence[0])}
+		e := evidenceView(w.Evidence[0])
+		switch {
+		case !strings.Contains(v.Summary, evidenceText(w.Evidence[0])):
+			v.Evidence = []evidence{e}
+		case len(e.Log) > 0:
+			// The sentence says it; the quoted line is what it adds.
+			v.Evidence = []evidence{{What: "server.log, line " + strconv.FormatInt(w.Evidence[0].Line, 10), Log: e.Log}}
+		}
 	}
 	if len(w.Fixes) > 0 {
 		v.Fixes = []string{fixText(w.Fixes[0])}

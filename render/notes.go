@@ -48,7 +48,7 @@ func noteText(n analyze.Note) string {
 	case analyze.NoteSourcePercentile:
 		return "Percentiles as the source computed them: " + n.Text + "."
 	case analyze.NoteIncompleteRequests:
-		return fmt.Sprintf("%s requests were still unfinished when the source tool's benchmark ended (counted neither completed nor failed).", integer(n.Count))
+		return fmt.Sprintf("%s requests were stopped by the load tool itself (unfinished when its benchmark ended, or cancelled on purpose): counted neither completed nor failed.", integer(n.Count))
 	case analyze.NoteNonFinite:
 		return fmt.Sprintf("%s of %s rows of %s held a value that is not a number (NaN or infinite): the analysis left those values out.", integer(n.Count), integer(n.Of), n.Table)
 	case analyze.NoteBadTimes:
@@ -69,6 +69,12 @@ func noteText(n analyze.Note) string {
 		return "Decode-only bound: prefill of new prompts shares the GPU and is not in the prediction, so measured throughput below the ceiling is expected."
 	case analyze.NoteNoModelConfig:
 		return "Not available: the model description (--model-config config.json); without it there is no per-level prediction."
+	case analyze.NoteFP8Ceiling:
+		return "The model's weights are FP8: the compute ceiling is the probe's FP8 (E4M3) peak."
+	case analyze.NoteMeasuredFloor:
+		return fmt.Sprintf("Measured floor: the probe timed this model's decode GEMMs (%s, %s); attention's KV-cache reads are added at the probe's bandwidth (modelled, not measured).", n.Text, n.Name)
+	case analyze.NoteFloorOtherModel:
+		return fmt.Sprintf("The probe timed the decode GEMMs of %s, not of this model's shape and weight type: no measured floor.", n.Text)
 	}
 	return n.Kind
 }

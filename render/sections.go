@@ -38,7 +38,7 @@ func costFact(rep *analyze.Report, r *analyze.RunAnalysis) fact {
 		return fact{Label: label, Value: "not computed: give a GPU price (--gpu-hour-usd or --gpu-preset)", Missing: true}
 	}
 	if len(c.Points) == 0 {
-		return fact{Label: label, Value: "not computed: " + strings.Join(c.Missing, "; "), Missing: true}
+		return fact{Label: label, Value: "not computed: " + strings.Join(costNeeds(c.Missing), "; "), Missing: true}
 	}
 	p := honestPoint(c)
 	f := fact{Label: label, Note: "at the " + p.Name}
@@ -105,7 +105,7 @@ func costSentence(rep *analyze.Report, r *analyze.RunAnalysis) string {
 		return "The cost per million tokens is not computed: give a GPU price (--gpu-hour-usd, or --gpu-preset with a name from headroom prices)."
 	}
 	if len(c.Points) == 0 {
-		return sentence("The cost per million tokens is not computed: " + strings.Join(c.Missing, "; "))
+		return sentence("The cost per million tokens is not computed: " + strings.Join(costNeeds(c.Missing), "; "))
 	}
 	p := honestPoint(c)
 	cost, unit := p.USDPerMTokBlended, "prompt and output tokens together"
@@ -416,6 +416,7 @@ func fileWhat(path string) string {
 var tableNames = map[string]string{
 	rundir.TableProbeGEMM:      "probe: one row per GEMM shape",
 	rundir.TableProbeBandwidth: "probe: bandwidth measurements",
+	rundir.TableProbeModelGEMM: "probe: the model's decode GEMMs, per batch",
 	rundir.TableLevels:         "sweep: one row per load level",
 	rundir.TableRequests:       "sweep: one row per request",
 	rundir.TableTokens:         "sweep: one row per streamed chunk",

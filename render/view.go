@@ -269,8 +269,12 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 	// roofline gap, what the server and GPU said.
 	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly())
 	overTime.Tables = nil
+	rv.Sections = append(rv.Sections, levels)
+	if pred, ok := predictionSection(id("prediction"), rep, r); ok {
+		// After the per-level tables, whose roofline gap the prediction builds on.
+		rv.Sections = append(rv.Sections, pred)
+	}
 	rv.Sections = append(rv.Sections,
-		levels,
 		diagnosisSection(id("diagnosis"), r),
 		overTime,
 		costSection(id("cost"), r),

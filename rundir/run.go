@@ -80,7 +80,7 @@ func (r *Run) Path(name string) string { return filepath.Join(r.Dir, name) }
 
 // AllTables lists every table this format defines.
 var AllTables = []string{
-	TableProbeGEMM, TableProbeBandwidth, TableLevels, TableRequests, TableTokens,
+	TableProbeGEMM, TableProbeBandwidth, TableProbeModelGEMM, TableLevels, TableRequests, TableTokens,
 	TableServerMetrics, TableGPUTelemetry, TableClientSamples, TableServerLogLines, TableLevelStats,
 	TableServerCPU,
 }
@@ -92,6 +92,7 @@ func (r *Run) Check() error {
 	checks := []func() error{
 		checkTable[ProbeGEMMRow](r.Dir, TableProbeGEMM),
 		checkTable[ProbeBandwidthRow](r.Dir, TableProbeBandwidth),
+		checkTable[ProbeModelGEMMRow](r.Dir, TableProbeModelGEMM),
 		checkTable[LevelRow](r.Dir, TableLevels),
 		checkTable[RequestRow](r.Dir, TableRequests),
 		checkTable[TokenRow](r.Dir, TableTokens),

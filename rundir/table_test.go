@@ -76,6 +76,7 @@ func roundTrip[T any](t *testing.T, table string) {
 func TestTablesRoundTrip(t *testing.T) {
 	roundTrip[ProbeGEMMRow](t, TableProbeGEMM)
 	roundTrip[ProbeBandwidthRow](t, TableProbeBandwidth)
+	roundTrip[ProbeModelGEMMRow](t, TableProbeModelGEMM)
 	roundTrip[LevelRow](t, TableLevels)
 	roundTrip[RequestRow](t, TableRequests)
 	roundTrip[TokenRow](t, TableTokens)

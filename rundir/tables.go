@@ -7,6 +7,7 @@ package rundir
 const (
 	TableProbeGEMM      = "probe_gemm"
 	TableProbeBandwidth = "probe_bandwidth"
+	TableProbeModelGEMM = "probe_model_gemm"
 	TableLevels         = "levels"
 	TableRequests       = "requests"
 	TableTokens         = "tokens"
@@ -41,6 +42,35 @@ type ProbeGEMMRow struct {
 	// MaxRelErr is the largest relative error of the sampled output elements
 	// against the CPU reference; negative when the result was not checked.
 	MaxRelErr float64 `parquet:"max_rel_err"`
+}
+
+// ProbeModelGEMMRow is one weight GEMM of a model's decode step, timed by
+// `headroom probe --model-config`: Tokens rows times a K×N weight, run
+// CallsPerStep times per decode step of Batch sequences. The step's GEMM
+// floor is the sum over a batch's rows (of one dtype) of CallsPerStep ×
+// TimeMedianS.
+type ProbeModelGEMMRow struct {
+	Device int32  `parquet:"device"`
+	Mode   string `parquet:"mode"`
+	Model  string `parquet:"model"`
+	Batch  int64  `parquet:"batch"` // decode batch (sequences in the step)
+	Op     string `parquet:"op"`    // qkv, o, gate_up, down, lm_head, expert_gate_up, …
+	DType  string `parquet:"dtype"` // bf16 or fp8_e4m3
+	Tokens int64  `parquet:"tokens"`
+	// RunTokens is the rows actually multiplied: Tokens, or Tokens padded to
+	// a multiple of 16 where cuBLASLt has no FP8 kernel for it.
+	RunTokens      int64   `parquet:"run_tokens"`
+	K              int64   `parquet:"k"`
+	N              int64   `parquet:"n"`
+	CallsPerStep   float64 `parquet:"calls_per_step"` // layers, or layers × expected experts touched
+	FLOP           float64 `parquet:"flop"`           // 2·RunTokens·K·N per call
+	Bytes          float64 `parquet:"bytes"`          // least traffic per call: inputs at their width, bf16 output
+	Repeats        int64   `parquet:"repeats"`
+	CallsPerRepeat int64   `parquet:"calls_per_repeat"`
+	TimeMedianS    float64 `parquet:"time_per_call_median_s"`
+	TimeMinS       float64 `parquet:"time_per_call_min_s"`
+	TimeMaxS       float64 `parquet:"time_per_call_max_s"`
+	MaxRelErr      float64 `parquet:"max_rel_err"`
 }
 
 // ProbeBandwidthRow is one device-memory bandwidth measurement.
@@ -98,6 +128,10 @@ type RequestRow struct {
 	Status                 string `parquet:"status"` // "ok" or an error class
 	HTTPStatus             int32  `parquet:"http_status"`
 	Error                  string `parquet:"error"`
+	// Replica is the index (manifest replicas[]) of the server that got the
+	// request when the sweep spread its load over several; null for a
+	// sweep against one server and in runs written before the column.
+	Replica *int32 `parquet:"replica"`
 }
 
 // Request statuses. Anything but StatusOK is an error class.
@@ -128,6 +162,11 @@ type ServerMetricRow struct {
 	Name   string  `parquet:"name"`
 	Labels string  `parquet:"labels"`
 	Value  float64 `parquet:"value"`
+	// Replica is the server scraped (manifest replicas[]) when the sweep
+	// ran against several; null otherwise. Every replica is scraped in the
+	// same tick and its rows carry that tick's time, so per-scrape sums
+	// over replicas line up.
+	Replica *int32 `parquet:"replica"`
 }
 
 // GPUTelemetryRow is one NVML sample of one GPU.
@@ -178,6 +217,9 @@ type ServerCPURow struct {
 	RunS       float64 `parquet:"run_s"`
 	WaitS      float64 `parquet:"wait_s"`
 	HostCPUs   int32   `parquet:"host_cpus"` // online CPUs of the host
+	// Replica is the server the thread belongs to (manifest replicas[])
+	// when the sweep ran against several; null otherwise.
+	Replica *int32 `parquet:"replica"`
 }
 
 // ServerLogLineRow maps a line of server.log (1-based) to the time the
@@ -185,6 +227,10 @@ type ServerCPURow struct {
 type ServerLogLineRow struct {
 	Line   int64 `parquet:"line"`
 	RecvNS int64 `parquet:"recv_ns"`
+	// Replica is whose log the line is from (manifest replicas[]; the
+	// file is ReplicaLogFile(replica)) when the sweep ran against several
+	// servers; null for server.log.
+	Replica *int32 `parquet:"replica"`
 }
 
 // LevelStatsRow holds per-level statistics imported from tools that keep no

@@ -145,7 +145,9 @@ func exactMannWhitneyP(u float64, n1, n2 int) float64 {
 // percentiles of ys and xs (ys over xs): both samples are resampled
 // independently and the ratio taken for each resample. An interval that
 // excludes 1 says the percentile changed. It needs two values in each
-// sample and a positive smallest value of xs.
+// sample and the p-th percentile of xs positive in the sample and in every
+// resample (a few zeros below it are fine: a stream whose tokens all came
+// in one read has a TPOT of 0).
 //
 // A resample's nearest-rank percentile is drawn directly rather than by
 // drawing n values: the r-th smallest of n indexes drawn uniformly from
@@ -158,13 +160,17 @@ func (b Bootstrap) PercentileRatio(xs, ys []float64, p float64) (Interval, bool)
 		return Interval{}, false
 	}
 	sx, sy := Sorted(xs), Sorted(ys)
-	if sx[0] <= 0 {
+	if Percentile(sx, p) <= 0 {
 		return Interval{}, false
 	}
 	r := b.rng()
 	est := make([]float64, b.Resamples)
 	for i := range est {
-		est[i] = resampledPercentile(r, sy, p) / resampledPercentile(r, sx, p)
+		num, den := resampledPercentile(r, sy, p), resampledPercentile(r, sx, p)
+		if den <= 0 {
+			return Interval{}, false
+		}
+		est[i] = num / den
 	}
 	lo, hi := b.bounds(est)
 	return Interval{

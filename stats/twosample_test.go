@@ -84,6 +84,13 @@ func TestPercentileRatio(t *testing.T) {
 	if _, ok := b.PercentileRatio([]float64{0, 1}, ys, 50); ok {
 		t.Error("ratio over a zero accepted")
 	}
+	// A few zeros below a positive percentile (a stream whose tokens all
+	// arrived in one read has a TPOT of 0) leave the percentile, and its
+	// resamples, positive: the interval exists.
+	zeros := append([]float64{0, 0, 0, 0, 0}, xs[5:]...)
+	if iv, ok := b.PercentileRatio(zeros, ys, 50); !ok || !(iv.Low > 1 && iv.High < 3) {
+		t.Errorf("5 zeros in 200 values: %+v, %v", iv, ok)
+	}
 }
 
 // The direct draw of a resample's percentile has the distribution of

@@ -151,9 +151,9 @@ type SweepSummary struct {
 	SLOLoad          string  `json:"slo_load,omitempty"`
 	SLOMissing       string  `json:"slo_missing,omitempty"`
 	// Cost at the honest operating point (the SLO's, else the peak).
-	USDPerMTokOutput float64 `json:"usd_per_mtok_output"`
-	CostPoint        string  `json:"cost_point,omitempty"`
-	CostMissing      string  `json:"cost_missing,omitempty"`
+	USDPerMTokOutput float64  `json:"usd_per_mtok_output"`
+	CostPoint        string   `json:"cost_point,omitempty"`
+	CostMissing      []string `json:"cost_missing,omitempty"` // analyze.CostNeeds* codes
 	// Wall is the diagnosis' primary wall (an analyze.Wall* value), WallAt
 	// the level it is first seen at ("c=8"), and WallShort the walls in a
 	// line with their levels ("kv_cache at c=8; then compute at c=32").
@@ -502,9 +502,9 @@ func sweepSummary(sw *analyze.SweepAnalysis) *SweepSummary {
 		p := c.Points[len(c.Points)-1] // the SLO point when there is one
 		s.USDPerMTokOutput, s.CostPoint = p.USDPerMTokOutput, p.Name
 	} else if c != nil {
-		s.CostMissing = joinSemi(c.Missing)
+		s.CostMissing = c.Missing
 	} else {
-		s.CostMissing = "no cost inputs"
+		s.CostMissing = []string{analyze.CostNeedsInputs}
 	}
 	for _, l := range sw.Levels {
 		lv := Level{Load: l.Load, Concurrency: l.Concurrency, RateRPS: l.RateRPS, Requests: l.Requests, Errors: l.Errors, OutputTokPerS: l.OutputTokPerS}
@@ -624,17 +624,6 @@ func sameDir(a, b string) bool {
 	ca, err1 := filepath.Abs(a)
 	cb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && filepath.Clean(ca) == filepath.Clean(cb)
-}
-
-func joinSemi(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += "; "
-		}
-		out += x
-	}
-	return out
 }
 
 func mean(xs []float64) float64 {

@@ -38,7 +38,11 @@ them, so you can see what headroom produces without a GPU or a server.`,
 			}
 			// The example's own report settings, as a user would give them
 			// to headroom report.
-			flags := reportFlags{utilization: 1, modelConfig: spec.ModelConfig, gpuPreset: spec.GPUPreset, kwhUSD: spec.KWhUSD}
+			flags := reportFlags{utilization: 1, modelConfig: spec.ModelConfig, gpuPreset: spec.GPUPreset, kwhUSD: spec.KWhUSD,
+				predictFrom: spec.PredictFrom}
+			for run, config := range spec.ModelConfigs {
+				flags.runModels = append(flags.runModels, run+"="+config)
+			}
 			if spec.SLO != "" {
 				slo, err := analyze.ParseSLO(spec.SLO)
 				if err != nil {

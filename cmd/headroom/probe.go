@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/headroom-llm/headroom/collect/probe"
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/termsafe"
+	"github.com/headroom-llm/headroom/modelspec"
 )
 
 // probeFlags are the command line of `headroom probe`.
@@ -28,6 +31,11 @@ type probeFlags struct {
 	window    time.Duration
 	buffersMi []int
 	noNVML    bool
+	dtypes    []string
+	// modelConfig is a Hugging Face config.json whose decode GEMMs are
+	// timed at modelBatches.
+	modelConfig  string
+	modelBatches []int
 	// Launch of the copy and sum kernels; hidden flags for tuning on new GPUs.
 	copyThreads, copyBlocksPerSM int
 }
@@ -72,6 +80,9 @@ See docs/probe.md.`,
 	}
 	intsVar(fl, &f.buffersMi, "buffers", 1, "256,1024", defaultMi, "bandwidth buffer sizes in MiB")
 	fl.BoolVar(&f.noNVML, "no-nvml", false, "do not sample clocks, power and throttling through NVML")
+	fl.StringSliceVar(&f.dtypes, "dtype", []string{"bf16"}, "GEMM dtypes: bf16, and fp8 (E4M3 through cuBLASLt, the ceiling of FP8-served models) on GPUs that have it")
+	fl.StringVar(&f.modelConfig, "model-config", "", "Hugging Face config.json of the served model: also time its own decode GEMMs (QKV, O, gate/up, down, LM head; MoE experts) at --model-batches, the measured step floor")
+	intsVar(fl, &f.modelBatches, "model-batches", 1, "1,8,64", probe.DefaultModelBatches, "decode batches at which --model-config's GEMMs are timed")
 	fl.IntVar(&f.copyThreads, "copy-threads", probe.DefaultCopyThreads, "threads per block of the copy and read kernels")
 	fl.IntVar(&f.copyBlocksPerSM, "copy-blocks-per-sm", probe.DefaultCopyBlocksPerSM, "blocks per multiprocessor of the copy and read kernels")
 	_ = fl.MarkHidden("copy-threads")
@@ -106,6 +117,22 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	}
 	if f.devices != nil {
 		opts = append(opts, probe.WithDevices(f.devices...))
+	}
+	for _, d := range f.dtypes {
+		switch strings.ToLower(strings.TrimSpace(d)) {
+		case "bf16":
+		case "fp8", "fp8_e4m3", "e4m3":
+			opts = append(opts, probe.WithFP8())
+		default:
+			return usageError{fmt.Errorf("--dtype %q: want bf16 or fp8", d)}
+		}
+	}
+	if f.modelConfig != "" {
+		spec, err := modelspec.Read(f.modelConfig)
+		if err != nil {
+			return usageError{err}
+		}
+		opts = append(opts, probe.WithModelGEMMs(spec, modelNameOf(f.modelConfig, spec), f.modelBatches...))
 	}
 	if f.noNVML {
 		opts = append(opts, probe.WithoutNVML())
@@ -194,4 +221,25 @@ func (b *progressBar) done() {
 	if b.tty && b.last != "" {
 		fmt.Fprint(b.w, "\r\033[K")
 	}
+}
+
+// modelNameOf names a model for the probe's tables: its config's
+// _name_or_path, else the config file's directory and model type.
+func modelNameOf(path string, spec *modelspec.Spec) string {
+	if b, err := os.ReadFile(path); err == nil {
+		var c struct {
+			NameOrPath string `json:"_name_or_path"`
+		}
+		if json.Unmarshal(b, &c) == nil && c.NameOrPath != "" {
+			return c.NameOrPath
+		}
+	}
+	name := filepath.Base(filepath.Dir(path))
+	if name == "." || name == "/" {
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	if spec.ModelType != "" {
+		name += " (" + spec.ModelType + ")"
+	}
+	return name
 }

@@ -81,8 +81,56 @@ func TestProbeCommandOnFakeGPU(t *testing.T) {
 	}
 }
 
+// TestProbeFP8AndModelOnFakeGPU: --dtype fp8 and --model-config add the FP8
+// roofline and the model's decode-step floor to the summary and the run.
+func TestProbeFP8AndModelOnFakeGPU(t *testing.T) {
+	f := fakecuda.Build(t)
+	f.SetRoofline(0.5, 50)
+	f.SetFP8Roofline(1, 50)
+	f.SetBandwidth(2, 5, 7)
+	t.Setenv(cuda.EnvLibCUDA, f.DriverPath)
+	t.Setenv(cuda.EnvCUBLAS, f.CUBLASPath)
+	t.Setenv(cuda.EnvCUBLASLt, f.CUBLASLtPath)
+	t.Setenv("HEADROOM_LIBNVML", f.NVMLPath)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"_name_or_path":"tiny-llama","model_type":"llama","num_hidden_layers":2,"hidden_size":64,
+		"num_attention_heads":4,"num_key_value_heads":2,"intermediate_size":128,"vocab_size":256,"torch_dtype":"bfloat16"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, stdout, stderr := headroom(t, "probe", "--out", out, "--k", "128", "--n", "128", "--batches", "16,64",
+		"--buffers", "1", "--window", "200us", "--repeats", "3", "--dtype", "bf16,fp8", "--model-config", cfg, "--model-batches", "1,8")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"FP8 peak         1.0 TFLOP/s", "tiny-llama decode step", "B=1    bf16", "B=8    fp8_e4m3"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "model lm_head fp8_e4m3 B=8") {
+		t.Errorf("progress lacks the model GEMMs:\n%s", stderr)
+	}
+	r, err := rundir.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := r.Manifest.Probe; p.FP8 == nil || p.Model != "tiny-llama" || p.ModelConfig != cfg {
+		t.Errorf("manifest probe %+v", p)
+	}
+	rows, err := rundir.ReadTable[rundir.ProbeModelGEMMRow](out, rundir.TableProbeModelGEMM)
+	if err != nil || len(rows) != 2*2*5 {
+		t.Errorf("%d model GEMM rows (%v), want 2 batches × 2 dtypes × 5 GEMMs", len(rows), err)
+	}
+	if err := r.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestProbeUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"probe", "--devices", "gpu0"}, {"probe", "--buffers", "0"}, {"probe", "--repeats", "0"}, {"probe", "extra"}} {
+	for _, args := range [][]string{{"probe", "--devices", "gpu0"}, {"probe", "--buffers", "0"}, {"probe", "--repeats", "0"}, {"probe", "extra"},
+		{"probe", "--dtype", "int4"}, {"probe", "--model-config", "/nonexistent/config.json"}, {"probe", "--model-batches", "0", "--model-config", "/dev/null"}} {
 		code, _, errs := headroom(t, args...)
 		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, code, errs)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,10 @@ type reportFlags struct {
 	modelConfig, gpuPreset, prices               string
 	gpuHourUSD, hostHourUSD, kwhUSD, utilization float64
 	gpus                                         int
+	// runModels are RUN=config.json pairs (--model-config-for); predictFrom
+	// the run the others are predicted from (--predict-from).
+	runModels   []string
+	predictFrom string
 }
 
 func (f *reportFlags) register(cmd *cobra.Command) {
@@ -34,6 +39,8 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.gpus, "gpus", 0, "GPUs serving the model (default: the GPUs the run lists)")
 	fl.Float64Var(&f.kwhUSD, "kwh-usd", 0, "electricity price per kWh, in USD (power is not priced without it)")
 	fl.Float64Var(&f.utilization, "utilization", 1, "share of hours the box serves at the measured rate, 0 < u <= 1")
+	fl.StringArrayVar(&f.runModels, "model-config-for", nil, "RUN=config.json: the model of one run, when runs serve different models (e.g. quantizations); repeatable")
+	fl.StringVar(&f.predictFrom, "predict-from", "", "a sweep RUN of this report to predict the others from (those with --model-config-for), set against what each measured")
 	fl.StringVar(&f.prices, "prices", "", "YAML price table replacing the built-in API prices, GPU presets and board powers (headroom prices --yaml writes the built-in one to start from)")
 }
 
@@ -52,6 +59,21 @@ func (f *reportFlags) settings() (analyze.Settings, error) {
 			return set, err
 		}
 	}
+	for _, pair := range f.runModels {
+		run, config, ok := strings.Cut(pair, "=")
+		if !ok || run == "" || config == "" {
+			return set, usageError{fmt.Errorf("--model-config-for %q: want RUN=config.json", pair)}
+		}
+		m, err := analyze.ReadModelConfig(config)
+		if err != nil {
+			return set, err
+		}
+		if set.RunModels == nil {
+			set.RunModels = map[string]*analyze.ModelSpec{}
+		}
+		set.RunModels[run] = m
+	}
+	set.PredictFrom = f.predictFrom
 	switch {
 	case f.gpuHourUSD < 0:
 		return set, usageError{fmt.Errorf("--gpu-hour-usd %v: must be positive", f.gpuHourUSD)}

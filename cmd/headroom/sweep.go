@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"io"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/headroom-llm/headroom/collect/sweep"
 	"github.com/headroom-llm/headroom/internal/termsafe"
 	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/slo"
 )
 
 // sweepFlags are the command line of headroom sweep.
@@ -31,13 +33,41 @@ type sweepFlags struct {
 	dataset                                string
 	seed                                   int64
 	temperature                            float64
-	serverLog, serverCmd                   string
+	serverLogs                             []string
+	serverCmd, balance                     string
 	serverTimeout, metricsInterval         time.Duration
 	out, label, description                string
 	tags                                   []string
 	maxErrorRate                           float64
 	noGPU, fixedOutput                     bool
 	resume                                 string
+
+	// The search and the saturation stop.
+	findMax           bool
+	slo               *slo.SLO
+	findMaxLimit      float64
+	findMaxPrecision  float64
+	stopWhenSaturated bool
+
+	// Arrivals, requests and what vllm bench serve calls them
+	// (sweepcompat.go).
+	burstiness float64
+	ramp       rampFlags
+	headers    [][2]string
+	sampling   samplingFlags
+	compat     compatFlags
+	noProgress bool
+
+	// A trace to replay.
+	trace, traceFormat string
+	traceSpeeds        []float64
+	traceBlockSize     int
+
+	// The dataset's format and sampling.
+	datasetName    string
+	disableShuffle bool
+	maxModelLen    int
+	outputGiven    bool
 }
 
 // resumeFlags may be given with --resume: where the server is and how to
@@ -46,6 +76,7 @@ type sweepFlags struct {
 var resumeFlags = map[string]bool{
 	"resume": true, "base-url": true, "api-key": true, "server-log": true, "server-cmd": true,
 	"server-timeout": true, "metrics-interval": true, "no-gpu": true, "max-error-rate": true,
+	"header": true, "disable-tqdm": true, "host": true, "port": true,
 }
 
 type distFlags struct {
@@ -76,13 +107,20 @@ directory. Ctrl-C stops within a second and keeps a valid partial run.
 
 See docs/sweep.md for every flag, the definitions (TTFT, ITL, TPOT) and
 the caveats.`,
-		Args: exactArgs(0),
+		Args:        exactArgs(0),
+		Annotations: map[string]string{"aliases": aliasNames()},
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if err := f.compat.apply(cmd.Flags(), &f); err != nil {
+				return usageError{err}
+			}
 			if !cmd.Flags().Changed("api-key") {
 				f.apiKey = os.Getenv("OPENAI_API_KEY")
 			}
 			// Whatever fails, the message printed holds no secret of the flags.
 			secrets := sweep.KnownSecrets(f.baseURL, f.apiKey, f.serverCmd, append([]string{f.label, f.description}, f.tags...)...)
+			for _, h := range f.headers {
+				secrets.Add(h[1])
+			}
 			defer func() { err = secrets.Error(err) }()
 			if f.resume != "" {
 				var bad []string
@@ -92,7 +130,7 @@ the caveats.`,
 					}
 				})
 				if len(bad) > 0 {
-					return usageError{fmt.Errorf("%s: a resumed sweep sends the workload recorded in %s; only --base-url, --api-key, --server-cmd, --server-log, --server-timeout, --metrics-interval, --no-gpu and --max-error-rate may be given",
+					return usageError{fmt.Errorf("%s: a resumed sweep sends the workload recorded in %s; only --base-url, --api-key, --header, --server-cmd, --server-log, --server-timeout, --metrics-interval, --no-gpu and --max-error-rate may be given",
 						strings.Join(bad, ", "), filepath.Join(f.resume, "manifest.json"))}
 				}
 				return resumeSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("base-url"), cmd.Flags().Changed("max-error-rate"))
@@ -101,13 +139,16 @@ the caveats.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.baseURL, "base-url", "http://127.0.0.1:8000", "the server's address (with or without /v1)")
-	fl.StringVar(&f.endpoint, "endpoint", string(sweep.DefaultEndpoint), "completions (/v1/completions) or chat (/v1/chat/completions)")
+	fl.StringVar(&f.baseURL, "base-url", "http://127.0.0.1:8000", "the server's address (with or without /v1); several replicas of one model: their addresses, comma-separated, and the load is spread over them")
+	choiceVar(fl, &f.balance, "balance", string(loadgen.LeastOutstanding), []string{string(loadgen.LeastOutstanding), string(loadgen.RoundRobin)},
+		"with several --base-url: send each request to the replica with the fewest in flight, or to each in turn")
+	fl.StringVar(&f.endpoint, "endpoint", string(sweep.DefaultEndpoint), "completions (/v1/completions) or chat (/v1/chat/completions), or the path itself (/v1/chat/completions, /proxy/v1/completions)")
 	fl.StringVar(&f.model, "model", "", "model name (default: the first model of /v1/models)")
 	fl.StringVar(&f.apiKey, "api-key", "", "API key sent as a Bearer token (default: $OPENAI_API_KEY); never written to disk")
 	intsVar(fl, &f.concurrency, "concurrency", 1, "1,4,16", sweep.DefaultLevels, "closed-loop concurrency levels, comma-separated; with --rate: the cap on requests in flight")
-	positivesVar(fl, &f.rate, "rate", "0.5,1,2", "open loop: Poisson arrival rates in requests/s, comma-separated, one level each")
-	fl.IntVar(&f.requestsPerLevel, "requests-per-level", sweep.DefaultRequestsPerLevel, "measured requests per level (0: 4 × concurrency, at least 16; open loop: 16 s of arrivals)")
+	positivesVar(fl, &f.rate, "rate", "0.5,1,2", "open loop: arrival rates in requests/s, comma-separated, one level each (Poisson; see --burstiness)")
+	fl.Float64Var(&f.burstiness, "burstiness", sweep.DefaultBurstiness, "open loop: gamma shape of the gaps between arrivals (1: Poisson; below 1 burstier, above 1 more even)")
+	fl.IntVar(&f.requestsPerLevel, "requests-per-level", sweep.DefaultRequestsPerLevel, fmt.Sprintf("measured requests per level (0: 4 × concurrency, open loop 16 s of arrivals, at least %d so p99 is a tail estimate)", sweep.DefaultMinRequestsPerLevel))
 	fl.DurationVar(&f.durationPerLevel, "duration-per-level", 0, "send measured requests for this long per level instead of a count (e.g. 60s)")
 	fl.IntVar(&f.warmup, "warmup", sweep.DefaultWarmup, "warm-up requests per level, kept and marked (-1: the level's concurrency; open loop: 1 s of arrivals)")
 	fl.IntVar(&f.prompt.mean, "prompt-tokens", sweep.DefaultPromptTokens, "prompt length in tokens (the mean for normal/lognormal)")
@@ -121,13 +162,13 @@ the caveats.`,
 	fl.IntVar(&f.output.minTok, "output-min", 0, "smallest output length (uniform: the range's start)")
 	fl.IntVar(&f.output.maxTok, "output-max", 0, "largest output length (uniform: the range's end)")
 	fl.IntVar(&f.sharedPrefix, "shared-prefix", 0, "start every prompt with the same N tokens (prefix-caching variation)")
-	fl.StringVar(&f.dataset, "dataset", "", "JSONL file of prompts ({\"prompt\": ...} or {\"messages\": [...]}, optional \"output_tokens\")")
+	fl.StringVar(&f.dataset, "dataset", "", "prompts from a file: ShareGPT JSON, JSONL of {\"prompt\": ...} or {\"messages\": [...]}, or Hugging Face rows (see --dataset-name)")
 	fl.Int64Var(&f.seed, "seed", sweep.DefaultSeed, "seed of every random choice: the same seed sends the same workload")
 	fl.Float64Var(&f.temperature, "temperature", sweep.DefaultTemperature, "sampling temperature")
 	fl.BoolVar(&f.fixedOutput, "fixed-output", true, "send min_tokens = max_tokens and ignore_eos (dropped automatically if the server rejects them)")
 	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "per-request timeout, from send to the end of the stream")
 	fl.Float64Var(&f.maxErrorRate, "max-error-rate", sweep.DefaultMaxErrorRate, "stop when more than this fraction of a level's requests fail (1: never)")
-	fl.StringVar(&f.serverLog, "server-log", "", "follow this server log file during the sweep (like tail -F)")
+	fl.StringArrayVar(&f.serverLogs, "server-log", nil, "follow this server log file during the sweep (like tail -F); with several --base-url, give it once per replica, in the same order")
 	fl.StringVar(&f.serverCmd, "server-cmd", "", "start the server with this shell command, capture its output, stop it at the end")
 	fl.DurationVar(&f.serverTimeout, "server-timeout", sweep.DefaultServerTimeout, "how long to wait for --server-cmd's server to answer")
 	fl.DurationVar(&f.metricsInterval, "metrics-interval", sweep.DefaultMetricsInterval, "how often to scrape /metrics (0: never)")
@@ -137,6 +178,12 @@ the caveats.`,
 	fl.StringVar(&f.description, "description", "", "what the engine and model are, when that is not obvious (manifest engine.description)")
 	fl.StringSliceVar(&f.tags, "tag", nil, "tag for the run (repeatable)")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted sweep in this run directory, with the workload of its manifest")
+	fl.BoolVar(&f.findMax, "find-max", false, "search the highest load meeting --slo: double from the first --concurrency (or --rate) until a level fails, then bisect")
+	parsedVar(fl, &f.slo, "slo", "slo", "", "latency SLO for --find-max, e.g. ttft_p99=2s,tpot_p99=100ms (metrics ttft, tpot, itl, e2e; TTFT from the intended send time)", slo.Parse)
+	fl.Float64Var(&f.findMaxLimit, "find-max-limit", 0, fmt.Sprintf("highest load --find-max probes (default: concurrency %d, or 1024 × the first rate)", sweep.DefaultFindMaxLimit))
+	fl.Float64Var(&f.findMaxPrecision, "find-max-precision", sweep.DefaultFindMaxPrecision, "--find-max stops when the interval is at most this fraction of the load found (0: adjacent concurrencies)")
+	fl.BoolVar(&f.stopWhenSaturated, "stop-when-saturated", false, "stop raising the load once throughput is flat and TTFT grows level over level (the manifest says where)")
+	addCompatFlags(fl, &f)
 	return cmd
 }
 
@@ -162,10 +209,18 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 		sweep.WithLabel(f.label),
 		sweep.WithEngineDescription(f.description),
 		sweep.WithTags(f.tags...),
+		sweep.WithBalance(loadgen.Balance(f.balance)),
 		sweep.WithProgress(progress),
 		sweep.WithLogf(logf),
 	}
-	if len(f.rate) > 0 {
+	switch {
+	case f.trace != "":
+		// a trace times its own requests: --concurrency is the cap (workloadOptions)
+	case f.ramp.strategy != "":
+		// a ramp is one level: --concurrency is its cap (workloadOptions)
+	case f.findMax && len(f.rate) == 0:
+		// a search of concurrency starts from --concurrency (workloadOptions)
+	case len(f.rate) > 0:
 		capConc := 0
 		if concurrencyGiven {
 			if len(levels) != 1 {
@@ -174,12 +229,14 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 			capConc = levels[0]
 		}
 		opts = append(opts, sweep.WithRates(capConc, f.rate...))
-	} else {
+	default:
 		opts = append(opts, sweep.WithLevels(levels...))
 	}
-	if f.dataset != "" {
-		opts = append(opts, sweep.WithDataset(f.dataset))
+	more, err := workloadOptions(f, concurrencyGiven)
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, more...)
 	server, err := serverOptions(f)
 	if err != nil {
 		return nil, err
@@ -198,6 +255,7 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concu
 	if err != nil {
 		return usageError{err}
 	}
+	pr.planned, pr.off = s.Planned, f.noProgress
 	out := f.out
 	if out == "" {
 		out = "runs/sweep-" + time.Now().UTC().Format("20060102T150405Z")
@@ -250,6 +308,13 @@ func resumeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, ba
 			return usageError{fmt.Errorf("sweep --resume: %s was recorded with credentials, which the run does not keep: give --base-url again", m.Engine.BaseURL)}
 		}
 		baseURL = m.Engine.BaseURL
+		if len(m.Replicas) > 1 {
+			urls := make([]string, len(m.Replicas))
+			for i, r := range m.Replicas {
+				urls[i] = r.BaseURL
+			}
+			baseURL = strings.Join(urls, ",")
+		}
 	}
 	pr := newProgressPrinter(stderr)
 	logf := func(format string, args ...any) { pr.println(fmt.Sprintf(format, args...)) }
@@ -262,10 +327,14 @@ func resumeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, ba
 	if err != nil {
 		return err
 	}
+	for _, h := range f.headers {
+		opts = append(opts, sweep.WithHeader(h[0], h[1]))
+	}
 	s, err := sweep.New(baseURL, append(opts, server...)...)
 	if err != nil {
 		return fmt.Errorf("sweep --resume: %s: %w", filepath.Join(f.resume, rundir.ManifestFile), err)
 	}
+	pr.planned, pr.off = s.Planned, f.noProgress
 	run, err := s.Resume(ctx, f.resume)
 	pr.finish()
 	var disk writtenState
@@ -343,14 +412,26 @@ func onDisk(run *rundir.Run) writtenState {
 }
 
 // progressPrinter shows one line per level on stderr: redrawn in place on
-// a terminal, plain lines (phase starts and ends, every 10 s) otherwise.
+// a terminal, plain lines (phase starts and ends, every 10 s) otherwise,
+// with the time left in the level and, when the levels are known ahead,
+// in the sweep.
 type progressPrinter struct {
 	w        io.Writer
 	terminal bool
+	off      bool
 	mu       sync.Mutex
 	last     time.Time
 	lastKey  string
 	drawn    bool
+
+	// planned gives the sweep's levels (nil: not known ahead); read once,
+	// at the first update (a resume knows where it starts only then).
+	planned func() []sweep.PlannedLevel
+	plan    []sweep.PlannedLevel
+	havePln bool
+	// rps is the rate of finished requests of the latest measured phase,
+	// the estimate for the closed-loop levels to come.
+	rps float64
 }
 
 func newProgressPrinter(w io.Writer) *progressPrinter {
@@ -374,13 +455,88 @@ func (p *progressPrinter) line(pr sweep.Progress) string {
 	} else if pr.Duration > 0 {
 		count = fmt.Sprintf("%d (%.0f/%.0f s)", pr.Done, pr.Elapsed.Seconds(), pr.Duration.Seconds())
 	}
-	return fmt.Sprintf("level %d/%d %s %-7s requests %s  %.0f tok/s  errors %d",
-		pr.LevelIndex+1, pr.Levels, what, pr.Phase, count, pr.ChunksPerS(), pr.Errors)
+	level := fmt.Sprintf("level %d", pr.LevelIndex+1)
+	if pr.Levels > 0 {
+		level = fmt.Sprintf("level %d/%d", pr.LevelIndex+1, pr.Levels)
+	}
+	s := fmt.Sprintf("%s %s %-7s requests %s  %.0f tok/s  errors %d",
+		level, what, pr.Phase, count, pr.ChunksPerS(), pr.Errors)
+	if eta := p.eta(pr); eta != "" {
+		s += "  " + eta
+	}
+	return s
+}
+
+// eta says how long the level, and the sweep when its levels are known,
+// still take: the phase's remaining requests at its rate so far (or its
+// remaining duration), then each level to come by its arrivals (open
+// loop) or at the latest level's rate of finished requests (closed loop,
+// where a higher concurrency finishes at least as fast once the server is
+// saturated: an upper estimate below saturation).
+func (p *progressPrinter) eta(pr sweep.Progress) string {
+	if pr.Phase == "done" || pr.Elapsed < time.Second {
+		return ""
+	}
+	rate := float64(pr.Done) / pr.Elapsed.Seconds()
+	var left time.Duration
+	switch {
+	case pr.Duration > 0:
+		left = max(pr.Duration-pr.Elapsed, 0)
+	case pr.Total > 0 && rate > 0:
+		left = time.Duration(float64(pr.Total-pr.Done) / rate * float64(time.Second))
+	default:
+		return ""
+	}
+	if pr.Phase == "measure" && rate > 0 {
+		p.rps = rate
+	}
+	out := "eta " + shortDuration(left)
+	var more time.Duration
+	known := p.plan != nil
+	for _, l := range p.plan {
+		switch {
+		case l.Index < pr.LevelIndex:
+		case l.Index == pr.LevelIndex:
+			if pr.Phase == "warmup" && p.rps > 0 {
+				more += time.Duration(float64(l.Requests-pr.Total) / p.rps * float64(time.Second))
+			}
+		case l.Duration > 0:
+			more += l.Duration
+		case l.RateRPS > 0:
+			more += time.Duration(float64(l.Requests) / l.RateRPS * float64(time.Second))
+		case p.rps > 0:
+			more += time.Duration(float64(l.Requests) / p.rps * float64(time.Second))
+		default:
+			known = false
+		}
+	}
+	if known && more > 0 {
+		out += " (sweep ~" + shortDuration(left+more) + ")"
+	}
+	return out
+}
+
+// shortDuration is 42s, 3m10s or 1h05m.
+func shortDuration(d time.Duration) string {
+	s := int(d.Round(time.Second).Seconds())
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	}
+	return fmt.Sprintf("%dh%02dm", s/3600, s/60%60)
 }
 
 func (p *progressPrinter) update(pr sweep.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.off {
+		return
+	}
+	if !p.havePln && p.planned != nil {
+		p.plan, p.havePln = p.planned(), true
+	}
 	now := time.Now()
 	key := fmt.Sprintf("%d-%s", pr.LevelIndex, pr.Phase)
 	phaseChange := key != p.lastKey
@@ -428,11 +584,11 @@ func (p *progressPrinter) finish() {
 // new sweep and a resumed one.
 func serverOptions(f sweepFlags) ([]sweep.Option, error) {
 	var opts []sweep.Option
-	if f.serverLog != "" && f.serverCmd != "" {
+	if len(f.serverLogs) > 0 && f.serverCmd != "" {
 		return nil, usageError{errors.New("--server-log and --server-cmd do not mix: --server-cmd captures the server's output itself")}
 	}
-	if f.serverLog != "" {
-		opts = append(opts, sweep.WithServerLog(f.serverLog))
+	if len(f.serverLogs) > 0 {
+		opts = append(opts, sweep.WithServerLog(f.serverLogs...))
 	}
 	if f.serverCmd != "" {
 		opts = append(opts, sweep.WithServerCmd(f.serverCmd, f.serverTimeout))

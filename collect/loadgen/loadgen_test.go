@@ -147,6 +147,64 @@ func TestRunLevelOneAtATime(t *testing.T) {
 	}
 }
 
+// doubling is a Planner that doubles the concurrency after each level
+// until a level's requests took longer than limit; it sees each level's
+// row after the sink did.
+type doubling struct {
+	sink  *memSink
+	seen  []int
+	limit int
+}
+
+func (d *doubling) Next(done []rundir.LevelRow) (Level, bool) {
+	d.seen = append(d.seen, len(done))
+	if len(done) != len(d.sink.levels) {
+		panic("Next before LevelDone")
+	}
+	if len(done) >= d.limit {
+		return Level{}, false
+	}
+	c := 1
+	if len(done) > 0 {
+		c = int(done[len(done)-1].Concurrency) * 2
+	}
+	return Level{Index: len(done), Concurrency: c, Requests: 2 * c}, true
+}
+
+// RunPlanner asks the planner for each level after the last one's rows
+// were delivered, and ends when it says so; progress has no level count.
+func TestRunPlanner(t *testing.T) {
+	srv := newServer(t)
+	cfg := DefaultConfig(srv.URL + "/v1/completions")
+	var levelsSeen []int
+	var mu sync.Mutex
+	cfg.Progress = func(p Progress) { mu.Lock(); levelsSeen = append(levelsSeen, p.Levels); mu.Unlock() }
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	p := &doubling{sink: sink, limit: 3}
+	src := SourceFunc(func(Level, int, bool) Request { return Request{Prompt: "x", MaxTokens: 1} })
+	res, err := g.RunPlanner(context.Background(), p, src, sink)
+	if err != nil || len(res.Levels) != 3 {
+		t.Fatalf("err %v, %d levels", err, len(res.Levels))
+	}
+	for i, l := range res.Levels {
+		if l.Concurrency != int64(1<<i) || l.Requests != int64(2<<i) {
+			t.Errorf("level %d: %+v", i, l)
+		}
+	}
+	if fmt.Sprint(p.seen) != "[0 1 2 3]" || len(sink.requests) != 2+4+8 {
+		t.Errorf("Next saw %v levels; %d requests", p.seen, len(sink.requests))
+	}
+	for _, n := range levelsSeen {
+		if n != 0 {
+			t.Fatalf("progress says %d levels for a planner without Len", n)
+		}
+	}
+}
+
 // The output length asked comes from input: 2e9 tokens must not size an
 // allocation (it once crashed the process out of memory).
 func TestHugeMaxTokensAllocatesNothing(t *testing.T) {

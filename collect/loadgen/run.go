@@ -43,6 +43,29 @@ type Result struct {
 	Levels []rundir.LevelRow
 }
 
+// Planner decides a run's levels one at a time (an SLO search, a sweep that
+// stops once the server saturates). Next is called before each level with
+// the rows of the levels run so far, each after its Sink.LevelDone, and
+// returns the next level, or false to end the run. Levels that did not
+// complete end the run before Next is asked again.
+type Planner interface {
+	Next(done []rundir.LevelRow) (Level, bool)
+}
+
+// Plan is a fixed list of levels, run in order: the simplest Planner.
+type Plan []Level
+
+// Next returns the level after the ones done.
+func (p Plan) Next(done []rundir.LevelRow) (Level, bool) {
+	if len(done) >= len(p) {
+		return Level{}, false
+	}
+	return p[len(done)], true
+}
+
+// Len is the number of levels, for progress.
+func (p Plan) Len() int { return len(p) }
+
 // Run runs the plan's levels in order, sampling the client alongside, and
 // hands every row to sink. Cancelling ctx stops within a moment: requests in
 // flight are cancelled and recorded as such, the level is closed, and
@@ -50,6 +73,12 @@ type Result struct {
 // ctx was cancelled with one, context.WithCancelCause). The error is ctx's,
 // that cause, ErrMaxErrorRate, or the sink's.
 func (g *Generator) Run(ctx context.Context, plan []Level, src Source, sink Sink) (*Result, error) {
+	return g.RunPlanner(ctx, Plan(plan), src, sink)
+}
+
+// RunPlanner runs the levels p decides, as Run does a fixed plan. A planner
+// with a Len() int method gives progress its number of levels.
+func (g *Generator) RunPlanner(ctx context.Context, p Planner, src Source, sink Sink) (*Result, error) {
 	res := &Result{}
 	sampleCtx, stopSampling := context.WithCancel(context.Background())
 	samplerDone := make(chan struct{})
@@ -61,8 +90,16 @@ func (g *Generator) Run(ctx context.Context, plan []Level, src Source, sink Sink
 		stopSampling()
 		<-samplerDone
 	}()
-	for _, l := range plan {
-		row, err := g.runLevel(ctx, l, len(plan), src, sink)
+	levels := 0
+	if n, ok := p.(interface{ Len() int }); ok {
+		levels = n.Len()
+	}
+	for {
+		l, ok := p.Next(res.Levels)
+		if !ok {
+			return res, nil
+		}
+		row, err := g.runLevel(ctx, l, levels, src, sink)
 		// The level's kept-alive connections are closed before its rows are
 		// written: at a concurrency near the open-files limit they hold the
 		// descriptors the part files need.
@@ -92,7 +129,6 @@ func (g *Generator) Run(ctx context.Context, plan []Level, src Source, sink Sink
 			return res, err
 		}
 	}
-	return res, nil
 }
 
 // stoppedFor is the cause a context was cancelled with
@@ -149,7 +185,7 @@ func (st *levelState) attempt(seq int, warmup bool) *attempt {
 	if r.ID == "" {
 		r.ID = fmt.Sprintf("%d-%d", st.l.Index, seq)
 	}
-	return &attempt{Request: r, level: st.l.Index, concurrency: st.l.Concurrency, seq: seq, warmup: warmup}
+	return &attempt{Request: r, level: st.l.Index, concurrency: st.l.Concurrency, seq: seq, warmup: warmup, target: -1}
 }
 
 // finished records one request and applies the error limit.

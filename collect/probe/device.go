@@ -33,6 +33,8 @@ type deviceRun struct {
 	steps  int
 	blasV  string
 	blasP  string
+	ltV    string
+	ltP    string
 	warned []string
 }
 
@@ -53,7 +55,10 @@ func (r *deviceRun) warn(format string, args ...any) {
 // it returns what it measured so far.
 func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 	r.res = DeviceResult{Mode: r.mode, Started: r.cfg.now()}
-	r.steps = 3*len(r.cfg.bufferSizes) + len(r.cfg.batches)
+	r.steps = 3*len(r.cfg.bufferSizes) + len(r.cfg.batches) + r.cfg.modelPoints()
+	if r.cfg.fp8 {
+		r.steps += len(r.cfg.batches)
+	}
 	r.c, err = r.drv.OpenContext(r.ordinal)
 	if err != nil {
 		return r.res, err
@@ -92,6 +97,14 @@ func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 				p := &r.res.Bandwidth[i]
 				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
 			}
+			for i := range r.res.GEMMFP8 {
+				p := &r.res.GEMMFP8[i]
+				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
+			}
+			for i := range r.res.ModelGEMM {
+				p := &r.res.ModelGEMM[i]
+				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
+			}
 			flagThrottling(&r.res)
 		}
 		summarizeDevice(&r.res, r.cfg.kneeFraction)
@@ -107,7 +120,47 @@ func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 	if err := r.gemm(ctx); err != nil {
 		return r.res, fmt.Errorf("probe: GPU %d: GEMM: %w", r.ordinal, err)
 	}
+	if err := r.fp8AndModel(ctx); err != nil {
+		return r.res, fmt.Errorf("probe: GPU %d: %w", r.ordinal, err)
+	}
 	return r.res, nil
+}
+
+// fp8AndModel runs what WithFP8 and WithModelGEMMs add after the standard
+// sweep: the model's GEMMs in bf16, the FP8 sweep, the model's GEMMs in FP8
+// (bf16 first, so that an FP8 failure cannot cost the bf16 floor). A GPU
+// without FP8 tensor cores is measured in bf16 only, with a warning.
+func (r *deviceRun) fp8AndModel(ctx context.Context) (err error) {
+	var lt *cuda.Lt
+	if r.cfg.fp8 {
+		if cc := r.c.Info().ComputeCapability; !supportsFP8(cc) {
+			r.warn("no FP8 measurement: compute capability %s has no FP8 tensor cores (8.9 or later)", cc)
+			r.step += len(r.cfg.batches) + r.cfg.modelPoints()/2
+		} else {
+			if lt, err = r.c.OpenLt(r.cfg.libs, 0); err != nil {
+				return fmt.Errorf("FP8: %w", err)
+			}
+			defer func() { err = errors.Join(err, lt.Close()) }()
+			r.ltV, r.ltP = lt.VersionString(), lt.Path()
+		}
+	}
+	if r.cfg.model != nil {
+		if err := r.modelGEMMs(ctx, DType, nil); err != nil {
+			return fmt.Errorf("model GEMMs: %w", err)
+		}
+	}
+	if lt == nil {
+		return nil
+	}
+	if err := r.gemmFP8(ctx, lt); err != nil {
+		return fmt.Errorf("FP8 GEMM: %w", err)
+	}
+	if r.cfg.model != nil {
+		if err := r.modelGEMMs(ctx, DTypeFP8, lt); err != nil {
+			return fmt.Errorf("model GEMMs in FP8: %w", err)
+		}
+	}
+	return nil
 }
 
 // summarizeDevice derives the roofline numbers from the points (see
@@ -117,6 +170,15 @@ func summarizeDevice(d *DeviceResult, kneeFraction float64) {
 	d.PeakTFLOPS, d.PeakBatch, d.KneeBatch = rl.PeakFLOPPerS/1e12, int(rl.PeakBatch), int(rl.KneeBatch)
 	d.BandwidthGBps, d.BandwidthMethod, d.BandwidthBufferBytes = rl.BandwidthBytesPerS/1e9, rl.BandwidthMethod, uint64(rl.BandwidthBufferBytes)
 	d.ReadBandwidthGBps, d.RidgeFLOPsPerByte = rl.ReadBandwidthBytesPerS/1e9, rl.RidgeFLOPPerByte
+	// The FP8 roofline by the same rule, against the same copy bandwidth.
+	d.PeakFP8TFLOPS, d.PeakFP8Batch, d.KneeFP8Batch, d.RidgeFP8FLOPsPerByte = 0, 0, 0, 0
+	if rows := d.fp8Rows(); len(rows) > 0 {
+		f := roofline.Compute(rows, d.bandwidthRows(), roofline.Select{
+			Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), DType: DTypeFP8, KneeFraction: kneeFraction,
+		})
+		d.PeakFP8TFLOPS, d.PeakFP8Batch, d.KneeFP8Batch = f.PeakFLOPPerS/1e12, int(f.PeakBatch), int(f.KneeBatch)
+		d.RidgeFP8FLOPsPerByte = f.RidgeFLOPPerByte
+	}
 }
 
 // roofline applies the rule package roofline holds (the seed's script 01)
@@ -257,7 +319,12 @@ func (r *deviceRun) deviceSum(k *cuda.Kernels, out, src cuda.DevicePtr, size uin
 // fillSource uploads the random chunk once and doubles it on the device
 // until size bytes are filled.
 func (r *deviceRun) fillSource(src cuda.DevicePtr, size uint64) error {
-	chunk := r.in.fill.chunk
+	return r.fillWith(src, size, r.in.fill.chunk)
+}
+
+// fillWith fills size bytes at src with chunk repeated: one upload, then
+// device copies that double the filled part.
+func (r *deviceRun) fillWith(src cuda.DevicePtr, size uint64, chunk []byte) error {
 	n := min(uint64(len(chunk)), size)
 	if err := r.c.CopyToDevice(src, chunk[:n]); err != nil {
 		return err
@@ -314,7 +381,7 @@ func (r *deviceRun) gemm(ctx context.Context) (err error) {
 			return err
 		}
 		r.progress(Progress{Phase: "gemm", Batch: b})
-		p := GEMMPoint{Batch: b, K: k, N: n, FLOPs: GEMMFLOPs(b, k, n), Bytes: GEMMBytes(b, k, n),
+		p := GEMMPoint{Batch: b, RunBatch: b, DType: DType, K: k, N: n, FLOPs: GEMMFLOPs(b, k, n), Bytes: GEMMBytes(b, k, n),
 			Intensity: Intensity(b, k, n), Started: cfg.now()}
 		call := func() error { return blas.GemmBF16(x, w, y, b, k, n) }
 		// Check the answer first: poison the output, multiply once, compare.

@@ -1,6 +1,9 @@
 package probe
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // inputs are the host-side data every GPU gets: random bf16 matrices for
 // the GEMM and a random chunk that fills the bandwidth buffers.
@@ -9,6 +12,16 @@ type inputs struct {
 	x        []byte // maxBatch×K row-major bf16
 	w        []byte // K×N row-major bf16
 	fill     pattern
+
+	fp8Once sync.Once
+	fp8     []byte // fill's chunk converted to E4M3, made on first use
+}
+
+// fp8Chunk is the bandwidth chunk's values rounded to E4M3: the FP8
+// GEMMs' pattern, made once for all GPUs.
+func (in *inputs) fp8Chunk() []byte {
+	in.fp8Once.Do(func() { in.fp8 = e4m3Pattern(in.fill.chunk) })
+	return in.fp8
 }
 
 // bandwidthChunkBytes is the random block repeated through the bandwidth

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/cuda"
+	"github.com/headroom-llm/headroom/modelspec"
 	"github.com/headroom-llm/headroom/roofline"
 )
 
@@ -59,8 +60,10 @@ var DefaultBufferSizes = []uint64{256 << 20, 512 << 20, 1 << 30, 2 << 30, 4 << 3
 type Progress struct {
 	Ordinal int
 	Mode    Mode
-	// Phase is "bandwidth" or "gemm".
+	// Phase is "bandwidth", "gemm", "gemm_fp8" or "model_gemm".
 	Phase string
+	// Op and DType name the model GEMM being timed (model_gemm).
+	Op, DType string
 	// Batch is the batch size being measured (gemm), BufferBytes and
 	// Method the buffer size and method (bandwidth).
 	Batch       int
@@ -91,7 +94,18 @@ type config struct {
 	disagreeFraction float64
 	progress         func(Progress)
 	now              func() time.Time
+	// fp8 adds the FP8 (E4M3) sweep of the standard shape through cuBLASLt.
+	fp8 bool
+	// model, when set, adds the model's own decode GEMMs at modelBatches,
+	// in bf16 and (with fp8) FP8.
+	model        *modelspec.Spec
+	modelName    string
+	modelBatches []int
 }
+
+// DefaultModelBatches are the decode batches at which --model-config times
+// the model's GEMMs: the sweep's default levels and 256.
+var DefaultModelBatches = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
 
 // Option changes a probe setting.
 type Option func(*config)
@@ -152,6 +166,23 @@ func WithKneeFraction(f float64) Option { return func(c *config) { c.kneeFractio
 
 // WithDisagreementFraction sets the relative difference between GPUs that is flagged.
 func WithDisagreementFraction(f float64) Option { return func(c *config) { c.disagreeFraction = f } }
+
+// WithFP8 adds the FP8 (E4M3 through cuBLASLt) sweep of the standard shape,
+// whose peak is the compute ceiling of models served with FP8 weights; with
+// WithModelGEMMs the model's GEMMs are timed in FP8 too.
+func WithFP8() Option { return func(c *config) { c.fp8 = true } }
+
+// WithModelGEMMs times the decode GEMMs of the model (modelspec.DecodeGEMMs)
+// at each batch (DefaultModelBatches when none), named name in the results.
+func WithModelGEMMs(model *modelspec.Spec, name string, batches ...int) Option {
+	return func(c *config) {
+		c.model, c.modelName = model, name
+		c.modelBatches = append([]int(nil), batches...)
+		if len(c.modelBatches) == 0 {
+			c.modelBatches = append([]int(nil), DefaultModelBatches...)
+		}
+	}
+}
 
 // WithProgress sets a function called before each point is measured. With
 // several GPUs at once it is called from several goroutines.
@@ -221,6 +252,11 @@ func (c *config) validate() error {
 	}
 	if c.sampleInterval <= 0 {
 		return fmt.Errorf("probe: sample interval %v must be positive", c.sampleInterval)
+	}
+	for _, b := range c.modelBatches {
+		if b <= 0 {
+			return fmt.Errorf("probe: model batch %d must be positive", b)
+		}
 	}
 	for i, d := range c.devices {
 		if d < 0 {

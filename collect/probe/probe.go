@@ -44,7 +44,10 @@ func New(opts ...Option) (*Prober, error) {
 // returns what was measured so far, with Complete false, and the error.
 func (p *Prober) Run(ctx context.Context) (*Result, error) {
 	cfg := &p.cfg
-	res := &Result{Started: cfg.now(), K: cfg.k, N: cfg.n, KneeFraction: cfg.kneeFraction}
+	res := &Result{Started: cfg.now(), K: cfg.k, N: cfg.n, KneeFraction: cfg.kneeFraction, Model: cfg.modelName}
+	if cfg.model != nil {
+		res.ModelConfig = cfg.model.Source
+	}
 	defer func() { res.Finished = cfg.now() }()
 
 	drv, err := cuda.OpenDriver(cfg.libs)
@@ -109,6 +112,9 @@ func (p *Prober) Run(ctx context.Context) (*Result, error) {
 	collect := func(r *deviceRun) {
 		if res.CUBLASVersion == "" {
 			res.CUBLASVersion, res.CUBLASPath = r.blasV, r.blasP
+		}
+		if res.CUBLASLtVersion == "" {
+			res.CUBLASLtVersion, res.CUBLASLtPath = r.ltV, r.ltP
 		}
 		res.Warnings = append(res.Warnings, r.warned...)
 	}

@@ -62,8 +62,13 @@ func (p *Prober) Record(ctx context.Context, dir string) (*rundir.Run, *Result, 
 
 // Point names what is measured: "GEMM B=64" or "bandwidth copy_kernel 256 MiB".
 func (p Progress) Point() string {
-	if p.Phase == "bandwidth" {
+	switch p.Phase {
+	case "bandwidth":
 		return fmt.Sprintf("bandwidth %s %d MiB", p.Method, p.BufferBytes>>20)
+	case "gemm_fp8":
+		return fmt.Sprintf("GEMM FP8 B=%d", p.Batch)
+	case "model_gemm":
+		return fmt.Sprintf("model %s %s B=%d", p.Op, p.DType, p.Batch)
 	}
 	return fmt.Sprintf("GEMM B=%d", p.Batch)
 }

@@ -13,6 +13,11 @@ type Result struct {
 	DriverVersion     string // the NVIDIA driver, e.g. "580.159.04", from NVML ("" without NVML)
 	CUBLASVersion     string // e.g. "13.1.0"
 	CUBLASPath        string
+	CUBLASLtVersion   string // "" unless FP8 was measured
+	CUBLASLtPath      string
+	// Model names the model whose decode GEMMs were timed ("" for none),
+	// ModelConfig the config.json it was read from.
+	Model, ModelConfig string
 
 	K, N int // the GEMM's inner and output dimensions
 	// KneeFraction of the peak defines each device's knee.
@@ -78,6 +83,19 @@ type DeviceResult struct {
 	RidgeFLOPsPerByte float64 // PeakTFLOPS / BandwidthGBps, in FLOP per byte
 	KneeBatch         int     // smallest batch reaching KneeFraction of the peak; 0 if none
 
+	// GEMMFP8 is the same sweep in FP8 (E4M3 inputs, bf16 output) through
+	// cuBLASLt, and the FP8 roofline numbers derived from it as above (the
+	// ridge against the same copy bandwidth); empty without WithFP8.
+	GEMMFP8              []GEMMPoint
+	PeakFP8TFLOPS        float64
+	PeakFP8Batch         int
+	RidgeFP8FLOPsPerByte float64
+	KneeFP8Batch         int
+
+	// ModelGEMM is the model's own decode GEMMs (WithModelGEMMs), one point
+	// per (decode batch, operation, dtype).
+	ModelGEMM []ModelGEMMPoint
+
 	// Telemetry is the NVML samples taken while this device was probed.
 	Telemetry []TelemetrySample
 	// Throttled is true if any sample showed a thermal or hardware slowdown
@@ -103,9 +121,16 @@ type DeviceResult struct {
 // GEMMPoint is one batch size of the (B,K)@(K,N) sweep.
 type GEMMPoint struct {
 	Batch, K, N int
-	FLOPs       float64
-	Bytes       float64 // 2(BK + KN + BN)
-	Intensity   float64 // FLOPs / Bytes
+	// DType is DType (bf16) or DTypeFP8.
+	DType string
+	// RunBatch is the batch actually multiplied: Batch, or Batch rounded up
+	// to the next multiple of FP8Alignment when cuBLASLt has no FP8 kernel
+	// for Batch itself (engines pad the same way). FLOPs, Bytes and the time
+	// are those of RunBatch.
+	RunBatch  int
+	FLOPs     float64
+	Bytes     float64 // 2(BK + KN + BN)
+	Intensity float64 // FLOPs / Bytes
 
 	// CallsPerRepeat back-to-back GEMMs were timed between two events,
 	// Repeats times; TimeMS summarises the time per call over the repeats.
@@ -119,6 +144,28 @@ type GEMMPoint struct {
 	Telemetry  PointTelemetry
 	Started    time.Time
 	Finished   time.Time
+}
+
+// ModelGEMMPoint is one weight GEMM of the model's decode step at one
+// batch: Tokens rows of activations times a K×N weight, Count times per step.
+type ModelGEMMPoint struct {
+	Batch int    // the decode batch (concurrent sequences) this GEMM belongs to
+	Op    string // modelspec.OpQKV, OpO, …
+	DType string // DType or DTypeFP8
+	// Tokens is the product's rows (the batch, or one expert's share of it);
+	// RunTokens the rows multiplied (Tokens padded for FP8, as in GEMMPoint).
+	Tokens, RunTokens int
+	K, N              int
+	Count             float64 // products per decode step
+	FLOPs, Bytes      float64 // of one product at RunTokens
+
+	CallsPerRepeat int
+	RepeatTimesMS  []float64
+	TimeMS         Summary
+	Validation     Validation
+	Telemetry      PointTelemetry
+	Started        time.Time
+	Finished       time.Time
 }
 
 // Validation is the check of one GEMM's output against a float64 reference

@@ -3,6 +3,7 @@ package probe
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/headroom-llm/headroom/cuda/nvml"
@@ -23,25 +24,55 @@ func (r *Result) GEMMRows() []rundir.ProbeGEMMRow {
 	var rows []rundir.ProbeGEMMRow
 	for _, d := range r.allDevices() {
 		rows = append(rows, d.gemmRows()...)
+		rows = append(rows, d.fp8Rows()...)
 	}
 	return rows
 }
 
-func (d *DeviceResult) gemmRows() []rundir.ProbeGEMMRow {
+// gemmRows are the bf16 sweep's rows, fp8Rows the FP8 sweep's.
+func (d *DeviceResult) gemmRows() []rundir.ProbeGEMMRow { return d.rowsOf(d.GEMM, DType) }
+func (d *DeviceResult) fp8Rows() []rundir.ProbeGEMMRow  { return d.rowsOf(d.GEMMFP8, DTypeFP8) }
+
+func (d *DeviceResult) rowsOf(points []GEMMPoint, dtype string) []rundir.ProbeGEMMRow {
 	var rows []rundir.ProbeGEMMRow
-	for _, p := range d.GEMM {
+	for _, p := range points {
 		if len(p.RepeatTimesMS) == 0 {
 			continue // validated but not timed (the probe stopped there)
 		}
+		batch := p.Batch
+		if p.RunBatch > 0 {
+			batch = p.RunBatch // the product timed; FLOP and bytes are its
+		}
 		rows = append(rows, rundir.ProbeGEMMRow{
 			Device: int32(d.GPU.Ordinal), Mode: string(d.Mode),
-			Batch: int64(p.Batch), K: int64(p.K), N: int64(p.N), DType: DType,
+			Batch: int64(batch), K: int64(p.K), N: int64(p.N), DType: dtype,
 			FLOP: p.FLOPs, Bytes: p.Bytes, Intensity: p.Intensity,
 			Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
 			TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
 			FLOPPerS:  p.TFLOPS * 1e12,
 			MaxRelErr: p.Validation.MaxRelError,
 		})
+	}
+	return rows
+}
+
+// ModelGEMMRows converts the model GEMM points to rows of the probe_model_gemm table.
+func (r *Result) ModelGEMMRows() []rundir.ProbeModelGEMMRow {
+	var rows []rundir.ProbeModelGEMMRow
+	for _, d := range r.allDevices() {
+		for _, p := range d.ModelGEMM {
+			if len(p.RepeatTimesMS) == 0 {
+				continue
+			}
+			rows = append(rows, rundir.ProbeModelGEMMRow{
+				Device: int32(d.GPU.Ordinal), Mode: string(d.Mode), Model: r.Model,
+				Batch: int64(p.Batch), Op: p.Op, DType: p.DType, Tokens: int64(p.Tokens), RunTokens: int64(p.RunTokens),
+				K: int64(p.K), N: int64(p.N), CallsPerStep: p.Count, FLOP: p.FLOPs, Bytes: p.Bytes,
+				Repeats: int64(len(p.RepeatTimesMS)), CallsPerRepeat: int64(p.CallsPerRepeat),
+				TimeMedianS: p.TimeMS.Median / 1e3, TimeMinS: p.TimeMS.Min / 1e3, TimeMaxS: p.TimeMS.Max / 1e3,
+				MaxRelErr: p.Validation.MaxRelError,
+			})
+		}
 	}
 	return rows
 }
@@ -125,7 +156,10 @@ func (r *Result) ManifestProbe() *rundir.Probe {
 		if len(d.GEMM) == 0 {
 			validated = false
 		}
-		for _, g := range d.GEMM {
+		for _, g := range slices.Concat(d.GEMM, d.GEMMFP8) {
+			validated = validated && g.Validation.Passed
+		}
+		for _, g := range d.ModelGEMM {
 			validated = validated && g.Validation.Passed
 		}
 		for _, b := range d.Bandwidth {
@@ -138,7 +172,12 @@ func (r *Result) ManifestProbe() *rundir.Probe {
 		p.PeakFLOPPerS, p.PeakBatch = rl.PeakFLOPPerS, int(rl.PeakBatch)
 		p.BandwidthBytesPerS, p.BandwidthMethod = rl.BandwidthBytesPerS, rl.BandwidthMethod
 		p.RidgeFLOPPerByte, p.KneeBatch = rl.RidgeFLOPPerByte, int(rl.KneeBatch)
+		if d := r.Devices[0]; d.PeakFP8TFLOPS > 0 {
+			p.FP8 = &rundir.ProbeCeiling{DType: DTypeFP8, PeakFLOPPerS: d.PeakFP8TFLOPS * 1e12, PeakBatch: d.PeakFP8Batch,
+				RidgeFLOPPerByte: d.RidgeFP8FLOPsPerByte, KneeBatch: d.KneeFP8Batch}
+		}
 	}
+	p.Model, p.ModelConfig = r.Model, r.ModelConfig
 	return p
 }
 
@@ -152,6 +191,9 @@ func (r *Result) WriteTo(run *rundir.Run) error {
 	if rows := r.BandwidthRows(); len(rows) > 0 {
 		errs = append(errs, rundir.WriteTable(run.Dir, rundir.TableProbeBandwidth, rows))
 	}
+	if rows := r.ModelGEMMRows(); len(rows) > 0 {
+		errs = append(errs, rundir.WriteTable(run.Dir, rundir.TableProbeModelGEMM, rows))
+	}
 	if rows := r.TelemetryRows(); len(rows) > 0 {
 		errs = append(errs, rundir.WriteTable(run.Dir, rundir.TableGPUTelemetry, rows))
 	}
@@ -162,6 +204,9 @@ func (r *Result) WriteTo(run *rundir.Run) error {
 	m.Warnings = append(m.Warnings, r.Warnings...)
 	if r.CUBLASVersion != "" {
 		m.Notes = append(m.Notes, fmt.Sprintf("probe: cuBLAS %s (%s), CUDA driver API %s", r.CUBLASVersion, r.CUBLASPath, CUDAVersionString(r.CUDADriverVersion)))
+	}
+	if r.CUBLASLtVersion != "" {
+		m.Notes = append(m.Notes, fmt.Sprintf("probe: FP8 through cuBLASLt %s (%s): E4M3 inputs, per-tensor scales, fast FP8 accumulation, bf16 output", r.CUBLASLtVersion, r.CUBLASLtPath))
 	}
 	return errors.Join(errs...)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // WriteSummary prints the probe's numbers for a terminal: per GPU run, the
@@ -33,10 +35,34 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			knee = fmt.Sprintf("batch %d", d.KneeBatch)
 		}
 		fmt.Fprintf(&b, "  %.0f%% of peak at   %s\n", 100*r.KneeFraction, knee)
+		if d.PeakFP8TFLOPS > 0 {
+			fmt.Fprintf(&b, "  FP8 peak         %.1f TFLOP/s  (B=%d, E4M3 through cuBLASLt), ridge %.0f FLOP/byte, %.0f%% at batch %d\n",
+				d.PeakFP8TFLOPS, d.PeakFP8Batch, d.RidgeFP8FLOPsPerByte, 100*r.KneeFraction, d.KneeFP8Batch)
+		}
+		if floors := r.deviceFloors(d); len(floors) > 0 {
+			fmt.Fprintf(&b, "  %s decode step, weight GEMMs only (attention not included):\n", r.Model)
+			for _, fl := range floors {
+				fmt.Fprintf(&b, "    B=%-4d %-8s %8.3f ms  (%.2f GB of weights: %.0f GB/s)\n", fl.Batch, fl.DType, fl.GEMMSeconds*1e3, fl.WeightBytes/1e9, fl.WeightBytes/fl.GEMMSeconds/1e9)
+			}
+		}
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// deviceFloors is one device's measured decode-step floors (solo runs only).
+func (r *Result) deviceFloors(d DeviceResult) []rundir.StepFloor {
+	if d.Mode != ModeSolo {
+		return nil
+	}
+	var out []rundir.StepFloor
+	for _, f := range rundir.StepFloors(r.ModelGEMMRows()) {
+		if f.Device == int32(d.GPU.Ordinal) {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,59 @@ func TestParseDataset(t *testing.T) {
 		} else if err != nil && !strings.Contains(err.Error(), "line 2") {
 			t.Errorf("%q: error does not name the line: %v", bad, err)
 		}
+	}
+}
+
+// The formats vllm bench names: ShareGPT's array (and its JSONL rows),
+// custom JSONL, and HF-style rows of the common chat and instruction
+// datasets, detected when not named; the reference answer is kept where
+// the row has one.
+func TestDatasetFormats(t *testing.T) {
+	recs, format, err := readDataset("../../testdata/datasets/sharegpt-excerpt.json", "")
+	if err != nil || format != DatasetShareGPT || len(recs) != 11 {
+		t.Fatalf("%d records, format %q: %v", len(recs), format, err)
+	}
+	if r := recs[1]; r.prompt != "How does process intelligence or process mining work?" || !r.hasReference ||
+		!strings.HasPrefix(r.reference, "Process mining is a technique") || len(r.turns) != 12 {
+		t.Errorf("second conversation: %+v", r)
+	}
+	rows := map[string]datasetRecord{
+		`{"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"a"}]}`:                                     {prompt: "q", reference: "a", hasReference: true},
+		`{"messages":[{"role":"system","content":"s"},{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}`: {prompt: "q", reference: "a", hasReference: true},
+		`{"turns":["q1","q2"],"category":"writing"}`:                                                                      {prompt: "q1"},
+		`{"instruction":"do","input":"this","output":"done"}`:                                                             {prompt: "do\n\nthis", reference: "done", hasReference: true},
+		`{"question":"2+2?","answer":"4"}`:                                                                                {prompt: "2+2?", reference: "4", hasReference: true},
+		`{"prompt":"p","completion":"c"}`:                                                                                 {prompt: "p", reference: "c", hasReference: true},
+	}
+	for row, want := range rows {
+		recs, _, err := parseDatasetAs(bufio.NewReader(strings.NewReader(row)), DatasetHF)
+		if err != nil || len(recs) != 1 || recs[0].prompt != want.prompt || recs[0].reference != want.reference || recs[0].hasReference != want.hasReference {
+			t.Errorf("%s: %+v %v", row, recs, err)
+		}
+	}
+	// Detected: a custom row, an HF row.
+	if _, f, _ := parseDatasetAs(bufio.NewReader(strings.NewReader(`{"prompt":"x"}`)), ""); f != DatasetCustom {
+		t.Errorf("custom detected as %q", f)
+	}
+	if _, f, _ := parseDatasetAs(bufio.NewReader(strings.NewReader(`{"question":"x","answer":"y"}`)), ""); f != DatasetHF {
+		t.Errorf("hf detected as %q", f)
+	}
+	// Bad input: one line naming where, no Go types.
+	for in, want := range map[string]string{
+		`[{"id":"a"}]`:                     `entry 0: no "conversations"`,
+		`[{"conversations":"x"}]`:          `entry 0: "conversations" is not a list`,
+		`[{"conversations":[{"from":1}]}]`: `entry 0:`,
+		`[1, 2]`:                           `entry 0: not a JSON object`,
+		`{"instruction": 5}`:               `line 1: no prompt field`,
+		"{\"prompt\":\"a\"}\n[1]":          `line 2`,
+	} {
+		_, _, err := parseDatasetAs(bufio.NewReader(strings.NewReader(in)), "")
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "sweep.") || strings.Contains(err.Error(), "Go value") {
+			t.Errorf("%s: err %v, want one containing %q", in, err, want)
+		}
+	}
+	if _, _, err := parseDatasetAs(bufio.NewReader(strings.NewReader(`[{"conversations":[]}]`)), DatasetCustom); err == nil || !strings.Contains(err.Error(), "--dataset-name sharegpt") {
+		t.Errorf("an array named custom: %v", err)
 	}
 }
 

@@ -44,9 +44,11 @@ type fakeServer struct {
 	noFinish    bool   // no finish_reason and no [DONE]: the stream just ends
 	location    string // with status 3xx: the Location header
 	echoAuth    bool   // with status: the error body echoes the Authorization header
-	hangModels  bool   // /v1/models never answers
-	hangTokens  bool   // /tokenize never answers
-	maxModelLen int    // /v1/models lists it (vLLM's max_model_len)
+	slots       int    // serve at most this many generations at once; the others wait (0: no limit)
+	slotSem     chan struct{}
+	hangModels  bool // /v1/models never answers
+	hangTokens  bool // /tokenize never answers
+	maxModelLen int  // /v1/models lists it (vLLM's max_model_len)
 
 	mu        sync.Mutex
 	bodies    []map[string]any
@@ -60,6 +62,9 @@ func newFakeServer(t *testing.T, configure func(*fakeServer)) *fakeServer {
 	f := &fakeServer{t: t, sends: map[int64][]int64{}}
 	if configure != nil {
 		configure(f)
+	}
+	if f.slots > 0 {
+		f.slotSem = make(chan struct{}, f.slots)
 	}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.handle))
 	t.Cleanup(f.Close)
@@ -183,6 +188,14 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 			return false
 		case <-time.After(d):
 			return true
+		}
+	}
+	if f.slotSem != nil {
+		select {
+		case f.slotSem <- struct{}{}:
+			defer func() { <-f.slotSem }()
+		case <-r.Context().Done():
+			return
 		}
 	}
 	if !sleep(f.firstDelay) {

@@ -176,7 +176,7 @@ func TestPoissonSchedule(t *testing.T) {
 		t.Fatalf("%d requests", len(rec.requests))
 	}
 	sort.Slice(rec.requests, func(i, j int) bool { return rec.requests[i].Seq < rec.requests[j].Seq })
-	next := seqOf(arrivals(42, 0, rate))
+	next := seqOf(s.arrivals(0, rate))
 	start := rec.levels[0].StartNS
 	var offsets []float64
 	for _, r := range rec.requests {
@@ -200,7 +200,8 @@ func TestPoissonSchedule(t *testing.T) {
 		t.Errorf("mean gap %.4f s, want about %.4f", mean, 1/rate)
 	}
 	// same seed, same schedule; another seed, another one
-	a, b, c := seqOf(arrivals(42, 0, rate)), seqOf(arrivals(42, 0, rate)), seqOf(arrivals(43, 0, rate))
+	other := mustNew(t, "http://127.0.0.1:1", WithSeed(43))
+	a, b, c := seqOf(s.arrivals(0, rate)), seqOf(s.arrivals(0, rate)), seqOf(other.arrivals(0, rate))
 	if a() != b() || a() == c() {
 		t.Error("schedule not determined by the seed")
 	}

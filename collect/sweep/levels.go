@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"math"
+	"time"
 
 	"github.com/headroom-llm/headroom/collect/loadgen"
 )
@@ -28,4 +29,32 @@ func (s *Sweep) measuredCount(l loadgen.Level) int {
 		return max(DefaultMinRequestsPerLevel, int(math.Ceil(16*l.RateRPS)))
 	}
 	return max(DefaultMinRequestsPerLevel, 4*l.Concurrency)
+}
+
+// PlannedLevel is one level the sweep will run, for a progress display's
+// estimate of the time left.
+type PlannedLevel struct {
+	Index       int
+	Concurrency int
+	RateRPS     float64       // open loop
+	Requests    int           // warm-up and measured; 0 with a duration
+	Duration    time.Duration // of the measured phase, when it runs for one
+}
+
+// Planned are the levels the sweep will run, in order, from the first a
+// resume has not done; nil when they are decided as it goes (a search,
+// or a sweep that may stop at saturation, lists its whole plan).
+func (s *Sweep) Planned() []PlannedLevel {
+	if s.search != nil {
+		return nil
+	}
+	var out []PlannedLevel
+	for _, l := range s.plan()[min(s.startLevel, len(s.plan())):] {
+		p := PlannedLevel{Index: l.Index, Concurrency: l.Concurrency, RateRPS: l.RateRPS, Duration: l.Duration}
+		if l.Duration == 0 {
+			p.Requests = l.Warmup + l.Requests
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -3,8 +3,11 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,10 +32,13 @@ const (
 	DefaultEndpoint     = EndpointCompletions
 	DefaultPromptTokens = 512 // the seed's script 02
 	DefaultOutputTokens = 128 // the seed's script 02
-	// DefaultRequestsPerLevel 0 means: 4 × the level's concurrency, at
-	// least DefaultMinRequestsPerLevel.
-	DefaultRequestsPerLevel    = 0
-	DefaultMinRequestsPerLevel = 16
+	// DefaultRequestsPerLevel 0 means: 4 × the level's concurrency (open
+	// loop: 16 s of arrivals), at least DefaultMinRequestsPerLevel.
+	DefaultRequestsPerLevel = 0
+	// DefaultMinRequestsPerLevel is the p99's own need: the nearest-rank
+	// p99 of fewer than stats.MinSamples(99) = 100 values is the largest
+	// value seen, not a tail estimate.
+	DefaultMinRequestsPerLevel = 100
 	// DefaultWarmup -1 means: one warm-up request per concurrent stream
 	// (the level's concurrency), so the server has seen the level's batch
 	// size before measuring starts.
@@ -40,6 +46,7 @@ const (
 	DefaultTimeout         = loadgen.DefaultTimeout // per request
 	DefaultMaxErrorRate    = loadgen.DefaultMaxErrorRate
 	DefaultSeed            = 1
+	DefaultBurstiness      = 1.0 // Poisson
 	DefaultTemperature     = 0.0
 	DefaultOpenLoopMaxConc = 1024
 	DefaultSampleInterval  = loadgen.DefaultSampleInterval
@@ -61,36 +68,48 @@ var DefaultLevels = []int{1, 2, 4, 8, 16, 32, 64, 128}
 type Option func(*config) error
 
 type config struct {
-	baseURL          *url.URL
-	endpoint         Endpoint
-	model            string
-	apiKey           string
-	levels           []int
-	rates            []float64 // open loop when not empty
-	maxConc          int       // open loop cap
-	requestsPerLevel int
-	durationPerLevel time.Duration
-	warmup           int
-	prompt, output   Dist
-	sharedPrefix     int
-	dataset          string
-	seed             int64
-	temperature      float64
-	timeout          time.Duration
-	maxErrorRate     float64
-	fixedOutput      bool // ask for min_tokens + ignore_eos
-	sampleInterval   time.Duration
-	sendLagWarn      time.Duration
-	cpuWarnFraction  float64
-	httpClient       *http.Client
-	progress         func(Progress)
-	logf             func(format string, args ...any)
-	chunkObserver    ChunkObserver
+	baseURL           *url.URL
+	endpoint          Endpoint
+	endpointPath      string // "": the endpoint's /v1 path
+	headers           http.Header
+	extraBody         map[string]any
+	model             string
+	apiKey            string
+	levels            []int
+	rates             []float64 // open loop when not empty
+	maxConc           int       // open loop cap
+	requestsPerLevel  int
+	durationPerLevel  time.Duration
+	warmup            int
+	prompt, output    Dist
+	sharedPrefix      int
+	dataset           string   // the dataset's path
+	datasetCfg        *Dataset // set with dataset
+	maxModelLen       int      // 0: the server's
+	traceCfg          *Trace   // replay a trace instead of levels
+	burstiness        float64  // open loop: gamma shape of the gaps (1: Poisson)
+	ramp              *rampCfg // one open-loop level whose rate ramps
+	findMax           *FindMax // search for the highest load meeting an SLO
+	stopWhenSaturated bool
+	seed              int64
+	temperature       float64
+	timeout           time.Duration
+	maxErrorRate      float64
+	fixedOutput       bool // ask for min_tokens + ignore_eos
+	sampleInterval    time.Duration
+	sendLagWarn       time.Duration
+	cpuWarnFraction   float64
+	httpClient        *http.Client
+	progress          func(Progress)
+	logf              func(format string, args ...any)
+	chunkObserver     ChunkObserver
 
 	// Record only
 	label           string
 	tags            []string
-	serverLog       string
+	serverLog       string   // the one server's log
+	replicaLogs     []string // one per replica, in --base-url order
+	balance         loadgen.Balance
 	serverCmd       string
 	serverTimeout   time.Duration
 	metricsInterval time.Duration // 0 disables scraping
@@ -109,6 +128,7 @@ func defaultConfig() config {
 		prompt:           Fixed(DefaultPromptTokens),
 		output:           Fixed(DefaultOutputTokens),
 		seed:             DefaultSeed,
+		burstiness:       DefaultBurstiness,
 		temperature:      DefaultTemperature,
 		timeout:          DefaultTimeout,
 		maxErrorRate:     DefaultMaxErrorRate,
@@ -122,16 +142,67 @@ func defaultConfig() config {
 	}
 }
 
-// WithEndpoint picks /v1/completions (default) or /v1/chat/completions.
+// WithEndpoint picks /v1/completions (default) or /v1/chat/completions,
+// or names the endpoint by its path (vllm bench serve's --endpoint): a
+// path ending in /chat/completions is the chat API, one ending in
+// /completions the completions API, under whatever prefix a proxy puts.
 func WithEndpoint(e Endpoint) Option {
 	return func(c *config) error {
-		if e != EndpointCompletions && e != EndpointChat {
-			return fmt.Errorf("endpoint %q: want %q or %q", e, EndpointCompletions, EndpointChat)
+		switch {
+		case e == EndpointCompletions || e == EndpointChat:
+			c.endpoint, c.endpointPath = e, ""
+		case strings.HasPrefix(string(e), "/") && strings.HasSuffix(string(e), "/chat/completions"):
+			c.endpoint, c.endpointPath = EndpointChat, string(e)
+		case strings.HasPrefix(string(e), "/") && strings.HasSuffix(string(e), "/completions"):
+			c.endpoint, c.endpointPath = EndpointCompletions, string(e)
+		default:
+			return fmt.Errorf("endpoint %q: want %q, %q, or a path ending in /completions or /chat/completions", e, EndpointCompletions, EndpointChat)
 		}
-		c.endpoint = e
+		if c.endpointPath == pathOf(c.endpoint) {
+			c.endpointPath = ""
+		}
 		return nil
 	}
 }
+
+// WithHeader sends an HTTP header with every request to the server (vllm
+// bench serve's --header KEY=VALUE). Its value is treated as a secret:
+// never written to the run, removed wherever the server echoes it.
+func WithHeader(key, value string) Option {
+	return func(c *config) error {
+		if key == "" || strings.ContainsAny(key, " :\r\n") {
+			return fmt.Errorf("header %q: want a header name such as X-Request-Source", key)
+		}
+		if c.headers == nil {
+			c.headers = http.Header{}
+		}
+		c.headers.Add(key, value)
+		return nil
+	}
+}
+
+// WithExtraBody adds top-level fields to every request's body (sampling
+// parameters such as top_p and top_k, vllm bench serve's --extra-body). It
+// must be a JSON object and must not set the fields the sweep writes
+// itself (model, prompt, messages, max_tokens, min_tokens, ignore_eos,
+// temperature, stream, stream_options).
+func WithExtraBody(fields map[string]any) Option {
+	return func(c *config) error {
+		for k := range fields {
+			if slices.Contains(ownFields, k) {
+				return fmt.Errorf("extra body field %q is the sweep's own (use its flag)", k)
+			}
+		}
+		if c.extraBody == nil {
+			c.extraBody = map[string]any{}
+		}
+		maps.Copy(c.extraBody, fields)
+		return nil
+	}
+}
+
+// ownFields are the body fields the load generator writes.
+var ownFields = []string{"model", "prompt", "messages", "max_tokens", "min_tokens", "ignore_eos", "temperature", "stream", "stream_options"}
 
 // WithModel names the model; default: the first model of /v1/models.
 func WithModel(m string) Option { return func(c *config) error { c.model = m; return nil } }
@@ -182,9 +253,76 @@ func WithRates(maxConcurrency int, rates ...float64) Option {
 	}
 }
 
+// rampCfg is a ramp of the arrival rate over one level (WithRamp).
+type rampCfg struct {
+	kind       string
+	start, end float64
+}
+
+// WithBurstiness sets the open loop's inter-arrival distribution: gamma of
+// this shape with mean 1/rate, as vllm bench serve's --burstiness (1, the
+// default, is Poisson; below 1 burstier, above 1 more even).
+func WithBurstiness(b float64) Option {
+	return func(c *config) error {
+		if !(b > 0) {
+			return fmt.Errorf("burstiness %v: want a positive number (1: Poisson)", b)
+		}
+		c.burstiness = b
+		return nil
+	}
+}
+
+// WithRamp makes the sweep one open-loop level whose arrival rate moves
+// from start to end requests per second over its requests (kind
+// loadgen.RampLinear or RampExponential), as vllm bench serve's
+// --ramp-up-strategy; at most maxConcurrency in flight (0: the default cap).
+func WithRamp(kind string, start, end float64, maxConcurrency int) Option {
+	return func(c *config) error {
+		if _, err := loadgen.Ramp(kind, start, end, 1, 1, nil); err != nil {
+			return err
+		}
+		if maxConcurrency < 0 {
+			return fmt.Errorf("concurrency cap %d: want at least 1", maxConcurrency)
+		}
+		if maxConcurrency == 0 {
+			maxConcurrency = DefaultOpenLoopMaxConc
+		}
+		c.ramp, c.maxConc = &rampCfg{kind: kind, start: start, end: end}, maxConcurrency
+		return nil
+	}
+}
+
+// WithFindMax replaces the fixed levels by a search for the highest load
+// that meets f.SLO: the load doubles from f.Start until a level fails, then
+// the boundary is bisected to f.Precision. The axis is concurrency, or the
+// arrival rate when WithRates is given too (its rate is the start).
+func WithFindMax(f FindMax) Option {
+	return func(c *config) error {
+		switch {
+		case f.SLO == nil || len(f.SLO.Bounds) == 0:
+			return errors.New("a search needs an SLO")
+		case f.Start < 0 || f.Limit < 0:
+			return fmt.Errorf("search from %v to %v: want positive loads", f.Start, f.Limit)
+		case !(f.Precision >= 0 && f.Precision < 1):
+			return fmt.Errorf("search precision %v: want a fraction from 0 to below 1", f.Precision)
+		}
+		c.findMax = &f
+		return nil
+	}
+}
+
+// WithStopWhenSaturated ends a sweep of rising levels early once the
+// server is saturated: output throughput gained less than
+// SaturationGainPerDoubling per doubling of the load over the last two
+// steps while median TTFT rose significantly at each. The manifest says
+// where (workload.saturated) and which levels were skipped.
+func WithStopWhenSaturated(on bool) Option {
+	return func(c *config) error { c.stopWhenSaturated = on; return nil }
+}
+
 // WithRequestsPerLevel sets how many measured requests each level sends
-// (warm-up not included). 0: 4 × concurrency, at least 16 (open loop: 16 ×
-// the rate in requests per second, at least 16).
+// (warm-up not included). 0: 4 × concurrency (open loop: 16 × the rate in
+// requests per second), at least DefaultMinRequestsPerLevel.
 func WithRequestsPerLevel(n int) Option {
 	return func(c *config) error {
 		if n < 0 {
@@ -255,9 +393,82 @@ func WithSharedPrefix(n int) Option {
 	}
 }
 
-// WithDataset takes prompts from a JSONL file (see docs/sweep.md) instead
-// of generating them.
-func WithDataset(path string) Option { return func(c *config) error { c.dataset = path; return nil } }
+// WithDataset takes prompts from a file (see docs/sweep.md) instead of
+// generating them, its format detected (WithNamedDataset names it).
+func WithDataset(path string) Option { return WithNamedDataset(Dataset{Path: path}) }
+
+// WithNamedDataset takes prompts from a dataset file of a format vllm bench
+// serve names: custom, sharegpt or hf.
+func WithNamedDataset(d Dataset) Option {
+	return func(c *config) error {
+		switch {
+		case d.Path == "":
+			return errors.New("a dataset needs a file")
+		case d.Name != "" && !slices.Contains(DatasetNames, d.Name):
+			return fmt.Errorf("dataset format %q: want %s", d.Name, strings.Join(DatasetNames, ", "))
+		case d.OutputTokens < 0:
+			return fmt.Errorf("dataset output length %d: want 0 (from the dataset) or more", d.OutputTokens)
+		}
+		c.dataset, c.datasetCfg = d.Path, &d
+		return nil
+	}
+}
+
+// WithTrace replays a timestamped trace (Mooncake JSONL or BurstGPT CSV)
+// open loop, one level per speed: each request at its arrival time divided
+// by the speed, with the trace's input and output lengths, prompts built
+// from its hash ids so that shared blocks are shared text. At most the
+// WithRates cap (or DefaultOpenLoopMaxConc) is in flight.
+func WithTrace(t Trace) Option {
+	return func(c *config) error {
+		if t.Path == "" {
+			return errors.New("a trace needs a file")
+		}
+		if len(t.Speeds) == 0 {
+			t.Speeds = []float64{1}
+		}
+		for _, v := range t.Speeds {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("trace speed %v: want a positive number (2: twice as fast)", v)
+			}
+		}
+		if t.BlockSize == 0 {
+			t.BlockSize = DefaultTraceBlockSize
+		}
+		if t.BlockSize < 1 {
+			return fmt.Errorf("trace block size %d: want at least 1 token", t.BlockSize)
+		}
+		c.traceCfg = &t
+		return nil
+	}
+}
+
+// WithMaxInFlight caps the requests in flight of a trace replay or a ramp
+// (0: DefaultOpenLoopMaxConc); WithRates takes the cap of rate levels.
+func WithMaxInFlight(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("concurrency cap %d: want at least 1", n)
+		}
+		if n == 0 {
+			n = DefaultOpenLoopMaxConc
+		}
+		c.maxConc = n
+		return nil
+	}
+}
+
+// WithMaxModelLen filters dataset prompts to n tokens of prompt and output
+// (vllm's --max-model-len); default: the max_model_len the server reports.
+func WithMaxModelLen(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("max model length %d: want 0 (the server's) or more", n)
+		}
+		c.maxModelLen = n
+		return nil
+	}
+}
 
 // WithSeed seeds every random choice (prompts, lengths, arrivals), so the
 // same seed sends the same workload.
@@ -356,9 +567,30 @@ func WithTags(tags ...string) Option {
 }
 
 // WithServerLog follows a server's log file during the run, like tail -F
-// from its current end (Record only).
-func WithServerLog(path string) Option {
-	return func(c *config) error { c.serverLog = path; return nil }
+// from its current end (Record only). A sweep against several replicas
+// takes one log per replica, in the order of their base URLs.
+func WithServerLog(paths ...string) Option {
+	return func(c *config) error {
+		c.serverLog, c.replicaLogs = "", nil
+		switch len(paths) {
+		case 0:
+		case 1:
+			c.serverLog = paths[0]
+		default:
+			c.replicaLogs = append([]string(nil), paths...)
+		}
+		return nil
+	}
+}
+
+// WithBalance sets how a sweep against several replicas spreads its
+// requests (default loadgen.LeastOutstanding).
+func WithBalance(b loadgen.Balance) Option {
+	return func(c *config) error {
+		b, err := loadgen.ParseBalance(string(b))
+		c.balance = b
+		return err
+	}
 }
 
 // WithServerCmd starts the server with this shell command line, captures its

@@ -1,9 +1,11 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,22 +37,34 @@ func ResumeOptions(m *rundir.Manifest) ([]Option, error) {
 		return nil, errors.New("not a sweep recorded by headroom sweep (no workload in the manifest)")
 	}
 	opts := []Option{
-		WithEndpoint(Endpoint(w.Endpoint)),
+		WithEndpoint(Endpoint(cmp.Or(w.EndpointPath, w.Endpoint))),
+		WithExtraBody(w.ExtraBody),
+		WithStopWhenSaturated(w.StopWhenSaturated),
 		WithRequestsPerLevel(w.RequestsPerLevel),
 		WithDurationPerLevel(time.Duration(w.DurationPerLevelS * float64(time.Second))),
 		WithWarmup(w.WarmupPerLevel),
-		WithOutputTokens(distOf(w.Output)),
 		WithSharedPrefix(w.SharedPrefixTokens),
 		WithSeed(w.Seed),
+		WithBalance(loadgen.Balance(w.Balance)),
 		WithTemperature(w.Temperature),
 		WithLabel(m.Label),
 		WithTags(m.Tags...),
 	}
-	if w.Prompt.Kind != "dataset" {
+	if w.Prompt.Kind != "dataset" && w.Prompt.Kind != "trace" {
 		opts = append(opts, WithPromptTokens(distOf(w.Prompt)))
 	}
+	if w.Output.Kind != "trace" {
+		opts = append(opts, WithOutputTokens(distOf(w.Output)))
+	}
 	if w.Dataset != "" {
-		opts = append(opts, WithDataset(w.Dataset))
+		d := Dataset{Path: w.Dataset}
+		if ds := w.DatasetSample; ds != nil {
+			d.Name, d.DisableShuffle, d.OutputTokens = ds.Format, !ds.Shuffled, ds.OutputOverride
+		}
+		opts = append(opts, WithNamedDataset(d))
+	}
+	if w.MaxModelLen > 0 {
+		opts = append(opts, WithMaxModelLen(w.MaxModelLen))
 	}
 	if w.TimeoutPerRequest > 0 {
 		opts = append(opts, WithTimeout(time.Duration(w.TimeoutPerRequest*float64(time.Second))))
@@ -63,7 +77,18 @@ func ResumeOptions(m *rundir.Manifest) ([]Option, error) {
 		fixed = *w.FixedOutputSent
 	}
 	opts = append(opts, WithFixedOutput(fixed))
+	if w.Burstiness > 0 {
+		opts = append(opts, WithBurstiness(w.Burstiness))
+	}
+	if w.Search != nil {
+		return nil, errors.New("a search (--find-max) cannot be resumed: run it again")
+	}
 	switch {
+	case w.Trace != nil:
+		opts = append(opts, WithTrace(Trace{Path: w.Trace.Path, Format: w.Trace.Format, Speeds: w.Trace.Speeds, BlockSize: w.Trace.BlockSize}),
+			WithMaxInFlight(w.MaxConcurrency))
+	case w.Ramp != nil:
+		opts = append(opts, WithRamp(w.Ramp.Kind, w.Ramp.StartRPS, w.Ramp.EndRPS, w.MaxConcurrency))
 	case w.Mode == "open":
 		opts = append(opts, WithRates(w.MaxConcurrency, w.RatesRPS...))
 	case len(w.Levels) > 0:

@@ -2,6 +2,9 @@ package sweep
 
 import (
 	"fmt"
+	"github.com/headroom-llm/headroom/collect/loadgen"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -40,6 +43,9 @@ func (o *outcomes) add(row *rundir.RequestRow) {
 func (s *Sweep) Workload() *rundir.Workload {
 	w := &rundir.Workload{
 		Endpoint:           string(s.cfg.endpoint),
+		EndpointPath:       s.cfg.endpointPath,
+		Headers:            slices.Sorted(maps.Keys(s.cfg.headers)),
+		ExtraBody:          s.cfg.extraBody,
 		Prompt:             s.cfg.prompt.manifest(),
 		Output:             s.cfg.output.manifest(),
 		SharedPrefixTokens: s.cfg.sharedPrefix,
@@ -52,24 +58,62 @@ func (s *Sweep) Workload() *rundir.Workload {
 		Temperature:        s.cfg.temperature,
 		TimeoutPerRequest:  s.cfg.timeout.Seconds(),
 	}
-	if s.dataset != nil {
+	if s.cfg.datasetCfg != nil {
 		w.Prompt = rundir.Dist{Kind: "dataset"}
+		w.DatasetSample = s.datasetStats
 	}
-	if len(s.cfg.rates) > 0 {
+	w.MaxModelLen = s.maxModelLen
+	switch {
+	case s.traceCfg != nil:
+		w.Mode, w.MaxConcurrency = "open", s.cfg.maxConc
+		w.Trace = s.traceRecord()
+		w.Prompt, w.Output = rundir.Dist{Kind: "trace"}, rundir.Dist{Kind: "trace"}
+		for _, l := range s.plan() {
+			w.RatesRPS = append(w.RatesRPS, l.RateRPS)
+		}
+	case s.cfg.ramp != nil:
+		r := s.cfg.ramp
+		w.Mode, w.MaxConcurrency = "open", s.cfg.maxConc
+		w.Ramp = &rundir.Ramp{Kind: r.kind, StartRPS: r.start, EndRPS: r.end}
+	case len(s.cfg.rates) > 0:
 		w.Mode, w.RatesRPS, w.MaxConcurrency = "open", s.cfg.rates, s.cfg.maxConc
-	} else {
+	default:
 		w.Levels = s.cfg.levels
+	}
+	if w.Mode == "open" && s.cfg.burstiness != 1 {
+		w.Burstiness = s.cfg.burstiness
+	}
+	if s.search != nil {
+		w.Search = s.search.record()
+		loads := s.search.loads()
+		if len(s.cfg.rates) > 0 {
+			w.RatesRPS = loads
+		} else {
+			w.Levels = make([]int, len(loads))
+			for i, x := range loads {
+				w.Levels[i] = int(x)
+			}
+		}
+	}
+	if s.saturating != nil {
+		w.StopWhenSaturated, w.Saturated = true, s.saturating.saturated()
 	}
 	if s.prompts != nil {
 		w.Tokenizer = s.prompts.method
-	} else if s.tokenizer != nil {
-		w.Tokenizer = s.tokenizer.name() + " (dataset prompts counted)"
+	} else if s.datasetStats != nil {
+		w.Tokenizer = s.datasetStats.Tokenizer + " (dataset prompts counted)"
 	}
 	w.FixedOutput, w.FixedOutputNote = s.fixedOutputState()
 	sent := s.gen.FixedOutputSent()
 	w.FixedOutputSent = &sent
 	maxErr := s.cfg.maxErrorRate
 	w.MaxErrorRate = &maxErr
+	if s.Replicas() > 1 {
+		w.Balance = string(s.cfg.balance)
+		if w.Balance == "" {
+			w.Balance = string(loadgen.LeastOutstanding)
+		}
+	}
 	return w
 }
 
@@ -127,7 +171,7 @@ func (s *Sweep) Notes() []string {
 	defer s.mu.Unlock()
 	notes := append([]string(nil), s.notes...)
 	if s.cfg.requestsPerLevel == 0 && s.cfg.durationPerLevel == 0 {
-		notes = append(notes, fmt.Sprintf("requests per level: 4 × concurrency, at least %d (open loop: 16 s of arrivals)", DefaultMinRequestsPerLevel))
+		notes = append(notes, fmt.Sprintf("measured requests per level: 4 × concurrency, at least %d so that p99 is a tail estimate (open loop: 16 s of arrivals, at least %d)", DefaultMinRequestsPerLevel, DefaultMinRequestsPerLevel))
 	}
 	if s.cfg.warmup < 0 {
 		notes = append(notes, "warm-up per level: one request per concurrent stream (open loop: 1 s of arrivals), kept and marked warmup")
@@ -138,12 +182,21 @@ func (s *Sweep) Notes() []string {
 // checkContext returns an error when the longest request the workload asks
 // for (output, or prompt plus output) exceeds maxCtx tokens.
 func (s *Sweep) checkContext(maxCtx int) error {
+	if s.trace != nil {
+		return nil // a trace's prompts are cut to fit (traceLengths)
+	}
 	out, prompt, what := s.cfg.output.upper(), s.cfg.prompt.upper(), "--output-tokens"
 	if s.dataset != nil {
-		prompt, what = 0, "the dataset's output_tokens"
+		// Per record: the longest prompt and output of the same request.
+		prompt, out, what = 0, 0, "the dataset's output_tokens"
 		for _, r := range s.dataset {
-			out = max(out, r.outputTokens)
-			prompt = max(prompt, r.promptTokens)
+			o := r.outputTokens
+			if o == 0 {
+				o = s.cfg.output.upper()
+			}
+			if r.promptTokens+o > prompt+out {
+				prompt, out = r.promptTokens, o
+			}
 		}
 	}
 	switch {

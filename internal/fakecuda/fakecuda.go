@@ -1,5 +1,5 @@
-// Package fakecuda builds fake libcuda.so.1, libcublas.so.13 and
-// libnvidia-ml.so.1 libraries from the C in testdata/ with the system's C
+// Package fakecuda builds fake libcuda.so.1, libcublas.so.13,
+// libcublasLt.so.13 and libnvidia-ml.so.1 libraries from the C in testdata/ with the system's C
 // compiler, for tests of package cuda and of the probe on machines without a
 // GPU. The fakes export the same symbols as the real libraries, keep
 // "device" memory on the host, compute GEMMs for real, time work on a
@@ -26,14 +26,17 @@ var (
 	fakeCUBLASSource string
 	//go:embed testdata/fake_nvml.c
 	fakeNVMLSource string
+	//go:embed testdata/fake_cublaslt.c
+	fakeCUBLASLtSource string
 )
 
 // Fake is one set of fake libraries, built into a test's temporary directory.
 type Fake struct {
-	Dir        string
-	DriverPath string // .../libcuda.so.1
-	CUBLASPath string // .../libcublas.so.13
-	NVMLPath   string // .../libnvidia-ml.so.1
+	Dir          string
+	DriverPath   string // .../libcuda.so.1
+	CUBLASPath   string // .../libcublas.so.13
+	CUBLASLtPath string // .../libcublasLt.so.13
+	NVMLPath     string // .../libnvidia-ml.so.1
 
 	fakeLog          func() string
 	fakeReset        func()
@@ -47,6 +50,10 @@ type Fake struct {
 	nvmlSamples      func() int32
 	nvmlProcesses    func(n int32, pids *uint32)
 	nvmlBaseClock    func(mhz uint32)
+	ltRoofline       func(tflops, gbps float64)
+	ltAlign          func(n int32)
+	ltMatmulAlign    func(n int32)
+	ltRefuse         func(k, fast int32)
 }
 
 // Build compiles the fakes into t.TempDir() and loads them, so that the
@@ -63,10 +70,11 @@ func Build(t testing.TB) *Fake {
 	}
 	dir := t.TempDir()
 	f := &Fake{
-		Dir:        dir,
-		DriverPath: filepath.Join(dir, "libcuda.so.1"),
-		CUBLASPath: filepath.Join(dir, "libcublas.so.13"),
-		NVMLPath:   filepath.Join(dir, "libnvidia-ml.so.1"),
+		Dir:          dir,
+		DriverPath:   filepath.Join(dir, "libcuda.so.1"),
+		CUBLASPath:   filepath.Join(dir, "libcublas.so.13"),
+		CUBLASLtPath: filepath.Join(dir, "libcublasLt.so.13"),
+		NVMLPath:     filepath.Join(dir, "libnvidia-ml.so.1"),
 	}
 	// -Bsymbolic binds each library's calls to its own functions: without
 	// it, a second test's fake would call into the first test's fake, which
@@ -75,6 +83,7 @@ func Build(t testing.TB) *Fake {
 		{fakeCUDASource, f.DriverPath, "libcuda.so.1"},
 		{fakeCUBLASSource, f.CUBLASPath, "libcublas.so.13"},
 		{fakeNVMLSource, f.NVMLPath, "libnvidia-ml.so.1"},
+		{fakeCUBLASLtSource, f.CUBLASLtPath, "libcublasLt.so.13"},
 	}
 	errs := make([]error, len(libs))
 	var wg sync.WaitGroup
@@ -88,7 +97,7 @@ func Build(t testing.TB) *Fake {
 				return
 			}
 			cmd := exec.Command(cc, "-shared", "-fPIC", "-O2", "-Wall", "-Wno-unused-parameter",
-				"-Wl,-Bsymbolic", "-Wl,-soname,"+lib.soname, "-o", lib.out, src, "-ldl")
+				"-Wl,-Bsymbolic", "-Wl,-soname,"+lib.soname, "-o", lib.out, src, "-ldl", "-lm")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs[i] = fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 			}
@@ -112,6 +121,10 @@ func Build(t testing.TB) *Fake {
 	if err != nil {
 		t.Fatalf("fakecuda: %v", err)
 	}
+	lt, err := purego.Dlopen(f.CUBLASLtPath, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil {
+		t.Fatalf("fakecuda: %v", err)
+	}
 	purego.RegisterLibFunc(&f.fakeLog, driver, "fake_log")
 	purego.RegisterLibFunc(&f.fakeReset, driver, "fake_reset")
 	purego.RegisterLibFunc(&f.fakeFail, driver, "fake_fail")
@@ -124,10 +137,16 @@ func Build(t testing.TB) *Fake {
 	purego.RegisterLibFunc(&f.nvmlSamples, nvml, "fake_nvml_samples")
 	purego.RegisterLibFunc(&f.nvmlProcesses, nvml, "fake_nvml_set_processes")
 	purego.RegisterLibFunc(&f.nvmlBaseClock, nvml, "fake_nvml_set_base_clock")
-	var bind func(handle uintptr) int32
-	purego.RegisterLibFunc(&bind, cublas, "fake_cublas_bind")
-	if bind(driver) != 0 {
-		t.Fatal("fakecuda: fake_cublas_bind could not find the fake driver's control functions")
+	purego.RegisterLibFunc(&f.ltRoofline, lt, "fake_cublaslt_set_roofline")
+	purego.RegisterLibFunc(&f.ltAlign, lt, "fake_cublaslt_set_align")
+	purego.RegisterLibFunc(&f.ltMatmulAlign, lt, "fake_cublaslt_set_matmul_align")
+	purego.RegisterLibFunc(&f.ltRefuse, lt, "fake_cublaslt_refuse")
+	for lib, name := range map[uintptr]string{cublas: "fake_cublas_bind", lt: "fake_cublaslt_bind"} {
+		var bind func(handle uintptr) int32
+		purego.RegisterLibFunc(&bind, lib, name)
+		if bind(driver) != 0 {
+			t.Fatalf("fakecuda: %s could not find the fake driver's control functions", name)
+		}
 	}
 	return f
 }
@@ -195,3 +214,29 @@ func (f *Fake) SetNVMLProcesses(pids ...uint32) {
 // SetNVMLBaseClock sets the default applications SM clock the fake NVML
 // reports (1755 MHz by default; 0: not supported).
 func (f *Fake) SetNVMLBaseClock(mhz uint32) { f.nvmlBaseClock(mhz) }
+
+// SetFP8Roofline sets the fake cuBLASLt FP8 GEMM's virtual peak (TFLOP/s) and
+// memory bandwidth (GB/s); by default 200 TFLOP/s and 1000 GB/s.
+func (f *Fake) SetFP8Roofline(peakTFLOPS, bandwidthGBps float64) {
+	f.ltRoofline(peakTFLOPS, bandwidthGBps)
+}
+
+// SetFP8Alignment makes the fake cuBLASLt find no FP8 algorithm for shapes
+// whose dimensions are not multiples of n (1: every shape has one).
+func (f *Fake) SetFP8Alignment(n int) { f.ltAlign(int32(n)) }
+
+// SetFP8MatmulAlignment makes the fake cuBLASLt offer an algorithm for every
+// shape but refuse, in cublasLtMatmul, those whose dimensions are not
+// multiples of n (1: none refused).
+func (f *Fake) SetFP8MatmulAlignment(n int) { f.ltMatmulAlign(int32(n)) }
+
+// RefuseFP8 makes the fake cublasLtMatmul refuse the first k of the three
+// algorithms its heuristic offers and, with fast, every call with fast
+// accumulation: the library's refusals the FP8 bindings must get past.
+func (f *Fake) RefuseFP8(k int, fast bool) {
+	v := int32(0)
+	if fast {
+		v = 1
+	}
+	f.ltRefuse(int32(k), v)
+}

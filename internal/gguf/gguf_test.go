@@ -207,7 +207,9 @@ func TestValidate(t *testing.T) {
 		"width not split by heads": func(c *LlamaConfig) { c.HeadCount = 3 },
 		"odd head dimension":       func(c *LlamaConfig) { c.EmbeddingLength, c.HeadCount, c.HeadCountKV = 36, 4, 4 },
 		"heads not split by KV":    func(c *LlamaConfig) { c.HeadCountKV = 3 },
-		"quantized type":           func(c *LlamaConfig) { c.TensorType = 2 },
+		"unsupported type":         func(c *LlamaConfig) { c.TensorType = 3 },
+		"FFN not in Q8_0 blocks":   func(c *LlamaConfig) { c.TensorType, c.FeedForwardLength = TensorQ8_0, 200 },
+		"vocabulary too small":     func(c *LlamaConfig) { c.VocabSize = 100 },
 	} {
 		c := TinyLlama()
 		mutate(&c)
@@ -286,7 +288,9 @@ func TestWriteRejects(t *testing.T) {
 		"short data":      {Tensors: []Tensor{{Name: "a", Dims: []uint64{4}, Type: TensorF32, Data: make([]byte, 15)}}},
 		"duplicate name":  {Tensors: []Tensor{{Name: "a", Dims: []uint64{1}, Type: TensorF32, Data: make([]byte, 4)}, {Name: "a", Dims: []uint64{1}, Type: TensorF32, Data: make([]byte, 4)}}},
 		"no dimensions":   {Tensors: []Tensor{{Name: "a", Type: TensorF32}}},
-		"quantized":       {Tensors: []Tensor{{Name: "a", Dims: []uint64{32}, Type: 2, Data: make([]byte, 18)}}},
+		"Q4_1":            {Tensors: []Tensor{{Name: "a", Dims: []uint64{32}, Type: 3, Data: make([]byte, 20)}}},
+		"part block":      {Tensors: []Tensor{{Name: "a", Dims: []uint64{16, 2}, Type: TensorQ8_0, Data: make([]byte, 34)}}},
+		"generated short": {Tensors: []Tensor{{Name: "a", Dims: []uint64{32}, Type: TensorQ4_0, Generate: func() []byte { return make([]byte, 17) }}}},
 		"odd value":       {KVs: []KV{{"k", struct{}{}}}},
 		"bad alignment":   {KVs: []KV{{"general.alignment", uint32(12)}}},
 		"typed alignment": {KVs: []KV{{"general.alignment", 32}}},

@@ -22,6 +22,7 @@ const (
 	tokenTypeNormal  int32 = 1
 	tokenTypeUnknown int32 = 2
 	tokenTypeControl int32 = 3
+	tokenTypeUnused  int32 = 5
 	tokenTypeByte    int32 = 6
 )
 
@@ -54,4 +55,59 @@ func byteVocabKVs() []KV {
 		{"tokenizer.ggml.add_eos_token", false},
 		{"tokenizer.ggml.add_space_prefix", false},
 	}
+}
+
+// Text tokens of the padded vocabulary: single CJK ideographs, then pairs of
+// them, from this block of Unicode (U+4E00 … U+9DFF, all assigned ideographs).
+const (
+	textTokenBase  = 0x4E00
+	textTokenRange = 0x5000
+)
+
+// textToken is the piece of the n-th text token (n from 0): valid UTF-8 that
+// no ASCII prompt contains, so the padding never changes how a prompt
+// tokenizes, and every generated text token reads as text.
+func textToken(n int) string {
+	if n < textTokenRange {
+		return string(rune(textTokenBase + n))
+	}
+	return string(rune(textTokenBase+n%textTokenRange)) + string(rune(textTokenBase+n/textTokenRange-1))
+}
+
+// textVocabKVs is the byte-level vocabulary padded with text tokens to size
+// tokens. The bytes 0x80–0xFF become unused tokens, whose text is empty:
+// a random model picks tokens in any order, and a lone byte of a multi-byte
+// UTF-8 sequence would make llama-server refuse its output ("does not match
+// the expected Content-only format"). The tokenizer still finds them by name,
+// so prompts of any text still tokenize.
+func textVocabKVs(size int) []KV {
+	kvs := byteVocabKVs()
+	tokens := make([]string, size)
+	scores := make([]float32, size)
+	types := make([]int32, size)
+	for _, kv := range kvs {
+		switch kv.Key {
+		case "tokenizer.ggml.tokens":
+			copy(tokens, kv.Value.([]string))
+		case "tokenizer.ggml.token_type":
+			copy(types, kv.Value.([]int32))
+		}
+	}
+	for b := 0x80; b <= 0xff; b++ {
+		types[TokenFirstByte+b] = tokenTypeUnused
+	}
+	for i := ByteVocabSize; i < size; i++ {
+		tokens[i], types[i] = textToken(i-ByteVocabSize), tokenTypeNormal
+	}
+	for i := range kvs {
+		switch kvs[i].Key {
+		case "tokenizer.ggml.tokens":
+			kvs[i].Value = tokens
+		case "tokenizer.ggml.scores":
+			kvs[i].Value = scores
+		case "tokenizer.ggml.token_type":
+			kvs[i].Value = types
+		}
+	}
+	return kvs
 }

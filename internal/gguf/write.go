@@ -10,12 +10,16 @@ import (
 )
 
 // Tensor is a tensor to write: its description (Offset is computed by the
-// writer) and its little-endian data.
+// writer) and its little-endian data, given as Data or made by Generate.
 type Tensor struct {
 	Name string
 	Dims []uint64 // contiguous dimension first
 	Type TensorType
 	Data []byte
+	// Generate, when Data is nil, makes the data as the writer reaches the
+	// tensor: tensors are generated one at a time, in file order, so a
+	// multi-gigabyte model never has to be in memory at once.
+	Generate func() []byte
 }
 
 // File is a GGUF file to write. Tensor data is aligned to the value of the
@@ -73,8 +77,15 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 		e.u64(ti.Offset)
 	}
 	e.pad(uint64(alignment))
-	for _, t := range f.Tensors {
-		e.raw(t.Data)
+	for i, t := range f.Tensors {
+		data := t.Data
+		if data == nil && t.Generate != nil {
+			data = t.Generate()
+			if uint64(len(data)) != infos[i].Size() {
+				return cw.n, fmt.Errorf("gguf: tensor %q: generated %d bytes of data, want %d for %v %v", t.Name, len(data), infos[i].Size(), t.Dims, t.Type)
+			}
+		}
+		e.raw(data)
 		e.pad(uint64(alignment))
 	}
 	if e.err == nil {
@@ -99,11 +110,15 @@ func (f *File) tensorInfos(alignment uint64) ([]TensorInfo, error) {
 		if len(t.Dims) == 0 || len(t.Dims) > 4 {
 			return nil, fmt.Errorf("gguf: tensor %q: %d dimensions, want 1 to 4", t.Name, len(t.Dims))
 		}
-		if t.Type.ElementSize() == 0 {
+		if t.Type.BlockElements() == 0 {
 			return nil, fmt.Errorf("gguf: tensor %q: unsupported type %v", t.Name, t.Type)
 		}
+		if t.Dims[0]%uint64(t.Type.BlockElements()) != 0 {
+			return nil, fmt.Errorf("gguf: tensor %q: rows of %d elements do not divide into %v blocks of %d", t.Name, t.Dims[0], t.Type, t.Type.BlockElements())
+		}
 		ti := TensorInfo{Name: t.Name, Dims: t.Dims, Type: t.Type, Offset: offset}
-		if ti.Size() != uint64(len(t.Data)) {
+		lazy := t.Data == nil && t.Generate != nil // its size is checked when generated
+		if !lazy && ti.Size() != uint64(len(t.Data)) {
 			return nil, fmt.Errorf("gguf: tensor %q: %d bytes of data, want %d for %v %v", t.Name, len(t.Data), ti.Size(), t.Dims, t.Type)
 		}
 		infos = append(infos, ti)

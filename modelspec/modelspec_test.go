@@ -1,15 +1,16 @@
-package analyze
+package modelspec
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-func readConfig(t *testing.T, name string) *ModelSpec {
+func readConfig(t *testing.T, name string) *Spec {
 	t.Helper()
-	m, err := ReadModelConfig(filepath.Join("..", "testdata", "modelconfigs", name))
+	m, err := Read(filepath.Join("..", "testdata", "modelconfigs", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,10 +80,10 @@ func TestModelConfigVariants(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, json string
-		check      func(*ModelSpec) string
+		check      func(*Spec) string
 	}{
 		{"gptq 4-bit", `{"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":100,"intermediate_size":128,"torch_dtype":"float16","quantization_config":{"quant_method":"gptq","bits":4,"group_size":128}}`,
-			func(m *ModelSpec) string {
+			func(m *Spec) string {
 				if m.WeightBits != 4 || !m.Quantized || m.KVBits != 16 {
 					return "want 4-bit weights, 16-bit KV"
 				}
@@ -94,28 +95,28 @@ func TestModelConfigVariants(t *testing.T) {
 				return ""
 			}},
 		{"fp8 method", `{"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":100,"quantization_config":{"quant_method":"fp8"}}`,
-			func(m *ModelSpec) string {
+			func(m *Spec) string {
 				if m.WeightBits != 8 || m.Intermediate != 256 || m.DType != "bfloat16" {
 					return "want 8-bit, assumed intermediate 4×hidden and bf16"
 				}
 				return ""
 			}},
 		{"gpt2 names, ungated, MHA", `{"model_type":"gpt2","n_layer":12,"n_embd":768,"n_head":12,"vocab_size":50257,"torch_dtype":"float32"}`,
-			func(m *ModelSpec) string {
+			func(m *Spec) string {
 				if m.GatedMLP || m.KVHeads != 12 || m.Layers != 12 || m.WeightBits != 32 {
 					return "gpt2 fields"
 				}
 				return ""
 			}},
 		{"multimodal text_config", `{"model_type":"x","torch_dtype":"bfloat16","text_config":{"num_hidden_layers":4,"hidden_size":64,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":10,"intermediate_size":100}}`,
-			func(m *ModelSpec) string {
+			func(m *Spec) string {
 				if m.Layers != 4 || m.KVHeads != 2 || m.DType != "bfloat16" || !strings.Contains(strings.Join(m.Notes, " "), "text_config") {
 					return "text_config not read"
 				}
 				return ""
 			}},
 		{"MLA", `{"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,"intermediate_size":100,"kv_lora_rank":32,"qk_rope_head_dim":8,"qk_nope_head_dim":16,"v_head_dim":16,"n_routed_experts":4,"num_experts_per_tok":1,"moe_intermediate_size":20,"n_shared_experts":1,"first_k_dense_replace":1}`,
-			func(m *ModelSpec) string {
+			func(m *Spec) string {
 				if m.KVBytesPerToken() != 2*(32+8)*2 || m.DenseLayers != 1 || m.SharedExpertIntermediate != 20 {
 					return "MLA KV or DeepSeek MoE fields"
 				}
@@ -124,7 +125,7 @@ func TestModelConfigVariants(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := ParseModelConfig([]byte(tt.json))
+			m, err := Parse([]byte(tt.json))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,13 +135,13 @@ func TestModelConfigVariants(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{`[]`, `{}`, `{"num_hidden_layers":2}`, `{"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,"num_local_experts":8}`} {
-		if _, err := ParseModelConfig([]byte(bad)); err == nil {
+		if _, err := Parse([]byte(bad)); err == nil {
 			t.Errorf("%s: want an error", bad)
 		}
 	}
 }
 
-func FuzzParseModelConfig(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, name := range []string{"llama-3.1-8b-instruct.json", "mixtral-8x7b-instruct-v0.1.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "testdata", "modelconfigs", name))
 		if err != nil {
@@ -150,7 +151,7 @@ func FuzzParseModelConfig(f *testing.F) {
 	}
 	f.Add([]byte(`{"num_hidden_layers":1,"hidden_size":1,"num_attention_heads":1,"vocab_size":1,"kv_lora_rank":1,"qk_nope_head_dim":1,"v_head_dim":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := ParseModelConfig(data)
+		m, err := Parse(data)
 		if err != nil {
 			return
 		}
@@ -162,3 +163,5 @@ func FuzzParseModelConfig(f *testing.F) {
 		}
 	})
 }
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
