@@ -130,7 +130,11 @@ func (s Dir) Parts(table string) ([]string, error) {
 	}
 	var parts []part
 	for _, e := range entries {
-		if n, ok := partNumber(e.Name()); ok && !e.IsDir() {
+		n, ok, err := partName(e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Path(path.Join(table, e.Name())), err)
+		}
+		if ok && !e.IsDir() {
 			parts = append(parts, part{n, path.Join(table, e.Name())})
 		}
 	}

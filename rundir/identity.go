@@ -3,7 +3,6 @@ package rundir
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,7 +69,7 @@ func RequestID(runID string, li, seq int) string {
 // runIDOf reads the run id from dir's manifest for the table writers; ""
 // when dir holds no readable manifest (a table written outside a run).
 func runIDOf(dir string) string {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	data, err := readRegular(filepath.Join(dir, ManifestFile), maxManifestBytes)
 	if err != nil || !bytes.Contains(data, []byte(`"format_version"`)) {
 		return ""
 	}

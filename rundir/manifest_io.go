@@ -19,7 +19,7 @@ var ErrNotRun = errors.New("not a headroom run directory (no manifest.json)")
 // ReadManifest reads and checks dir/manifest.json.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path, maxManifestBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", dir, ErrNotRun)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -183,7 +182,7 @@ func validUTF8(s string) string {
 // columns by name. Columns the file has and T lacks are ignored; a column T
 // needs that the file lacks is an error.
 func decodeParquetFile[T any](path string) (rows []T, err error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,11 @@ func TableParts(dir, table string) ([]string, error) {
 	}
 	var parts []part
 	for _, e := range entries {
-		if n, ok := partNumber(e.Name()); ok && !e.IsDir() {
+		n, ok, err := partName(e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, table, e.Name()), err)
+		}
+		if ok && !e.IsDir() {
 			parts = append(parts, part{n, filepath.Join(dir, table, e.Name())})
 		}
 	}
@@ -48,11 +52,24 @@ func TableParts(dir, table string) ([]string, error) {
 }
 
 func partNumber(name string) (int, bool) {
-	if !strings.HasPrefix(name, partPrefix) || !strings.HasSuffix(name, partSuffix) {
-		return 0, false
+	n, ok, err := partName(name)
+	return n, ok && err == nil
+}
+
+// partName reads a part file's number. A name that is not a part's is not
+// one (ok false); a part's name whose number headroom cannot have written
+// (part-99999999999999999999.parquet, part--1.parquet) is an error, never
+// a part silently left out.
+func partName(name string) (n int, ok bool, err error) {
+	if !strings.HasPrefix(name, partPrefix) || !strings.HasSuffix(name, partSuffix) || len(name) < len(partPrefix)+len(partSuffix) {
+		return 0, false, nil
 	}
-	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, partPrefix), partSuffix))
-	return n, err == nil && n >= 0
+	digits := strings.TrimSuffix(strings.TrimPrefix(name, partPrefix), partSuffix)
+	n, err = strconv.Atoi(digits)
+	if err != nil || n < 0 || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false, fmt.Errorf("a part file must be named part-N.parquet with N a number below 2^63: %q is not", name)
+	}
+	return n, true, nil
 }
 
 // HasTable reports whether the table has at least one part file.

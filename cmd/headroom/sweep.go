@@ -282,6 +282,11 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concu
 	}
 	run, err := s.Record(ctx, o.dir)
 	pr.finish()
+	if run != nil && o.remote == "" && nothingMeasured(run) {
+		kept, log := discardUnmeasured(run.Dir)
+		fmt.Fprintln(stderr, nothingMeasuredText(run.Dir, kept, log))
+		return err
+	}
 	var disk writtenState
 	if run != nil {
 		disk = onDisk(run) // the local copy, read before an upload removes it
@@ -607,4 +612,44 @@ func serverOptions(f sweepFlags) ([]sweep.Option, error) {
 		opts = append(opts, sweep.WithNoGPU())
 	}
 	return opts, nil
+}
+
+// nothingMeasured reports a sweep that stopped before any level was
+// written (connection refused, a server that did not start, a bad dataset,
+// Ctrl-C while preparing): the run holds no measurement to report or
+// resume.
+func nothingMeasured(run *rundir.Run) bool {
+	return run.Manifest.Stopped != nil && !rundir.HasTable(run.Dir, rundir.TableRequests) && !rundir.HasTable(run.Dir, rundir.TableLevels)
+}
+
+// discardUnmeasured removes what a sweep that measured nothing wrote in
+// dir, unless the server's log is there (a --server-cmd server that failed
+// to start says why in it): it returns whether dir was kept, and why.
+func discardUnmeasured(dir string) (kept, log bool) {
+	if st, err := os.Stat(filepath.Join(dir, rundir.ServerLogFile)); err == nil && st.Size() > 0 {
+		return true, true
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			os.Remove(p) // a table folder, empty: a folder with anything in it stays
+		} else if e.Name() == rundir.ManifestFile {
+			os.Remove(p)
+		}
+	}
+	return os.Remove(dir) != nil, false
+}
+
+// nothingMeasuredText says plainly that a sweep measured nothing, and what
+// is left of it.
+func nothingMeasuredText(dir string, kept, log bool) string {
+	const none = "nothing was measured: the sweep stopped before its first level"
+	switch {
+	case log:
+		return fmt.Sprintf("%s. %s keeps the server's log (%s) and the error in %s, to see why; there is nothing in it to report or resume", none, dir, rundir.ServerLogFile, rundir.ManifestFile)
+	case kept:
+		return fmt.Sprintf("%s. %s keeps what else was in it; there is nothing in it to report or resume", none, dir)
+	}
+	return fmt.Sprintf("%s, so no run was left at %s", none, dir)
 }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/headroom-llm/headroom/internal/fakeserver"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -72,12 +74,31 @@ func TestSweepUsageErrors(t *testing.T) {
 
 func TestSweepServerDown(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	code, _, errs := headroom(t, "sweep", "--base-url", "http://127.0.0.1:1", "--no-gpu", "-o", dir)
+	code, out, errs := headroom(t, "sweep", "--base-url", "http://127.0.0.1:1", "--no-gpu", "-o", dir)
 	if code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
-	run, err := rundir.Open(dir)
-	if err != nil || run.Manifest.Complete || run.Manifest.Stopped == nil || run.Manifest.Stopped.Phase != "prepare" {
-		t.Errorf("run %+v err %v", run, err)
+	// a failed start measured nothing: it says so, suggests no --resume,
+	// and leaves nothing behind (issue 21 item 11)
+	if !strings.Contains(errs, "nothing was measured") || strings.Contains(out+errs, "--resume") {
+		t.Errorf("stdout %q stderr %q", out, errs)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s was left behind (%v)", dir, err)
+	}
+
+	// a started server that failed says why in its log: that is kept
+	addr, err := fakeserver.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(t.TempDir(), "run")
+	code, out, errs = headroom(t, "sweep", "--base-url", "http://"+addr, "--server-cmd", "sh -c 'echo bind: address already in use; exit 1'",
+		"--no-gpu", "-o", dir)
+	if code != 1 || !strings.Contains(errs, "nothing was measured") || !strings.Contains(errs, "server.log") || strings.Contains(out+errs, "--resume") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if log, err := os.ReadFile(filepath.Join(dir, rundir.ServerLogFile)); !strings.Contains(string(log), "address already in use") {
+		t.Errorf("server.log %q (%v)", log, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/internal/cputime"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // DefaultFollowPoll is how often a followed log file is checked for new data.
@@ -51,25 +52,9 @@ func CheckRegular(path string) error {
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: %w (%s): give the file the server writes its log to", path, ErrNotRegular, describeMode(st.Mode()))
+		return fmt.Errorf("%s: %w (%s): give the file the server writes its log to", path, ErrNotRegular, rundir.DescribeMode(st.Mode()))
 	}
 	return nil
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return m.Type().String()
 }
 
 // Follower follows a log file (see Follow). Its cost is linear in what it

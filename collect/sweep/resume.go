@@ -117,6 +117,13 @@ func distOf(d rundir.Dist) Dist {
 // (prompts and lengths are seeded by level and sequence number). The
 // manifest records the resume under "resumed".
 func (s *Sweep) Resume(ctx context.Context, dir string) (*rundir.Run, error) {
+	// Taken before the manifest is read, so that what it says stays true
+	// while this resume decides from it.
+	unlock, err := rundir.Lock(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sweep --resume: %w", err)
+	}
+	defer unlock()
 	run, err := rundir.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("sweep --resume: %w", err)

@@ -51,6 +51,12 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", s.secrets.Error(err))
 	}
+	// held while recording: a --resume of this run waits for it to end
+	unlock, err := rundir.Lock(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	defer unlock()
 	return s.record(ctx, run, nil)
 }
 
