@@ -249,7 +249,8 @@ func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Compariso
 }
 
 // CompareDirs loads and summarises each run (local or in object storage)
-// on every CPU and keeps only its summary and manifest, so memory follows
+// on every CPU (remoteWorkers at once for runs in object storage) and
+// keeps only its summary and manifest, so memory follows
 // the number of runs, not the size of their tables; then it compares them
 // as Compare does. labels, keyed by run directory, rename runs for this
 // comparison.
@@ -257,7 +258,7 @@ func CompareDirs(ctx context.Context, dirs []rundir.Dir, labels map[string]strin
 	runs := make([]*analyze.Run, len(dirs))
 	sums := make([]Run, len(dirs))
 	per := perRunSettings(opts)
-	err := parallel(ctx, len(dirs), func(i int) error {
+	err := parallelOn(ctx, workersFor(dirs), len(dirs), func(i int) error {
 		m, s, err := summarizeDir(dirs[i], per, opts.Cache, labels)
 		runs[i], sums[i] = &analyze.Run{Dir: dirs[i].Name, Manifest: m}, s
 		return err
