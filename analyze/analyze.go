@@ -193,6 +193,12 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {
 		sw.Notes = append(sw.Notes, Note{Kind: NoteOutputNotFixed, Text: w.FixedOutputNote})
 	}
+	if sw.Replicas, err = analyzeReplicas(run, sw, probe, probeDir, set); err != nil {
+		return nil, eng, err
+	}
+	if len(sw.Replicas) > 0 && run.Manifest.Workload != nil {
+		sw.Balance = run.Manifest.Workload.Balance
+	}
 	return sw, eng, nil
 }
 
@@ -279,12 +285,15 @@ func repeatGroups(runs []*Run, ras []RunAnalysis, set Settings) []RepeatGroup {
 				}
 			}
 			if iv, ok := stats.TInterval(ttft, set.Confidence); ok {
+				iv.Of = stats.OfRuns
 				rl.TTFTP50S = &iv
 			}
 			if iv, ok := stats.TInterval(tpot, set.Confidence); ok {
+				iv.Of = stats.OfRuns
 				rl.TPOTP50S = &iv
 			}
 			if iv, ok := stats.TInterval(thr, set.Confidence); ok {
+				iv.Of = stats.OfRuns
 				rl.OutputTokPerS = &iv
 			}
 			g.Levels = append(g.Levels, rl)

@@ -31,6 +31,8 @@ const (
 	CtxDType             = "dtype"              // Value
 	CtxContextLength     = "context_length"     // Numbers: tokens; Value: a qualifier ("per slot")
 	CtxTensorParallel    = "tensor_parallel"    // Numbers
+	CtxReplicas          = "replicas"           // Numbers: servers the load was spread over; Value: the balance
+	CtxInterconnect      = "interconnect"       // Value: how the GPUs are connected (NVLink, PCIe switch, …)
 	CtxServerFlags       = "server_flags"       // Values
 	CtxEngineNotes       = "engine_notes"       // Value
 	CtxEngineConfig      = "engine_config"      // Key prefix: CtxEngineConfig + "." + the manifest's key
@@ -111,6 +113,14 @@ func runContext(run *Run, eng engineFacts) (items []ContextItem, missing []strin
 		if len(m.GPUs) > 1 {
 			add(ContextItem{Key: CtxGPUCount, Numbers: []float64{float64(len(m.GPUs))}})
 		}
+		value(CtxInterconnect, m.Interconnect())
+	}
+	if n := len(m.Replicas); n > 1 {
+		balance := ""
+		if m.Workload != nil {
+			balance = m.Workload.Balance
+		}
+		add(ContextItem{Key: CtxReplicas, Numbers: []float64{float64(n)}, Value: balance})
 	}
 	if m.Engine != nil || sweep {
 		// fromLog marks a fact the server's log supplied.

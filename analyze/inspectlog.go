@@ -53,8 +53,10 @@ type DumpInspection struct {
 	WaitingMax  float64 `json:"waiting_max"`
 	KVUsageMax  float64 `json:"kv_usage_max"`
 	Preemptions int     `json:"preemptions"` // the counter's increase, or its total for one scrape; -1 when absent
-	// Warnings are the reader's (a scale that looks wrong, a histogram cut).
-	Warnings []string `json:"warnings,omitempty"`
+	// Warnings are the reader's (a scale that looks wrong, a histogram cut);
+	// Error is why the dump's quantities could not be read.
+	Warnings []servermetrics.Warning `json:"warnings,omitempty"`
+	Error    string                  `json:"error,omitempty"`
 }
 
 // IsMetricsDump reports whether the file at path is a saved Prometheus text
@@ -148,17 +150,13 @@ func inspectDump(path string, ls *logSeries, set Settings) (DumpInspection, erro
 	if d.Timed {
 		di.First, di.Last = d.Snapshots[0].TimeNS, d.Snapshots[len(d.Snapshots)-1].TimeNS
 	}
-	fams := map[string]bool{}
 	for _, s := range d.Snapshots {
 		di.Samples += len(s.Samples)
-		for n := range s.Help {
-			fams[n] = true
-		}
 	}
-	di.Families = len(fams)
+	di.Families = len(d.Help)
 	r, warns, err := ls.addDump(d, set)
 	if err != nil {
-		di.Warnings = append(di.Warnings, err.Error())
+		di.Error = err.Error()
 		return di, nil
 	}
 	di.RunningMax, di.WaitingMax, di.KVUsageMax, di.Preemptions = r.runningMax, r.waitingMax, r.kvMax, r.preemptions

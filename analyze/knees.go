@@ -223,18 +223,39 @@ const (
 	// saturatedZ: and the shortfall is at least this many standard
 	// deviations of a Poisson count, so arrival noise cannot fake it.
 	saturatedZ = 3.0
+	// saturatedWaitShare: the share of the shortfall a backlog's median
+	// wait must reach (a backlog implies half; see openLoopSaturated).
+	saturatedWaitShare = 0.25
 )
 
 // openLoopSaturated reports whether an open-loop level completed
 // significantly fewer requests than its offered rate sends: the server
 // could not keep up and a backlog built.
+//
+// A level of a fixed number of requests (vllm bench serve, guidellm with
+// a request limit) also ends with a drain: its window runs to the last
+// completion, one latency after the last send, so a short run falls
+// short of rate × window with no backlog at all. A backlog is what makes
+// requests wait: the shortfall, as time (window − completed ÷ rate), is
+// the wait of the last arrival, and the waits grow from zero to it, so
+// their median is half of it. A shortfall whose requests did not wait
+// (TTFT p50, from the intended send where measured, below a quarter of
+// it: half the median a backlog implies) is the drain, not saturation.
 func openLoopSaturated(l LevelStats) bool {
 	if l.RateRPS <= 0 || l.WindowS <= 0 {
 		return false
 	}
 	want := l.RateRPS * l.WindowS
 	got := l.RequestsPerS * l.WindowS
-	return got < saturatedRateFraction*want && (want-got)/math.Sqrt(want) >= saturatedZ
+	if got >= saturatedRateFraction*want || (want-got)/math.Sqrt(want) < saturatedZ {
+		return false
+	}
+	shortfallS := l.WindowS - got/l.RateRPS
+	ttft := l.TTFTFromIntended
+	if ttft == nil {
+		ttft = l.TTFT
+	}
+	return ttft == nil || ttft.P50S >= saturatedWaitShare*shortfallS
 }
 
 func bootstrapOf(set Settings) stats.Bootstrap {

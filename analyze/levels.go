@@ -86,6 +86,13 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 				ls.WarmupExcluded++
 				continue
 			}
+			if r.Status == rundir.StatusCanceled {
+				// Stopped by the load tool itself (Ctrl-C, the level's end, a
+				// cancellation it was asked for): not the server's failure,
+				// as the load generator's error limit counts it.
+				ls.Canceled++
+				continue
+			}
 			ls.Requests++
 			if r.Status != rundir.StatusOK {
 				ls.Errors++
@@ -101,6 +108,9 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 		}
 		if len(ls.ErrorsByClass) == 0 {
 			ls.ErrorsByClass = nil
+		}
+		if ls.Canceled > 0 {
+			ls.Notes = append(ls.Notes, Note{Kind: NoteIncompleteRequests, Count: ls.Canceled})
 		}
 		if !hasRow && len(ts) > 0 {
 			ls.StartNS, ls.WarmupEndNS, ls.EndNS = measuredSpan(ts)
@@ -231,12 +241,15 @@ func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 
 	b := stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
 	if iv, ok := b.Percentile(ttft, 50); ok {
+		iv.Of = stats.OfRequests
 		ls.Confidence.TTFTP50S = &iv
 	}
 	if iv, ok := b.Percentile(tpot, 50); ok {
+		iv.Of = stats.OfRequests
 		ls.Confidence.TPOTP50S = &iv
 	}
 	if iv, ok := b.Percentile(e2e, 50); ok {
+		iv.Of = stats.OfRequests
 		ls.Confidence.E2EP50S = &iv
 	}
 	if iv, ok := throughputInterval(ls, ts, set, b); ok {
@@ -315,9 +328,7 @@ func throughputInterval(ls *LevelStats, ts []requestTiming, set Settings, b stat
 		rates[i] = tokens[i] / (blockNS / 1e9)
 	}
 	iv, ok := b.Mean(rates)
-	if ok {
-		iv.Method = fmt.Sprintf("bootstrap over %d equal sub-windows of the measured window (%d resamples, seed %d)", k, b.Resamples, b.Seed)
-	}
+	iv.Of = stats.OfSubWindows
 	return iv, ok
 }
 
@@ -362,7 +373,7 @@ func levelStatsFromImport(rows []rundir.LevelStatsRow, set Settings) []LevelStat
 	for i, r := range rows {
 		ls := LevelStats{
 			LevelIndex: i, Concurrency: int(r.Concurrency), RateRPS: r.RateRPS, Complete: true,
-			Requests: int(r.RequestsOK + r.Errors + r.Incomplete), OK: int(r.RequestsOK), Errors: int(r.Errors),
+			Requests: int(r.RequestsOK + r.Errors), OK: int(r.RequestsOK), Errors: int(r.Errors), Canceled: int(r.Incomplete),
 			WindowS: r.WindowS, RequestsPerS: r.RequestsPerS,
 			OutputTokPerS: r.OutputTokPerS, TotalTokPerS: r.TotalTokPerS,
 			MeanOutputTokens: r.MeanOutputTokens, MeanPromptTokens: r.MeanPromptTokens,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/headroom-llm/headroom/rundir"
@@ -32,6 +33,11 @@ type Run struct {
 	ServerCPU []rundir.ServerCPURow
 	// LogPath is the run's server.log, "" when the run has none.
 	LogPath string
+	// ReplicaLogs are the logs of a run spread over several replicas, by
+	// replica index ("" where a replica's log was not kept).
+	ReplicaLogs []string
+	// logFile is the file LogPath names inside the run ("": server.log).
+	logFile string
 	// File is a bare server log or saved /metrics dump given in place of a
 	// run directory: the report gives the wall it alone supports.
 	File string
@@ -121,6 +127,14 @@ func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
 	if present[rundir.ServerLogFile] && d.IsRegular(rundir.ServerLogFile) {
 		run.LogPath = d.Path(rundir.ServerLogFile)
 	}
+	if reps := m.Replicas; len(reps) > 1 {
+		run.ReplicaLogs = make([]string, len(reps))
+		for i, rp := range reps {
+			if rp.Index == i && rp.ServerLog != "" && present[rp.ServerLog] && d.IsRegular(rp.ServerLog) {
+				run.ReplicaLogs[i] = d.Path(rp.ServerLog)
+			}
+		}
+	}
 	if !o.SkipFiles {
 		run.Files = dataFiles(d)
 	}
@@ -131,6 +145,9 @@ func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
 // file LogPath names for a run made in memory.
 func (r *Run) openLog() (io.ReadCloser, error) {
 	if r.src.Name != "" {
+		if r.logFile != "" {
+			return r.src.OpenFile(r.logFile)
+		}
 		return r.src.OpenFile(rundir.ServerLogFile)
 	}
 	return os.Open(r.LogPath)
@@ -148,11 +165,15 @@ func readInto[T any](d rundir.Dir, table string, dst *[]T) error {
 // dataFiles lists the manifest, the log and every table part of a run.
 func dataFiles(d rundir.Dir) []string {
 	var files []string
-	for _, f := range []string{rundir.ManifestFile, rundir.ServerLogFile} {
-		if d.IsRegular(f) {
-			files = append(files, f)
+	files = append(files, rundir.ManifestFile, rundir.ServerLogFile)
+	if m, err := d.Manifest(); err == nil {
+		for _, r := range m.Replicas {
+			if r.ServerLog != "" {
+				files = append(files, r.ServerLog)
+			}
 		}
 	}
+	files = slices.DeleteFunc(files, func(f string) bool { return !d.IsRegular(f) })
 	for _, t := range rundir.AllTables {
 		parts, _ := d.Parts(t)
 		files = append(files, parts...)

@@ -21,17 +21,26 @@ import (
 
 // Log-only walls, the values of `headroom inspect-log --json`'s "wall".
 const (
-	LogWallKVCache     = "kv_cache"
-	LogWallQueueing    = "queueing"
-	LogWallCompute     = "compute"
-	LogWallNone        = "none"
-	LogWallEngineError = "engine_error"
-	LogWallUnknown     = "unknown"
+	LogWallKVCache  = "kv_cache"
+	LogWallQueueing = "queueing"
+	LogWallCompute  = "compute"
+	// LogWallEngineOverhead: the engine's host side set the pace (the
+	// sweep's engine-overhead wall, or llama-server's prompt cache turning
+	// over under load).
+	LogWallEngineOverhead = "engine_overhead"
+	LogWallNone           = "none"
+	LogWallEngineError    = "engine_error"
+	LogWallUnknown        = "unknown"
 )
 
 // EvRunningMax is evidence of the most requests a log or dump showed
 // running at once (Value), for the log-only verdicts.
 const EvRunningMax = "running_max"
+
+// EvPromptCacheEvictions is evidence of llama-server's host-RAM prompt
+// cache evicting entries while a batch ran: Value evictions, Ref the
+// requests started meanwhile, Line and Text the first eviction.
+const EvPromptCacheEvictions = "prompt_cache_evictions"
 
 // What a log-only verdict rests on (LogVerdict.Basis).
 const (
@@ -49,6 +58,12 @@ const (
 	// no cache pressure: decode speed is the limit, which the accelerator's
 	// telemetry would confirm (Unconfirmed).
 	LogBasisBatch = "batch_running"
+	// LogBasisPromptCache: llama-server's host-RAM prompt cache evicted at
+	// least one entry for every request started while two or more ran:
+	// every start pays a copy of a slot's cache to host memory, which
+	// stalls the batch (Unconfirmed: GPU telemetry would show the
+	// accelerator idling).
+	LogBasisPromptCache = "prompt_cache_thrash"
 	// LogBasisIdle: at most one request ran at a time: no wall was reached.
 	LogBasisIdle = "idle"
 	// LogBasisNoLoad: the file shows no running or waiting counts, no
@@ -143,8 +158,14 @@ type logSeries struct {
 	waitRecords, bigWaitRecords   int // readings with waiting ≥ 1, ≥ 2 (cache with room)
 	runMax                        float64
 	runMaxEv                      Evidence
-	logTimes, kvSeen              bool
-	flags                         []string
+	// running is the last reading's running count; busyEvictions and
+	// busyLaunches the prompt-cache evictions and the requests started
+	// while two or more ran, evictEv the first such eviction.
+	running                     float64
+	busyEvictions, busyLaunches int
+	evictEv                     Evidence
+	logTimes, kvSeen            bool
+	flags                       []string
 }
 
 func newLogSeries() *logSeries {
@@ -243,6 +264,13 @@ func (ls *logSeries) add(ev *serverlog.Event, set Settings) {
 	case serverlog.KindKVFull, serverlog.KindContextShift:
 		evd.Kind, evd.Text = EvKVFullLog, ev.Raw
 		ls.event(evd, true)
+	case serverlog.KindWarning:
+		if ev.Problem.Class == serverlog.ProblemPromptCache && ls.running >= 2 {
+			if ls.busyEvictions == 0 {
+				ls.evictEv = Evidence{Kind: EvPromptCacheEvictions, Source: EvidenceLog, TimeNS: ns, Line: ev.Line, Text: ev.Raw, Unit: "evictions"}
+			}
+			ls.busyEvictions++
+		}
 	case serverlog.KindSlot:
 		running := 0
 		switch ev.Slot.Action {
@@ -267,6 +295,9 @@ func (ls *logSeries) add(ev *serverlog.Event, set Settings) {
 			return
 		}
 		ls.slotEvents++
+		if ev.Slot.Action == serverlog.SlotLaunch && running >= 2 {
+			ls.busyLaunches++
+		}
 		ls.addPoint(logPoint{ns: ns, line: ev.Line, text: ev.Raw, source: EvidenceLog, running: float64(running), hasRun: true, preemptCounter: -1}, set)
 	case serverlog.KindTiming:
 		ls.timings++
@@ -295,6 +326,9 @@ func (ls *logSeries) addPoint(p logPoint, set Settings) {
 		if p.waiting >= 2 {
 			ls.bigWaitRecords++
 		}
+	}
+	if p.hasRun {
+		ls.running = p.running
 	}
 	if p.hasRun && p.running > ls.runMax {
 		ls.runMax = p.running
@@ -390,7 +424,7 @@ type dumpReadings struct {
 // waiting summed over label sets, the fullest KV cache), preemptions as
 // the counter's increase (or, for the first scrape, its total since the
 // server started).
-func (ls *logSeries) addDump(d *servermetrics.Dump, set Settings) (dumpReadings, []string, error) {
+func (ls *logSeries) addDump(d *servermetrics.Dump, set Settings) (dumpReadings, []servermetrics.Warning, error) {
 	r := dumpReadings{runningMax: -1, waitingMax: -1, kvMax: -1, preemptions: -1}
 	if d.Engine == "" {
 		return r, nil, nil
@@ -598,8 +632,11 @@ func judgeLog(ls *logSeries, src Sources, crash string, crashAt *Evidence, set S
 	case WallEngineCap, WallFrontQueue:
 		v.Wall, v.Basis, v.Evidence = LogWallQueueing, LogBasisRules, p.Evidence
 		return v
-	case WallCompute, WallEngineOverhead:
+	case WallCompute:
 		v.Wall, v.Basis, v.Evidence = LogWallCompute, LogBasisRules, p.Evidence
+		return v
+	case WallEngineOverhead:
+		v.Wall, v.Basis, v.Evidence = LogWallEngineOverhead, LogBasisRules, p.Evidence
 		return v
 	}
 	// The rules found no wall, or could not decide for want of what a log
@@ -619,6 +656,20 @@ func judgeLog(ls *logSeries, src Sources, crash string, crashAt *Evidence, set S
 		}
 	}
 	switch {
+	case ls.busyLaunches > 0 && ls.busyEvictions >= ls.busyLaunches:
+		// The cache turns over at least once per request started under
+		// load: each start pays a host copy that the whole batch waits on.
+		v.Wall, v.Basis, v.Unconfirmed = LogWallEngineOverhead, LogBasisPromptCache, true
+		v.Deciding = MeasureGPUTelemetry
+		e := ls.evictEv
+		e.Value, e.Ref = float64(ls.busyEvictions), float64(ls.busyLaunches)
+		v.Evidence = append(v.Evidence, e)
+		if runEv != nil {
+			v.Evidence = append(v.Evidence, *runEv)
+		}
+		if !waitKnown {
+			v.CannotTell = append([]string{MeasureQueueDepth}, v.CannotTell...)
+		}
 	case ls.bigWaitRecords > 0 || ls.waitRecords >= 2:
 		v.Wall, v.Basis = LogWallQueueing, LogBasisEngineQueue
 		if waitEv != nil {

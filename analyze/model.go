@@ -118,6 +118,10 @@ type SweepAnalysis struct {
 	Diagnosis Diagnosis       `json:"diagnosis"`
 	Cost      *Cost           `json:"cost,omitempty"`
 	Timeline  *Timeline       `json:"timeline,omitempty"`
+	// Replicas is each server of a sweep spread over several (Balance
+	// says how), analyzed alone; the rest of the analysis is of the set.
+	Replicas []ReplicaAnalysis `json:"replicas,omitempty"`
+	Balance  string            `json:"balance,omitempty"`
 	// Notes are caveats: analyses that could not be made, inputs that were
 	// incomplete.
 	Notes []Note `json:"notes,omitempty"`
@@ -152,6 +156,10 @@ type LevelStats struct {
 	ErrorsByClass  map[string]int `json:"errors_by_class,omitempty"`
 	ErrorFraction  float64        `json:"error_fraction"`
 	WarmupExcluded int            `json:"warmup_excluded"`
+	// Canceled requests were stopped by the load tool itself (interrupted,
+	// cut at the level's end, or cancelled on purpose): counted neither in
+	// Requests nor as errors.
+	Canceled int `json:"canceled,omitempty"`
 	// Sustained is false for a level that did not complete or whose share
 	// of failed requests is above Settings.MaxErrorFraction: its throughput
 	// is not what the server sustains, and the report says so beside it.

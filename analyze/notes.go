@@ -1,13 +1,15 @@
 package analyze
 
+import "github.com/headroom-llm/headroom/analyze/servermetrics"
+
 // Note is a caveat about a report, a sweep or a level, as data: Kind says
 // what it is, the other fields hold its facts; render words it
 // (render/notes.go).
 type Note struct {
 	Kind string `json:"kind"` // a Note* value
 	// File is the file it is about; Error an error's text as the system
-	// gave it; Text a text the source gave (a metrics parser's warning, a
-	// tool's percentile method, the collector's note on fixed output).
+	// gave it; Text a text the source gave (a tool's percentile method, the
+	// collector's note on fixed output).
 	File  string `json:"file,omitempty"`
 	Error string `json:"error,omitempty"`
 	Text  string `json:"text,omitempty"`
@@ -26,6 +28,8 @@ type Note struct {
 	Of    int    `json:"of,omitempty"`
 	// FromLog: a fact read from the server log rather than the manifest.
 	FromLog bool `json:"from_log,omitempty"`
+	// Metrics is NoteMetricsWarning's warning.
+	Metrics *servermetrics.Warning `json:"metrics,omitempty"`
 }
 
 // Note kinds.
@@ -44,13 +48,13 @@ const (
 	NoteLogReadStopped     = "log_read_stopped"    // File, Error
 	NoteLogUnrecognised    = "log_unrecognised"    // File, Count lines read
 	NoteMetricsError       = "metrics_error"       // Error
-	NoteMetricsWarning     = "metrics_warning"     // Text: the metrics parser's warning
+	NoteMetricsWarning     = "metrics_warning"     // Metrics: the metrics reader's warning
 	NoteOnlyLevelStats     = "only_level_stats"    // imported per-level statistics: no per-request data
 	NoteNoRequests         = "no_requests"         // levels but no requests
 	NoteNoProbe            = "no_probe"            // no probe run: no roofline gap
 	NoteNoLevelsTable      = "no_levels_table"     // a level's window taken from its requests
 	NoteSourcePercentile   = "source_percentiles"  // Text: the imported source's percentile method
-	NoteIncompleteRequests = "incomplete_requests" // Count requests neither completed nor failed when the source tool stopped
+	NoteIncompleteRequests = "incomplete_requests" // Count requests the load tool stopped itself (unfinished when it ended, or cancelled on purpose): neither completed nor failed
 
 	// A run's rows as read (inputs.go): Table, Count of Of rows.
 	NoteNonFinite       = "non_finite"        // rows with NaN or ±Inf (a Prometheus sample may be NaN): left out, or a nullable value cleared

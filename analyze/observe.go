@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,7 +71,13 @@ func observe(run *Run, levels []LevelStats, set Settings) *observations {
 		}
 		return out
 	}
-	o.observeLog(run, levels, find, set)
+	if logs := run.replicaLogRuns(); len(logs) > 0 {
+		for _, l := range logs {
+			o.observeLog(l, levels, find, set)
+		}
+	} else {
+		o.observeLog(run, levels, find, set)
+	}
 	o.observeMetrics(run, levels, find)
 	o.observeGPU(run, levels)
 	o.observeServerCPU(run, levels)
@@ -207,7 +214,8 @@ func (o *observations) observeLog(run *Run, levels []LevelStats, find func(int64
 		}
 	}
 	for _, s := range []TimeSeries{kv, running, waiting} {
-		if len(s.Points) > 0 {
+		// Several replicas' logs: the first that has a series shows it.
+		if len(s.Points) > 0 && !slices.ContainsFunc(o.series, func(t TimeSeries) bool { return t.Name == s.Name }) {
 			o.series = append(o.series, s)
 		}
 	}
@@ -231,7 +239,7 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	}
 	samples := make([]servermetrics.Sample, len(run.Metrics))
 	for i, m := range run.Metrics {
-		samples[i] = servermetrics.Sample(m)
+		samples[i] = metricSample(m)
 	}
 	eng := engineName(run.Manifest)
 	if _, ok := servermetrics.Lookup(eng); !ok {
@@ -244,7 +252,7 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	}
 	o.hasMetrics, o.metricsEngine = true, res.Engine
 	for _, w := range res.Warnings {
-		o.notes = append(o.notes, Note{Kind: NoteMetricsWarning, Text: w})
+		o.notes = append(o.notes, Note{Kind: NoteMetricsWarning, Metrics: &w})
 	}
 	// Sum running/waiting over label sets (data-parallel engines) at each
 	// scrape; KV usage takes the fullest.

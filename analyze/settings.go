@@ -150,9 +150,14 @@ func Default() Settings {
 var StandardPercentiles = []float64{50, 90, 99}
 
 // reportedPercentiles is the sorted union of the standard and the user's
-// percentiles.
+// percentiles, and those the SLO bounds (an SLO on p75 is judged on p75).
 func (s Settings) reportedPercentiles() []float64 {
 	ps := append(slices.Clone(StandardPercentiles), s.Percentiles...)
+	if s.SLO != nil {
+		for _, b := range s.SLO.Bounds {
+			ps = append(ps, b.Percentile)
+		}
+	}
 	slices.Sort(ps)
 	return slices.Compact(ps)
 }

@@ -47,10 +47,23 @@ type Prediction struct {
 	KVWallConcurrency int               `json:"kv_wall_concurrency,omitempty"`
 	SlotCap           int               `json:"slot_cap,omitempty"`
 	Levels            []PredictionLevel `json:"levels"`
-	// MaxAbsErrorPct is the largest |error| over levels before the KV wall
-	// and slot cap with a measured value; Measured names that run.
+	// MaxAbsErrorPct is the largest |error| over the judged levels
+	// (PredictionLevel.Judged); Measured names the run measured.
 	Measured       string  `json:"measured_run,omitempty"`
 	MaxAbsErrorPct float64 `json:"max_abs_error_pct,omitempty"`
+	// Judged counts the levels the error is judged over. ReferenceWall is
+	// the wall the reference run reached (its diagnosis's primary wall; ""
+	// for none) and ReferenceWallConcurrency its first level: from there
+	// the reference's TPOT is that wall's, not decode's, and calibrates
+	// nothing.
+	Judged                   int    `json:"judged_levels"`
+	ReferenceWall            string `json:"reference_wall,omitempty"`
+	ReferenceWallConcurrency int    `json:"reference_wall_concurrency,omitempty"`
+	// OtherShape: the variant's model has another shape (layers, widths,
+	// heads, experts) than the reference's, so the engine's work per step
+	// (kernels launched, their sizes) differs and the calibrated overhead
+	// need not carry over.
+	OtherShape bool `json:"other_shape,omitempty"`
 	// KVSizing says how KVCapacityTokens was derived from the GPU's memory;
 	// nil when it was given (or unknown).
 	KVSizing *KVSizing `json:"kv_sizing,omitempty"`
@@ -86,7 +99,19 @@ type PredictionLevel struct {
 	MeasuredTPOTP50S float64 `json:"measured_tpot_p50_s,omitempty"`
 	ErrorPct         float64 `json:"error_pct,omitempty"`
 	HasMeasured      bool    `json:"has_measured,omitempty"`
+	// Judged: the level counts toward MaxAbsErrorPct. Otherwise Outside
+	// says why not (an Outside* value).
+	Judged  bool   `json:"judged,omitempty"`
+	Outside string `json:"outside,omitempty"`
 }
+
+// Why a level with a measurement is not judged.
+const (
+	OutsideBeyondWall     = "beyond_wall"      // past the variant's KV wall or slot cap
+	OutsideReferenceWall  = "reference_wall"   // at or past the reference run's wall
+	OutsideNotSustained   = "not_sustained"    // either run did not sustain the level
+	OutsideNoMeasuredTPOT = "no_measured_tpot" // the variant's run has no TPOT there
+)
 
 // Predict calibrates on ref (a sweep analysed with a probe and the model
 // config: its Decode levels) and predicts v. measured, when not nil, is a
@@ -112,7 +137,7 @@ func Predict(refDir string, ref *SweepAnalysis, refModel *ModelSpec, v Variant, 
 	if v.PeakFLOPPerS > 0 {
 		peak = v.PeakFLOPPerS
 	}
-	p := &Prediction{Label: v.Label, Reference: refDir, Measured: measuredDir, SlotCap: v.Slots}
+	p := &Prediction{Label: v.Label, Reference: refDir, Measured: measuredDir, SlotCap: v.Slots, OtherShape: !sameShape(m, refModel)}
 	p.KVCapacityTokens = v.KVCapacityTokens
 	if p.KVCapacityTokens == 0 && v.MemoryBytes > 0 {
 		frac := v.MemoryFraction
@@ -123,16 +148,25 @@ func Predict(refDir string, ref *SweepAnalysis, refModel *ModelSpec, v Variant, 
 		p.KVCapacityTokens = math.Max(0, (v.MemoryBytes*frac-p.KVSizing.WeightBytes)/p.KVSizing.BytesPerToken)
 	}
 	meas := map[int]float64{}
+	measSustained := map[int]bool{}
 	if measured != nil {
 		for _, l := range measured.Levels {
 			if l.TPOT != nil && l.TPOT.P50S > 0 {
 				meas[l.Concurrency] = l.TPOT.P50S
 			}
+			measSustained[l.Concurrency] = l.Sustained
 		}
 	}
 	seqLen := map[int]float64{}
+	refSustained := map[int]bool{}
 	for _, l := range ref.Levels {
 		seqLen[l.LevelIndex] = l.MeanPromptTokens + l.MeanOutputTokens
+		refSustained[l.LevelIndex] = l.Sustained
+	}
+	wallAt := -1 // the reference's first level at its wall
+	if w := ref.Diagnosis.Primary; w.Kind != "" && w.Kind != WallNone && w.Kind != WallInconclusive && w.At.LevelIndex >= 0 {
+		wallAt = w.At.LevelIndex
+		p.ReferenceWall, p.ReferenceWallConcurrency = w.Kind, w.At.Concurrency
 	}
 	for _, rl := range d.Levels {
 		if rl.MeasuredTPOTP50S <= 0 {
@@ -170,7 +204,20 @@ func Predict(refDir string, ref *SweepAnalysis, refModel *ModelSpec, v Variant, 
 		if t, ok := meas[rl.Concurrency]; ok {
 			pl.MeasuredTPOTP50S, pl.HasMeasured = t, true
 			pl.ErrorPct = (pl.PredictedTPOTS - t) / t * 100
-			if !pl.BeyondWall {
+		}
+		if measured != nil {
+			switch {
+			case pl.BeyondWall:
+				pl.Outside = OutsideBeyondWall
+			case wallAt >= 0 && rl.LevelIndex >= wallAt:
+				pl.Outside = OutsideReferenceWall
+			case !refSustained[rl.LevelIndex] || !measSustained[rl.Concurrency]:
+				pl.Outside = OutsideNotSustained
+			case !pl.HasMeasured:
+				pl.Outside = OutsideNoMeasuredTPOT
+			default:
+				pl.Judged = true
+				p.Judged++
 				p.MaxAbsErrorPct = math.Max(p.MaxAbsErrorPct, math.Abs(pl.ErrorPct))
 			}
 		}
@@ -180,6 +227,14 @@ func Predict(refDir string, ref *SweepAnalysis, refModel *ModelSpec, v Variant, 
 		return nil, errors.New("predict: the measured run has no level with a TPOT to calibrate on")
 	}
 	return p, nil
+}
+
+// sameShape reports whether two models have the same layers and widths
+// (they may differ in weight and KV-cache types).
+func sameShape(a, b *ModelSpec) bool {
+	return a.Layers == b.Layers && a.Hidden == b.Hidden && a.Heads == b.Heads && a.KVHeads == b.KVHeads &&
+		a.HeadDim == b.HeadDim && a.Intermediate == b.Intermediate && a.Vocab == b.Vocab &&
+		a.Experts == b.Experts && a.ActiveExperts == b.ActiveExperts && a.ExpertIntermediate == b.ExpertIntermediate
 }
 
 // reportPredictions predicts each sweep of the report that has a model of its

@@ -40,6 +40,9 @@ type Sample struct {
 	Name   string  // as exposed: "vllm:num_preemptions_total", "..._bucket"
 	Labels string  // CanonicalLabels; "" when none
 	Value  float64 //
+	// Replica is the server scraped when a sweep scraped several
+	// (rundir.ServerMetricRow.Replica); nil for one server.
+	Replica *int32
 }
 
 // Parse reads one scrape in the text format into samples at timeNS. A parse

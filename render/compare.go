@@ -719,7 +719,7 @@ func differencesSection(c *compare.Comparison) section {
 				continue
 			}
 			if d.NoTest != "" {
-				why = uniq.Append(why, sentence(d.NoTest))
+				why = uniq.Append(why, sentence(noTestReason(d)))
 			}
 		}
 		s.Tables = append(s.Tables, t)
@@ -784,4 +784,21 @@ func compareMethodSection(c *compare.Comparison) section {
 		s.Tables = append(s.Tables, t)
 	}
 	return s
+}
+
+// noTestReason says why a delta has no test, or only a weak one.
+func noTestReason(d compare.Delta) string {
+	switch d.NoTest {
+	case compare.NoTestNotComparable:
+		return "the groups are not comparable"
+	case compare.NoTestFewRuns:
+		return fmt.Sprintf("%d run(s) against %d: a difference between configurations needs repeated runs of each (headroom compare groups runs by --group-by)", d.N1, d.N2)
+	case compare.NoTestPFloor:
+		return fmt.Sprintf("with %d and %d runs the smallest possible p is %.3g, so no difference can be significant at %.2g; repeat the runs (4 or more a side)", d.N1, d.N2, d.MinP, d.Alpha)
+	case compare.NoTestFewRequests:
+		return fmt.Sprintf("a p%g needs at least %d requests a side (have %d and %d)", d.Percentile, d.Need, d.N1, d.N2)
+	case compare.NoTestNoBootstrap:
+		return "no bootstrap (no resamples set, or a zero latency)"
+	}
+	return d.NoTest
 }

@@ -17,6 +17,7 @@ var contextLabels = map[string]string{
 	analyze.CtxDate: "Date", analyze.CtxLabel: "Run label", analyze.CtxKinds: "Measurements", analyze.CtxIncomplete: "Complete",
 	analyze.CtxGPU: "GPU", analyze.CtxDriver: "Driver", analyze.CtxCUDA: "CUDA", analyze.CtxHost: "Host", analyze.CtxCPU: "CPU",
 	analyze.CtxGPUMemory: "GPU memory", analyze.CtxGPUPowerLimit: "GPU power limit", analyze.CtxGPUCount: "GPU count",
+	analyze.CtxReplicas: "Replicas", analyze.CtxInterconnect: "GPU interconnect",
 	analyze.CtxEngine: "Engine", analyze.CtxEngineVersion: "Engine version", analyze.CtxModel: "Model",
 	analyze.CtxQuantization: "Quantization", analyze.CtxDType: "DType", analyze.CtxContextLength: "Context length",
 	analyze.CtxTensorParallel: "Tensor parallel size", analyze.CtxServerFlags: "Server flags", analyze.CtxEngineNotes: "Engine notes",
@@ -85,6 +86,14 @@ func contextValue(c analyze.ContextItem) string {
 		v = fmt.Sprintf("%.0f W", num(0))
 	case analyze.CtxGPUCount, analyze.CtxTensorParallel:
 		v = integer(int64(num(0)))
+	case analyze.CtxReplicas:
+		v = integer(int64(num(0))) + " servers of one model, the load spread over them"
+		switch c.Value {
+		case "least-outstanding":
+			v += ": each request to the one with the fewest in flight"
+		case "round-robin":
+			v += ": each request to the next in turn"
+		}
 	case analyze.CtxContextLength:
 		v = strings.TrimSpace(integer(int64(num(0))) + " tokens " + c.Value)
 	case analyze.CtxPromptTokens, analyze.CtxOutputTokens:

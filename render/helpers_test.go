@@ -238,10 +238,15 @@ func chartOrder(doc []byte) []string {
 
 // defaultDemoReport is what `headroom demo` reports: the default example's
 // runs with the settings of its example.json.
-func defaultDemoReport(t *testing.T) *analyze.Report {
+func defaultDemoReport(t *testing.T) *analyze.Report { return demoReport(t, examples.Default) }
+
+// demoReport is what `headroom demo --example name` reports: the example's
+// runs with the settings of its example.json, per-run models and the run
+// predicted from included.
+func demoReport(t *testing.T, name string) *analyze.Report {
 	t.Helper()
 	t.Chdir(t.TempDir())
-	dirs, spec, err := examples.Extract(examples.Default, "example")
+	dirs, spec, err := examples.Extract(name, "example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,6 +257,17 @@ func defaultDemoReport(t *testing.T) *analyze.Report {
 	if set.Model, err = analyze.ReadModelConfig(spec.ModelConfig); err != nil {
 		t.Fatal(err)
 	}
+	for run, config := range spec.ModelConfigs {
+		m, err := analyze.ReadModelConfig(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set.RunModels == nil {
+			set.RunModels = map[string]*analyze.ModelSpec{}
+		}
+		set.RunModels[run] = m
+	}
+	set.PredictFrom = spec.PredictFrom
 	prices, source, err := analyze.LoadPrices("")
 	if err != nil {
 		t.Fatal(err)

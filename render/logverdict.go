@@ -10,12 +10,13 @@ import (
 
 // logWallNames word the log-only walls.
 var logWallNames = map[string]string{
-	analyze.LogWallKVCache:     "KV cache",
-	analyze.LogWallQueueing:    "queueing",
-	analyze.LogWallCompute:     "compute",
-	analyze.LogWallNone:        "none reached",
-	analyze.LogWallEngineError: "engine error",
-	analyze.LogWallUnknown:     "unknown",
+	analyze.LogWallKVCache:        "KV cache",
+	analyze.LogWallQueueing:       "queueing",
+	analyze.LogWallCompute:        "compute",
+	analyze.LogWallEngineOverhead: "engine overhead",
+	analyze.LogWallNone:           "none reached",
+	analyze.LogWallEngineError:    "engine error",
+	analyze.LogWallUnknown:        "unknown",
 }
 
 // logBasisText says what a log-only verdict rests on.
@@ -24,6 +25,7 @@ var logBasisText = map[string]string{
 	analyze.LogBasisRules:       "the sweep's verdict rules, over the file's readings cut into windows by load",
 	analyze.LogBasisEngineQueue: "requests waited in the engine while its KV cache had room (the sweep's rules would also want TTFT to grow with the load, which only client latencies show)",
 	analyze.LogBasisBatch:       "a batch of requests ran with nothing waiting and no cache pressure: decode speed is the limit, which the accelerator's telemetry would confirm",
+	analyze.LogBasisPromptCache: "the server's host-RAM prompt cache evicted an entry for every request it started while others ran: each start copies a slot's cache to host memory while the batch waits, so the engine's host side sets the pace (llama-server: --cache-ram 0 turns the prompt cache off)",
 	analyze.LogBasisIdle:        "at most one request ran at a time: the server never reached a wall",
 	analyze.LogBasisNoLoad:      "the file shows no running or waiting counts, no cache pressure and no request",
 }
@@ -53,6 +55,8 @@ func logEvidenceText(e analyze.Evidence) string {
 			return "one request running at a time at most"
 		}
 		return "up to " + count(e.Value) + " requests running at once"
+	case analyze.EvPromptCacheEvictions:
+		return fmt.Sprintf("%s prompt-cache evictions while %s requests were started with others running", integer(int(e.Value)), integer(int(e.Ref)))
 	case analyze.EvCrashLog:
 		return "the engine's fatal error (" + e.Name + ")"
 	case analyze.EvPreemptions:
@@ -154,8 +158,11 @@ func dumpRows(p func(string, ...any), row func(string, any), ds []analyze.DumpIn
 		default:
 			row("preemptions", integer(d.Preemptions)+" by the last scrape, since the server started")
 		}
+		if d.Error != "" {
+			row("error", d.Error)
+		}
 		for _, w := range d.Warnings {
-			row("warning", w)
+			row("warning", metricsWarning(w))
 		}
 	}
 }

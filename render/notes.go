@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/analyze/servermetrics"
 )
 
 // noteText says one of the analyzer's caveats in words.
@@ -36,7 +37,10 @@ func noteText(n analyze.Note) string {
 	case analyze.NoteMetricsError:
 		return "Server metrics: " + n.Error + "."
 	case analyze.NoteMetricsWarning:
-		return sentence("Server metrics: " + n.Text)
+		if n.Metrics == nil {
+			return "Server metrics: a warning without its facts."
+		}
+		return sentence("Server metrics: " + metricsWarning(*n.Metrics))
 	case analyze.NoteOnlyLevelStats:
 		return "Not available: per-request data; the source recorded per-level statistics only (no p90, ITL, intervals, per-request goodput, error classes)."
 	case analyze.NoteNoRequests:
@@ -48,7 +52,7 @@ func noteText(n analyze.Note) string {
 	case analyze.NoteSourcePercentile:
 		return "Percentiles as the source computed them: " + n.Text + "."
 	case analyze.NoteIncompleteRequests:
-		return fmt.Sprintf("%s requests were still unfinished when the source tool's benchmark ended (counted neither completed nor failed).", integer(n.Count))
+		return fmt.Sprintf("%s requests were stopped by the load tool itself (unfinished when its benchmark ended, or cancelled on purpose): counted neither completed nor failed.", integer(n.Count))
 	case analyze.NoteNonFinite:
 		return fmt.Sprintf("%s of %s rows of %s held a value that is not a number (NaN or infinite): the analysis left those values out.", integer(n.Count), integer(n.Of), n.Table)
 	case analyze.NoteBadTimes:
@@ -148,4 +152,20 @@ func ridgeSentence(rc analyze.RidgeCheck) string {
 		return fmt.Sprintf("The TPOT knee at %s lies at about %s FLOP/byte, beyond the probe's ridge of %s FLOP/byte%s: decode kept scaling past the point the GEMM probe saturates; check the model description, the dtype and the probe.", at, in, ridge, approx)
 	}
 	return fmt.Sprintf("The TPOT knee at %s lies at about %s FLOP/byte, within %s× of the probe's ridge of %s FLOP/byte%s: the knee is where the roofline says compute takes over.", at, in, sig(rc.AgreeFactor), ridge, approx)
+}
+
+// metricsWarning says what the metrics reader found wrong in a series.
+func metricsWarning(w servermetrics.Warning) string {
+	series := w.Metric + "{" + w.Labels + "}"
+	switch w.Kind {
+	case servermetrics.WarnAboveOne:
+		return fmt.Sprintf("%s = %g is above 1: the table's scale for %s may be wrong (percent, not fraction)", series, w.Value, w.Quantity)
+	case servermetrics.WarnBadLE:
+		return fmt.Sprintf("%s_bucket{%s}: bad le %q", w.Metric, w.Labels, w.LE)
+	case servermetrics.WarnBoundsChanged:
+		return fmt.Sprintf("%s: bucket bounds changed between scrapes at %d and %d ns; interval skipped", series, w.FromNS, w.ToNS)
+	case servermetrics.WarnNoInfBucket:
+		return series + ": no +Inf bucket; quantiles are NaN"
+	}
+	return series + ": " + w.Kind
 }

@@ -50,6 +50,10 @@ func probeSection(id string, r *analyze.RunAnalysis, rl *analyze.Roofline, sever
 		{Label: "Ridge point", Value: sig(rl.RidgeFLOPPerByte) + " FLOP/byte", Note: "peak ÷ bandwidth"},
 		{Label: fmt.Sprintf("%.0f%% of peak reached at", 100*analyze.KneeFraction), Value: knee},
 	}
+	if f := rl.FP8; f != nil {
+		s.Facts = append(s.Facts, fact{Label: "Peak " + f.DType + " GEMM", Value: tflops(f.PeakFLOPPerS),
+			Note: fmt.Sprintf("at B=%d, ridge %s FLOP/byte", f.PeakBatch, sig(f.RidgeFLOPPerByte))})
+	}
 	t := table{
 		Caption: fmt.Sprintf("Measured points: shape (B,%d) @ (%d,%d); intensity = FLOPs ÷ bytes moved.", rl.K, rl.K, rl.N),
 		Head:    []string{"B", "Intensity (FLOP/byte)", "TFLOP/s", "% of peak", "Time per call", "Roofline bound (TFLOP/s)"},
@@ -77,6 +81,9 @@ func probeSection(id string, r *analyze.RunAnalysis, rl *analyze.Roofline, sever
 		}
 		s.Tables = append(s.Tables, bt)
 	}
+	if t, ok := stepFloorTable(rl); ok {
+		s.Tables = append(s.Tables, t)
+	}
 	if !rl.Validated {
 		s.Notes = append(s.Notes, "The GEMM results were not checked against a reference: a wrong kernel would still time.")
 	}
@@ -90,6 +97,31 @@ func probeSection(id string, r *analyze.RunAnalysis, rl *analyze.Roofline, sever
 		s.Notes = append(s.Notes, "Other processes were using the GPU during the probe: peak and bandwidth may be lower than the card can do.")
 	}
 	return s
+}
+
+// stepFloorTable is the measured floor of the model's decode step: its own
+// weight GEMMs, timed by the probe at each batch and dtype (probe
+// --model-config), folded like the bandwidth points.
+func stepFloorTable(rl *analyze.Roofline) (table, bool) {
+	if len(rl.StepFloors) == 0 {
+		return table{}, false
+	}
+	var times []float64
+	for _, f := range rl.StepFloors {
+		times = append(times, f.GEMMSeconds)
+	}
+	u := durationScale(times...)
+	t := table{
+		Caption: fmt.Sprintf("The decode step's weight GEMMs of %s (%d shapes, each counted as often as a step runs it), at each batch; attention not included.",
+			orMissing(rl.FloorModel, "the model"), rl.StepFloors[0].GEMMs),
+		Head:      []string{"Batch", "Dtype", "GEMMs (" + u.name + ")", "Weights read", "GB/s"},
+		Right:     []bool{true, false, true, true, true},
+		Collapsed: true,
+	}
+	for _, f := range rl.StepFloors {
+		t.Rows = append(t.Rows, []string{integer(f.Batch), f.DType, u.in(f.GEMMSeconds), sig(f.WeightBytes/1e9) + " GB", thousands(f.WeightBytes/f.GEMMSeconds/1e9, 0)})
+	}
+	return t, true
 }
 
 // decodeSection is a sweep's roofline gap: the decode ceiling the probe
@@ -264,17 +296,19 @@ func gapSplitTable(dec *analyze.DecodeRoofline) (table, bool) {
 	}
 	u := durationScale(tpots...)
 	t := table{
-		Caption: "Whose gap: the silicon's (the model's own weight GEMMs, timed by the probe at each batch in " + dec.FloorDType +
-			", plus the KV-cache reads at the copy bandwidth, against the bandwidth bound) and the engine's (measured TPOT against that floor). Silicon × engine = TPOT ÷ floor above.",
-		Head:  []string{"Concurrency", "Bandwidth bound (" + u.name + ")", "GEMMs measured (" + u.name + ")", "+ KV reads (" + u.name + ")", "TPOT p50 (" + u.name + ")", "Silicon ×", "Engine ×"},
-		Right: []bool{true, true, true, true, true, true, true},
+		Caption: "Whose gap: the silicon's share (the measured floor, the model's own weight GEMMs timed by the probe in " + dec.FloorDType +
+			" plus the KV-cache reads at the copy bandwidth, against the bandwidth bound) and the engine's (TPOT p50 against that floor); silicon × engine = TPOT ÷ floor.",
+		Head: []string{"Concurrency", "Bandwidth bound (" + u.name + ")", "GEMMs measured (" + u.name + ")", "+ KV reads (" + u.name + ")",
+			"Measured floor (" + u.name + ")", "TPOT p50 (" + u.name + ")", "Silicon ×", "Engine ×"},
+		Right: []bool{true, true, true, true, true, true, true, true},
+		Fold:  []bool{false, true, true, true, false, true, false, false},
 	}
 	for _, l := range dec.Levels {
 		if l.MeasuredFloorS <= 0 {
 			continue
 		}
 		t.Rows = append(t.Rows, []string{integer(l.Concurrency), u.in(l.PredictedTPOTS), u.in(l.FloorGEMMS), u.in(l.FloorAttentionS),
-			orDash(l.MeasuredTPOTP50S, u.in), sig(l.SiliconFactor), orDash(l.EngineFactor, sig)})
+			u.in(l.MeasuredFloorS), orDash(l.MeasuredTPOTP50S, u.in), sig(l.SiliconFactor), orDash(l.EngineFactor, sig)})
 	}
 	return t, true
 }

@@ -416,6 +416,7 @@ func fileWhat(path string) string {
 var tableNames = map[string]string{
 	rundir.TableProbeGEMM:      "probe: one row per GEMM shape",
 	rundir.TableProbeBandwidth: "probe: bandwidth measurements",
+	rundir.TableProbeModelGEMM: "probe: the model's decode GEMMs, per batch",
 	rundir.TableLevels:         "sweep: one row per load level",
 	rundir.TableRequests:       "sweep: one row per request",
 	rundir.TableTokens:         "sweep: one row per streamed chunk",

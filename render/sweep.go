@@ -39,6 +39,9 @@ func sweepSection(id string, r *analyze.RunAnalysis, panels bool, method string)
 		s.Charts, s.ChartRow = charts, true
 	}
 	s.Tables = append(s.Tables, throughputTable(sw), latencyTable(sw, method))
+	if t, ok := replicasTable(sw); ok {
+		s.Tables = append(s.Tables, t)
+	}
 	s.Notes = append(s.Notes, kneeNotes(sw)...)
 	s.Notes = append(s.Notes, "Output tokens: "+tokenCountText(sw.TokenCount)+".")
 	s.Notes = append(s.Notes, notesWhere(sw.Notes, unavailable)...)

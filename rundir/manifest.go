@@ -44,14 +44,29 @@ type Manifest struct {
 	Stopped  *Stopped `json:"stopped,omitempty"`
 	// Resumed lists every time an interrupted sweep was continued with
 	// `headroom sweep --resume`, oldest first.
-	Resumed  []Resume  `json:"resumed,omitempty"`
-	Host     Host      `json:"host"`
-	GPUs     []GPU     `json:"gpus,omitempty"`
-	Engine   *Engine   `json:"engine,omitempty"`
+	Resumed []Resume `json:"resumed,omitempty"`
+	Host    Host     `json:"host"`
+	GPUs    []GPU    `json:"gpus,omitempty"`
+	Engine  *Engine  `json:"engine,omitempty"`
+	// Replicas lists the servers of a sweep that spread its load over
+	// several (headroom sweep --base-url URL1,URL2): one box of N servers.
+	// Engine then describes replica 0 (the set's engine); rows of the
+	// requests, server_metrics, server_log_lines and server_cpu tables say
+	// which replica they are from. Absent for a sweep against one server.
+	Replicas []Replica `json:"replicas,omitempty"`
+	// GPULinks is how the run's GPUs are connected, pair by pair, from
+	// NVML's topology (NVLink, a PCIe switch, the CPU): the interconnect a
+	// tensor-parallel server depends on. Absent with fewer than two GPUs
+	// or without NVML.
+	GPULinks []GPULink `json:"gpu_links,omitempty"`
 	Workload *Workload `json:"workload,omitempty"`
 	Probe    *Probe    `json:"probe,omitempty"`
 	Source   *Source   `json:"source,omitempty"`
-	Notes    []string  `json:"notes,omitempty"`
+	// Shard is set in a run that is one shard of a sweep from several
+	// hosts (sweep --shard); Merged in the run merge made of them.
+	Shard  *Shard   `json:"shard,omitempty"`
+	Merged *Merged  `json:"merged,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
 	// Warnings are problems found while collecting that a reader of any
 	// number from this run must know (throttled GPU, client-bound sweep,
 	// min_tokens rejected by the server, ...).
@@ -127,6 +142,68 @@ type Engine struct {
 	Description string `json:"description,omitempty"`
 }
 
+// Replica is one server of a set a sweep spread its load over.
+type Replica struct {
+	Index   int    `json:"index"`
+	BaseURL string `json:"base_url"`
+	// Engine is what this replica reported (name, version, model, flags,
+	// facts), as Manifest.Engine is for a single server.
+	Engine *Engine `json:"engine,omitempty"`
+	// ServerLog is the file in the run directory that holds this
+	// replica's log (ReplicaLogFile), "" when none was followed.
+	ServerLog string `json:"server_log,omitempty"`
+}
+
+// ReplicaLogFile is the file holding replica i's server log in a run that
+// spread its load over several servers (a single server's is
+// ServerLogFile).
+func ReplicaLogFile(i int) string { return fmt.Sprintf("server-%d.log", i) }
+
+// GPULink is how two GPUs of the run are connected.
+type GPULink struct {
+	A int `json:"a"` // GPU index (gpus[].index)
+	B int `json:"b"`
+	// Path is the closest connection NVML reports: "nvlink", "same_board",
+	// "pcie_switch" (one switch), "pcie_switches" (several), "pcie_host_bridge"
+	// (one host bridge), "numa_node" (host bridges of one CPU),
+	// "cpu_interconnect" (across CPU sockets), or "unknown".
+	Path string `json:"path"`
+	// NVLinks is the number of active NVLink links of GPU A (on an NVSwitch
+	// system they reach the switch, not B); 0 without NVLink.
+	NVLinks int `json:"nvlinks,omitempty"`
+}
+
+// Interconnect names how a run's GPUs talk to each other in a few words:
+// "NVLink (18 links per GPU)" when every pair has NVLink, else the slowest
+// path of any pair ("PCIe switch", "PCIe host bridge", "CPU interconnect");
+// "" when unknown.
+func (m *Manifest) Interconnect() string {
+	if len(m.GPULinks) == 0 {
+		return ""
+	}
+	rank := map[string]int{"nvlink": 0, "same_board": 1, "pcie_switch": 2, "pcie_switches": 3, "pcie_host_bridge": 4, "numa_node": 5, "cpu_interconnect": 6}
+	words := map[string]string{"nvlink": "NVLink", "same_board": "same board", "pcie_switch": "PCIe switch",
+		"pcie_switches": "PCIe switches", "pcie_host_bridge": "PCIe host bridge", "numa_node": "PCIe across host bridges",
+		"cpu_interconnect": "CPU interconnect"}
+	worst, links := "", 0
+	for _, l := range m.GPULinks {
+		r, ok := rank[l.Path]
+		if !ok {
+			return ""
+		}
+		if worst == "" || r > rank[worst] {
+			worst = l.Path
+		}
+		if l.Path == "nvlink" && (links == 0 || l.NVLinks < links) {
+			links = l.NVLinks
+		}
+	}
+	if worst == "nvlink" && links > 0 {
+		return fmt.Sprintf("NVLink (%d links per GPU)", links)
+	}
+	return words[worst]
+}
+
 // Workload is what a sweep sent.
 type Workload struct {
 	Endpoint string `json:"endpoint"` // "completions" or "chat"
@@ -163,6 +240,10 @@ type Workload struct {
 	TimeoutPerRequest float64 `json:"timeout_per_request_s,omitempty"`
 	// MaxErrorRate is the sweep's --max-error-rate (1 = never stop).
 	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
+	// Balance is how requests were spread over several replicas:
+	// "least-outstanding" (to the replica with the fewest requests in
+	// flight) or "round-robin"; "" for one server.
+	Balance string `json:"balance,omitempty"`
 	// DatasetSample says which records of the dataset were sent and how
 	// they were counted.
 	DatasetSample *DatasetSample `json:"dataset_sample,omitempty"`

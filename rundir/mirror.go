@@ -94,6 +94,13 @@ func (m *Mirror) addManifest() {
 	if _, err := os.Stat(filepath.Join(m.dir, ServerLogFile)); err == nil {
 		m.add(ServerLogFile)
 	}
+	// A sweep against several replicas keeps one log each.
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(m.dir, ReplicaLogFile(i))); err != nil {
+			break
+		}
+		m.add(ReplicaLogFile(i))
+	}
 	m.add(ManifestFile)
 }
 

@@ -128,6 +128,10 @@ type RequestRow struct {
 	Status                 string `parquet:"status"` // "ok" or an error class
 	HTTPStatus             int32  `parquet:"http_status"`
 	Error                  string `parquet:"error"`
+	// Replica is the index (manifest replicas[]) of the server that got the
+	// request when the sweep spread its load over several; null for a
+	// sweep against one server and in runs written before the column.
+	Replica *int32 `parquet:"replica"`
 }
 
 // Request statuses. Anything but StatusOK is an error class.
@@ -158,6 +162,11 @@ type ServerMetricRow struct {
 	Name   string  `parquet:"name"`
 	Labels string  `parquet:"labels"`
 	Value  float64 `parquet:"value"`
+	// Replica is the server scraped (manifest replicas[]) when the sweep
+	// ran against several; null otherwise. Every replica is scraped in the
+	// same tick and its rows carry that tick's time, so per-scrape sums
+	// over replicas line up.
+	Replica *int32 `parquet:"replica"`
 }
 
 // GPUTelemetryRow is one NVML sample of one GPU.
@@ -208,6 +217,9 @@ type ServerCPURow struct {
 	RunS       float64 `parquet:"run_s"`
 	WaitS      float64 `parquet:"wait_s"`
 	HostCPUs   int32   `parquet:"host_cpus"` // online CPUs of the host
+	// Replica is the server the thread belongs to (manifest replicas[])
+	// when the sweep ran against several; null otherwise.
+	Replica *int32 `parquet:"replica"`
 }
 
 // ServerLogLineRow maps a line of server.log (1-based) to the time the
@@ -215,6 +227,10 @@ type ServerCPURow struct {
 type ServerLogLineRow struct {
 	Line   int64 `parquet:"line"`
 	RecvNS int64 `parquet:"recv_ns"`
+	// Replica is whose log the line is from (manifest replicas[]; the
+	// file is ReplicaLogFile(replica)) when the sweep ran against several
+	// servers; null for server.log.
+	Replica *int32 `parquet:"replica"`
 }
 
 // LevelStatsRow holds per-level statistics imported from tools that keep no

@@ -11,15 +11,26 @@ import (
 type Interval struct {
 	// Method says how the interval was computed, in words.
 	Method string `json:"method"`
-	// N is the number of independent values the interval rests on
-	// (requests, sub-windows or repeated runs).
-	N int `json:"n"`
+	// N is the number of independent values the interval rests on, and
+	// Of says what they are (OfRequests, OfSubWindows, OfRuns; empty where
+	// the caller did not say).
+	N  int    `json:"n"`
+	Of string `json:"of,omitempty"`
 	// Confidence is the nominal coverage, e.g. 0.95.
 	Confidence float64 `json:"confidence"`
 	Estimate   float64 `json:"estimate"`
 	Low        float64 `json:"low"`
 	High       float64 `json:"high"`
 }
+
+// What an interval's N values are.
+const (
+	OfRequests = "requests"
+	// OfSubWindows: the measured window cut into N equal sub-windows, one
+	// value each.
+	OfSubWindows = "sub-windows"
+	OfRuns       = "runs"
+)
 
 // Bootstrap describes a seeded percentile bootstrap. The same values, seed
 // and resample count give the same interval.

@@ -30,7 +30,7 @@ func TestNotComparableRunsAreNotTested(t *testing.T) {
 		t.Fatalf("not comparable %q %+v", gc.NotComparable, gc.Differs)
 	}
 	for _, d := range gc.Deltas {
-		if d.P != nil || d.Interval != nil || d.Significant || d.Test != "" || d.NoTest != gc.NotComparable {
+		if d.P != nil || d.Interval != nil || d.Significant || d.Test != "" || d.NoTest != NoTestNotComparable {
 			t.Errorf("%s at %s: %+v", d.Metric, d.Load, d)
 		}
 	}

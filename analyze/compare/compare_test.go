@@ -114,7 +114,7 @@ func TestCompareTwoRuns(t *testing.T) {
 	}
 	gc := c.Comparisons[0]
 	thr := find(gc, "throughput", "")
-	if thr == nil || thr.Test != "" || !strings.Contains(thr.NoTest, "1 run(s) against 1") || thr.Over != "runs" {
+	if thr == nil || thr.Test != "" || thr.NoTest != NoTestFewRuns || thr.N1 != 1 || thr.N2 != 1 || thr.Over != "runs" {
 		t.Fatalf("throughput delta %+v", thr)
 	}
 	// c=1: 200 requests of 100 ms..199.5 ms TTFT + 64 × 10 ms decode, back
@@ -161,7 +161,7 @@ func TestCompareRepeatsTestThroughput(t *testing.T) {
 	// Two runs a side can never be significant: say so.
 	c, _ = Compare(context.Background(), []*analyze.Run{runs[0], runs[1], runs[4], runs[5]}, opts())
 	thr = find(c.Comparisons[0], "throughput", "")
-	if thr == nil || thr.Significant || !strings.Contains(thr.NoTest, "smallest possible p is 0.333") {
+	if thr == nil || thr.Significant || thr.NoTest != NoTestPFloor || math.Abs(thr.MinP-1.0/3) > 1e-9 || thr.Alpha != 0.05 {
 		t.Fatalf("two runs a side: %+v", thr)
 	}
 }

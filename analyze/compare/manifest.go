@@ -67,6 +67,12 @@ func contextFields(m *rundir.Manifest) []field {
 		add("gpu.compute_capability", uniq(func(g rundir.GPU) string { return g.ComputeCapability }))
 		add("gpu.power_limit_w", uniq(func(g rundir.GPU) string { return num(g.PowerLimitW) }))
 		add("gpu.sm_clock_max_mhz", uniq(func(g rundir.GPU) string { return num(float64(g.SMClockMaxMHz)) }))
+		add("gpu.interconnect", m.Interconnect())
+	}
+	if m.HasKind(rundir.KindSweep) {
+		// How the model is laid out over the box: what a tensor-parallel
+		// server and a set of replicas differ in (compare --group-by layout).
+		add("layout", layoutOf(m))
 	}
 	if e := m.Engine; e != nil {
 		add("engine.name", e.Name)
@@ -106,6 +112,7 @@ func contextFields(m *rundir.Manifest) []field {
 		add("workload.fixed_output", strconv.FormatBool(w.FixedOutput))
 		add("workload.tokenizer", w.Tokenizer)
 		add("workload.seed", strconv.FormatInt(w.Seed, 10))
+		add("workload.balance", w.Balance)
 	}
 	if p := m.Probe; p != nil {
 		add("probe.dtype", p.DType)
@@ -120,6 +127,16 @@ func contextFields(m *rundir.Manifest) []field {
 	add("host.cpu_model", h.CPUModel)
 	add("host.cpus", num(float64(h.CPUs)))
 	return fs
+}
+
+// layoutOf names how a sweep's model was served: "2 replicas" (a set of
+// servers the load was spread over), else "one server" (tensor-parallel or
+// not: the engine's flags say which).
+func layoutOf(m *rundir.Manifest) string {
+	if n := len(m.Replicas); n > 1 {
+		return strconv.Itoa(n) + " replicas"
+	}
+	return "one server"
 }
 
 // parseFlags pairs server arguments into options and values:

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 
@@ -52,8 +51,31 @@ type Delta struct {
 	P           *float64        `json:"p,omitempty"`
 	Interval    *stats.Interval `json:"interval,omitempty"`
 	Significant bool            `json:"significant"`
-	NoTest      string          `json:"no_test,omitempty"`
+	// NoTest is why no test, or only a weak one, was made: a NoTest*
+	// value, with its numbers (N1 and N2; MinP and Alpha for NoTestPFloor;
+	// Percentile and Need for NoTestFewRequests).
+	NoTest     string  `json:"no_test,omitempty"`
+	MinP       float64 `json:"min_p,omitempty"`
+	Alpha      float64 `json:"alpha,omitempty"`
+	Percentile float64 `json:"percentile,omitempty"`
+	Need       int     `json:"need,omitempty"`
 }
+
+// Why a delta has no test (Delta.NoTest).
+const (
+	// NoTestNotComparable: the groups differ in a key that must match.
+	NoTestNotComparable = "not_comparable"
+	// NoTestFewRuns: fewer than 2 runs on a side; a difference between
+	// configurations needs repeated runs of each.
+	NoTestFewRuns = "few_runs"
+	// NoTestPFloor: with N1 and N2 runs the smallest possible p is MinP,
+	// so nothing can be significant at Alpha (the test was made).
+	NoTestPFloor = "p_floor"
+	// NoTestFewRequests: a percentile needs Need requests a side.
+	NoTestFewRequests = "few_requests"
+	// NoTestNoBootstrap: no resamples set, or a zero latency.
+	NoTestNoBootstrap = "no_bootstrap"
+)
 
 // Better reports whether the change is an improvement.
 func (d Delta) Better() bool {
@@ -139,7 +161,7 @@ func compareGroups(c *Comparison, ctx []map[string]string, opts Options) []Group
 			}
 			d := Delta{Metric: m.name, Unit: m.unit, HigherIsBetter: m.higher, Baseline: mean(xs), Candidate: mean(ys), Over: "runs"}
 			if gc.NotComparable != "" {
-				d.N1, d.N2, d.NoTest = len(xs), len(ys), gc.NotComparable
+				d.N1, d.N2, d.NoTest = len(xs), len(ys), NoTestNotComparable
 			} else {
 				testRuns(&d, xs, ys, opts.Alpha)
 			}
@@ -180,14 +202,14 @@ func runValues(c *Comparison, idx []int, get func(*SweepSummary) float64) []floa
 func testRuns(d *Delta, xs, ys []float64, alpha float64) {
 	d.N1, d.N2 = len(xs), len(ys)
 	if len(xs) < 2 || len(ys) < 2 {
-		d.NoTest = fmt.Sprintf("%d run(s) against %d: a difference between configurations needs repeated runs of each (headroom compare groups runs by --group-by)", len(xs), len(ys))
+		d.NoTest = NoTestFewRuns
 		return
 	}
 	mw, _ := stats.MannWhitneyU(xs, ys)
 	d.Test, d.P = mw.Method, &mw.P
 	d.Significant = mw.P < alpha
 	if minP := minExactP(len(xs), len(ys)); minP >= alpha && !d.Significant {
-		d.NoTest = fmt.Sprintf("with %d and %d runs the smallest possible p is %.3g, so no difference can be significant at %.2g; repeat the runs (4 or more a side)", len(xs), len(ys), minP, alpha)
+		d.NoTest, d.MinP, d.Alpha = NoTestPFloor, minP, alpha
 	}
 }
 
@@ -256,16 +278,16 @@ func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot s
 		need := stats.MinSamples(m.p)
 		switch {
 		case untested != "":
-			d.NoTest = untested
+			d.NoTest = NoTestNotComparable
 		case len(pa) < need || len(pb) < need:
-			d.NoTest = fmt.Sprintf("a p%g needs at least %d requests a side (have %d and %d)", m.p, need, len(pa), len(pb))
+			d.NoTest, d.Percentile, d.Need = NoTestFewRequests, m.p, need
 		case m.p == 50:
 			mw, _ := stats.MannWhitneyU(pa, pb)
 			d.Test, d.P, d.Significant = mw.Method+" on per-request values", &mw.P, mw.P < alpha
 		default:
 			iv, ok := boot.PercentileRatio(pa, pb, m.p)
 			if !ok {
-				d.NoTest = "no bootstrap (no resamples set, or a zero latency)"
+				d.NoTest = NoTestNoBootstrap
 				break
 			}
 			d.Test, d.Interval = iv.Method, &iv
@@ -279,7 +301,7 @@ func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot s
 	}
 	d.Baseline, d.Candidate, d.Over = mean(xs), mean(ys), "runs"
 	if untested != "" {
-		d.N1, d.N2, d.NoTest = len(xs), len(ys), untested
+		d.N1, d.N2, d.NoTest = len(xs), len(ys), NoTestNotComparable
 		return d, true
 	}
 	testRuns(&d, xs, ys, alpha)

@@ -40,6 +40,10 @@ func summaryValue(s *Summary, key string) (string, bool) {
 		return strconv.Itoa(s.Errors[ProblemTimeout]), true
 	case "version":
 		return s.Version, true
+	case "prompt_cache":
+		return strconv.Itoa(s.Warnings[ProblemPromptCache]), true
+	case "aborts":
+		return strconv.Itoa(s.Errors[ProblemAbort]), true
 	}
 	return "", false
 }

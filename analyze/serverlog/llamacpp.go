@@ -35,31 +35,13 @@ func (s *Scanner) parseLlama(b []byte) status {
 	if len(b) > 0 && isDigit(b[0]) {
 		if d, n, ok := llamaElapsed(b); ok && n+2 < len(b) && b[n] == ' ' && b[n+2] == ' ' {
 			s.lineStamp = stamp{q: TimeRelative, elapsed: d}
-			switch b[n+1] {
-			case 'I':
-				lvl = LevelInfo
-			case 'W':
-				lvl = LevelWarning
-			case 'E':
-				lvl = LevelError
-			case 'D':
-				lvl = LevelDebug
-			}
+			lvl = llamaLevel(b[n+1])
 			b = b[n+3:]
 		}
 	}
 	if lvl == LevelUnknown && len(b) > 3 && b[1] == ' ' && b[2] >= 'a' && b[2] <= 'z' {
 		// --log-prefix without --log-timestamps: "I srv  load_model: ..."
-		switch b[0] {
-		case 'I':
-			lvl = LevelInfo
-		case 'W':
-			lvl = LevelWarning
-		case 'E':
-			lvl = LevelError
-		case 'D':
-			lvl = LevelDebug
-		}
+		lvl = llamaLevel(b[0])
 		if lvl != LevelUnknown {
 			b = b[2:]
 		}
@@ -699,4 +681,20 @@ func firstField(b []byte) []byte {
 		return b[:i]
 	}
 	return b
+}
+
+// llamaLevel is the level of llama.cpp's one-letter log prefix (I, W, E,
+// D); LevelUnknown for any other byte.
+func llamaLevel(c byte) Level {
+	switch c {
+	case 'I':
+		return LevelInfo
+	case 'W':
+		return LevelWarning
+	case 'E':
+		return LevelError
+	case 'D':
+		return LevelDebug
+	}
+	return LevelUnknown
 }

@@ -16,45 +16,12 @@ type pyArg struct{ key, val string }
 // splitTop splits s at commas outside brackets and quotes.
 func splitTop(s string) []string {
 	var parts []string
-	depth := 0
-	var quote byte
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if quote != 0 {
-			switch c {
-			case '\\':
-				i++
-			case quote:
-				quote = 0
-			}
-			continue
-		}
-		switch c {
-		case '\'', '"':
-			quote = c
-		case '(', '[', '{', '<':
-			depth++
-		case ')', ']', '}', '>':
-			if depth > 0 {
-				depth--
-			}
-		case ',':
-			if depth == 0 {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	if start < len(s) {
-		parts = append(parts, s[start:])
-	}
+	eachTop([]byte(s), func(part []byte) { parts = append(parts, string(part)) })
 	return parts
 }
 
 // eachTop calls fn with each comma-separated part of b outside brackets
-// and quotes, without allocating. It is the byte-slice twin of splitTop,
-// for the argument dumps on the scanning path.
+// and quotes, without allocating; splitTop is its allocating form.
 func eachTop(b []byte, fn func(part []byte)) {
 	depth := 0
 	var quote byte

@@ -519,17 +519,8 @@ func (s *Scanner) parse(raw []byte) status {
 		s.lineStamp = wst
 	}
 	wrapperStamp := s.lineStamp
-	var st status
-	switch s.engine {
-	case EngineVLLM:
-		st = s.parseVLLM(msg)
-	case EngineSGLang:
-		st = s.parseSGLang(msg)
-	case EngineLlamaCpp:
-		st = s.parseLlama(msg)
-	case EngineNodeLlamaCpp, EngineTransformersCB:
-		st = s.parseNode(msg, wrapperStamp)
-	default:
+	st, known := s.parseAs(s.engine, msg, wrapperStamp)
+	if !known {
 		st = s.parseAny(msg, wrapperStamp)
 	}
 	if st == stEvent && wrapperStamp.q != TimeNone && !s.lineStamp.better(wrapperStamp) {
@@ -547,20 +538,11 @@ func (s *Scanner) parseAny(msg []byte, wst stamp) status {
 	best := stUnknown
 	for _, e := range Engines {
 		s.ev = Event{}
-		s.lineStamp = wst
-		var st status
-		switch e {
-		case EngineVLLM:
-			st = s.parseVLLM(msg)
-		case EngineSGLang:
-			st = s.parseSGLang(msg)
-		case EngineLlamaCpp:
-			st = s.parseLlama(msg)
-		case EngineNodeLlamaCpp:
-			st = s.parseNode(msg, wst)
-		case EngineTransformersCB:
+		if e == EngineTransformersCB {
 			continue // same parser as the test engine, tried just above
 		}
+		s.lineStamp = wst
+		st, _ := s.parseAs(e, msg, wst)
 		if st == stEvent {
 			s.ev.Engine = e
 			return st
@@ -571,6 +553,22 @@ func (s *Scanner) parseAny(msg []byte, wst stamp) status {
 	}
 	s.ev = Event{}
 	return best
+}
+
+// parseAs hands msg to engine e's parser (wst: the wrapper's stamp);
+// false when e has none (not detected yet).
+func (s *Scanner) parseAs(e Engine, msg []byte, wst stamp) (status, bool) {
+	switch e {
+	case EngineVLLM:
+		return s.parseVLLM(msg), true
+	case EngineSGLang:
+		return s.parseSGLang(msg), true
+	case EngineLlamaCpp:
+		return s.parseLlama(msg), true
+	case EngineNodeLlamaCpp, EngineTransformersCB:
+		return s.parseNode(msg, wst), true
+	}
+	return stUnknown, false
 }
 
 // bad marks the line as a syntax error.

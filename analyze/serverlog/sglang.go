@@ -80,21 +80,11 @@ func (s *Scanner) sglangHeader(b []byte) ([]byte, bool) {
 func sglangHeaderTail(b []byte) (ns int, tags []byte, n int, ok bool) {
 	i := 0
 	if i < len(b) && (b[i] == ',' || b[i] == '.') {
-		i++
-		digits := 0
-		for i < len(b) && isDigit(b[i]) {
-			if digits < 9 {
-				ns = ns*10 + int(b[i]-'0')
-				digits++
-			}
-			i++
-		}
-		if digits == 0 {
+		var digits int
+		if ns, digits = fractionNS(b[i+1:]); digits == 0 {
 			return 0, nil, 0, false
 		}
-		for ; digits < 9; digits++ {
-			ns *= 10
-		}
+		i += 1 + digits
 	}
 	start := i
 	for i < len(b) && b[i] == ' ' {

@@ -55,6 +55,22 @@ func dateClock(b []byte) (y, mon, day, h, m, s int, ok bool) {
 	return
 }
 
+// fractionNS reads the digits of a fraction of a second at the start of b
+// (the "123" of ".123") as nanoseconds; digits past the ninth are read and
+// dropped. It returns the nanoseconds and the number of digits, 0 if none.
+func fractionNS(b []byte) (ns, n int) {
+	for n < len(b) && isDigit(b[n]) {
+		if n < 9 {
+			ns = ns*10 + int(b[n]-'0')
+		}
+		n++
+	}
+	for d := n; d > 0 && d < 9; d++ {
+		ns *= 10
+	}
+	return ns, n
+}
+
 // isoTime reads an RFC 3339 / ISO 8601 time at the start of b:
 // "YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM|±HHMM)". It returns the time and the
 // number of bytes used. A time without a zone is not accepted: callers use
@@ -67,21 +83,11 @@ func isoTime(b []byte) (time.Time, int, bool) {
 	i := 19
 	ns := 0
 	if i < len(b) && (b[i] == '.' || b[i] == ',') {
-		i++
-		digits := 0
-		for i < len(b) && isDigit(b[i]) {
-			if digits < 9 {
-				ns = ns*10 + int(b[i]-'0')
-				digits++
-			}
-			i++
-		}
-		if digits == 0 {
+		var digits int
+		if ns, digits = fractionNS(b[i+1:]); digits == 0 {
 			return time.Time{}, 0, false
 		}
-		for ; digits < 9; digits++ {
-			ns *= 10
-		}
+		i += 1 + digits
 	}
 	if i >= len(b) {
 		return time.Time{}, 0, false
@@ -174,18 +180,9 @@ func syslogTime(b []byte) (mon, day, h, m, s, ns, n int, ok bool) {
 	}
 	n = 15
 	if n < len(b) && b[n] == '.' {
-		n++
-		digits := 0
-		for n < len(b) && isDigit(b[n]) {
-			if digits < 9 {
-				ns = ns*10 + int(b[n]-'0')
-				digits++
-			}
-			n++
-		}
-		for ; digits < 9 && digits > 0; digits++ {
-			ns *= 10
-		}
+		var digits int
+		ns, digits = fractionNS(b[n+1:])
+		n += 1 + digits
 	}
 	return mon, day, h, m, s, ns, n, true
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,9 +27,9 @@ type Snapshot struct {
 	// Line is the 1-based line where the scrape starts.
 	Line    int
 	Samples []Sample
-	// Help holds each family's HELP text (the generation of an engine can
-	// show in it).
-	Help map[string]string
+	// Families is how many metric families the scrape holds, with or
+	// without samples.
+	Families int
 }
 
 // Dump is a saved text dump of /metrics: one scrape (`curl .../metrics >
@@ -43,6 +44,9 @@ type Dump struct {
 	// Generation is vLLM's "V0" or "V1" when the names or help texts show
 	// it, else "".
 	Generation string
+	// Help holds each family's HELP text, over all scrapes (the
+	// generation of an engine can show in it).
+	Help map[string]string
 }
 
 // Samples returns every snapshot's samples. Untimed snapshots are placed
@@ -103,18 +107,22 @@ func LooksLikeDump(data []byte) bool {
 func ReadDump(r io.Reader) (*Dump, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	d := &Dump{}
+	d := &Dump{Help: map[string]string{}}
 	var chunk bytes.Buffer
 	chunkStart, lineNo := 1, 0
 	var pendingTime int64
 	families := map[string]bool{}
 	series := map[string]bool{}
+	// Every scrape repeats the names, label sets and help texts of the one
+	// before: each is kept once, so a long dump costs its values, not its
+	// text.
+	in := interner{}
 	flush := func() error {
 		if len(bytes.TrimSpace(chunk.Bytes())) == 0 {
 			chunk.Reset()
 			return nil
 		}
-		snap, err := parseChunk(chunk.Bytes(), chunkStart)
+		snap, err := parseChunk(chunk.Bytes(), chunkStart, in, d.Help)
 		if err != nil {
 			return err
 		}
@@ -122,7 +130,7 @@ func ReadDump(r io.Reader) (*Dump, error) {
 			snap.TimeNS = pendingTime
 		}
 		pendingTime = 0
-		if len(snap.Samples) > 0 || len(snap.Help) > 0 {
+		if len(snap.Samples) > 0 || snap.Families > 0 {
 			d.Snapshots = append(d.Snapshots, snap)
 		}
 		chunk.Reset()
@@ -204,16 +212,25 @@ func ReadDump(r io.Reader) (*Dump, error) {
 			d.Timed = false
 		}
 	}
-	all := d.Samples()
-	d.Engine = DetectEngine(all)
+	// The engine shows in the names: every series once (a scrape's worth,
+	// not the whole dump) is enough.
+	var series1 []Sample
+	seen := map[[2]string]bool{}
+	for _, s := range d.Snapshots {
+		for _, x := range s.Samples {
+			if k := [2]string{x.Name, x.Labels}; !seen[k] {
+				seen[k] = true
+				series1 = append(series1, Sample{Name: x.Name, Labels: x.Labels})
+			}
+		}
+	}
+	d.Engine = DetectEngine(series1)
 	if d.Engine == "" {
 		// A dump with HELP and TYPE lines but no samples (metrics
 		// disabled) still names its engine.
 		var names []Sample
-		for _, s := range d.Snapshots {
-			for n := range s.Help {
-				names = append(names, Sample{Name: n})
-			}
+		for n := range d.Help {
+			names = append(names, Sample{Name: n})
 		}
 		d.Engine = DetectEngine(names)
 	}
@@ -223,25 +240,44 @@ func ReadDump(r io.Reader) (*Dump, error) {
 	return d, nil
 }
 
-// parseChunk reads one scrape with expfmt.
-func parseChunk(text []byte, line int) (Snapshot, error) {
+// interner keeps one copy of each string.
+type interner map[string]string
+
+func (in interner) of(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	in[s] = s
+	return s
+}
+
+// parseChunk reads one scrape with expfmt; the families' HELP texts go to
+// help.
+func parseChunk(text []byte, line int, in interner, help map[string]string) (Snapshot, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("servermetrics: the scrape starting at line %d: %w", line, err)
 	}
-	snap := Snapshot{Line: line, Help: map[string]string{}}
+	snap := Snapshot{Line: line}
+	inScrape := map[string]bool{}
 	names := make([]string, 0, len(fams))
 	for n := range fams {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	snap.Samples = promtext.Flatten(fams, 0)
+	for i := range snap.Samples {
+		x := &snap.Samples[i]
+		x.Name, x.Labels = in.of(x.Name), in.of(x.Labels)
+	}
+	snap.Samples = slices.Clip(snap.Samples)
 	stamps := map[int64]bool{}
 	for _, n := range names {
 		mf := fams[n]
+		inScrape[n] = true
 		if h := mf.GetHelp(); h != "" || len(mf.GetMetric()) == 0 {
-			snap.Help[n] = h
+			help[in.of(n)] = in.of(h)
 		}
 		for _, m := range mf.GetMetric() {
 			if m.TimestampMs != nil {
@@ -253,15 +289,17 @@ func parseChunk(text []byte, line int) (Snapshot, error) {
 	// name the metrics (a dump of an engine with metrics disabled).
 	for _, l := range strings.Split(string(text), "\n") {
 		if f := strings.SplitN(strings.TrimSpace(l), " ", 4); len(f) >= 3 && f[0] == "#" && f[1] == "HELP" {
-			if _, ok := snap.Help[f[2]]; !ok && fams[f[2]] == nil {
+			if !inScrape[f[2]] && fams[f[2]] == nil {
+				inScrape[f[2]] = true
 				if len(f) == 4 {
-					snap.Help[f[2]] = f[3]
+					help[in.of(f[2])] = in.of(f[3])
 				} else {
-					snap.Help[f[2]] = ""
+					help[in.of(f[2])] = ""
 				}
 			}
 		}
 	}
+	snap.Families = len(inScrape)
 	if len(stamps) == 1 {
 		for ms := range stamps {
 			snap.TimeNS = ms * int64(time.Millisecond)
@@ -307,14 +345,14 @@ func timeLine(line string) int64 {
 // or by the help text V1 gives num_requests_running.
 func vllmGeneration(d *Dump) string {
 	has := map[string]bool{}
-	help := map[string]string{}
+	help := d.Help
 	for _, s := range d.Snapshots {
 		for _, x := range s.Samples {
 			has[x.Name] = true
 		}
-		for n, h := range s.Help {
-			has[n], help[n] = true, h
-		}
+	}
+	for n := range help {
+		has[n] = true
 	}
 	for _, n := range []string{"vllm:num_requests_swapped", "vllm:cpu_cache_usage_perc", "vllm:gpu_prefix_cache_hit_rate", "vllm:cpu_prefix_cache_hit_rate", "vllm:avg_prompt_throughput_toks_per_s", "vllm:avg_generation_throughput_toks_per_s"} {
 		if has[n] {

@@ -78,8 +78,34 @@ type Result struct {
 	Counters   []Series // cumulative values as exposed
 	Rates      []RateSeries
 	Histograms []QuantileSeries
-	Warnings   []string
+	Warnings   []Warning
 }
+
+// Warning is a problem Extract found in the samples, as data: render says
+// it in words.
+type Warning struct {
+	Kind string `json:"kind"` // a Warn* value
+	// Metric is the series' name (a histogram's family), Labels its label
+	// set as encoded in the table.
+	Metric string `json:"metric"`
+	Labels string `json:"labels"`
+	// Quantity and Value: WarnAboveOne's fraction and the value it had.
+	Quantity Quantity `json:"quantity,omitempty"`
+	Value    float64  `json:"value,omitempty"`
+	// LE is WarnBadLE's bucket bound as written.
+	LE string `json:"le,omitempty"`
+	// FromNS and ToNS: WarnBoundsChanged's two scrapes.
+	FromNS int64 `json:"from_ns,omitempty"`
+	ToNS   int64 `json:"to_ns,omitempty"`
+}
+
+// Warning kinds.
+const (
+	WarnAboveOne      = "above_one"      // a fraction above 1: the table's scale may be wrong (percent, not fraction)
+	WarnBadLE         = "bad_le"         // a bucket whose le is not a number
+	WarnBoundsChanged = "bounds_changed" // bucket bounds changed between two scrapes: that interval is skipped
+	WarnNoInfBucket   = "no_inf_bucket"  // a histogram without a +Inf bucket: its quantiles are NaN
+)
 
 // Extract finds the engine's quantities in samples and turns them into
 // series: gauges as they are (scaled), counters as cumulative series and
@@ -138,7 +164,7 @@ func Extract(samples []Sample, opts Options) (*Result, error) {
 						if q == KVUsage || q == CPUKVUsage || q == PrefixHitRate {
 							for _, p := range se.Points {
 								if p.Value > 1.0001 {
-									res.Warnings = append(res.Warnings, fmt.Sprintf("%s{%s} = %g is above 1: the table's scale for %s may be wrong (percent, not fraction)", src.Name, se.Labels, p.Value, q))
+									res.Warnings = append(res.Warnings, Warning{Kind: WarnAboveOne, Metric: src.Name, Labels: se.Labels, Quantity: q, Value: p.Value})
 									break
 								}
 							}
@@ -220,7 +246,7 @@ func rates(se Series) RateSeries {
 // histogram of the observations made in between, and BucketQuantile reads
 // quantiles from it. A bucket that went down means a reset; the interval
 // then uses the later counts alone.
-func histogramQuantiles(q Quantity, family string, buckets, sums []Sample, qs []float64) ([]QuantileSeries, []string) {
+func histogramQuantiles(q Quantity, family string, buckets, sums []Sample, qs []float64) ([]QuantileSeries, []Warning) {
 	type scrape struct {
 		t       int64
 		buckets []Bucket
@@ -230,12 +256,12 @@ func histogramQuantiles(q Quantity, family string, buckets, sums []Sample, qs []
 		scrapes map[int64]*scrape
 	}
 	groups := map[string]*group{}
-	var warns []string
+	var warns []Warning
 	for _, s := range buckets {
 		rest, le := withoutLabel(s.Labels, promtext.BucketLabel)
 		bound, err := strconv.ParseFloat(le, 64)
 		if err != nil {
-			warns = append(warns, fmt.Sprintf("%s_bucket{%s}: bad le %q", family, s.Labels, le))
+			warns = append(warns, Warning{Kind: WarnBadLE, Metric: family, Labels: s.Labels, LE: le})
 			continue
 		}
 		gr := groups[rest]
@@ -276,7 +302,7 @@ func histogramQuantiles(q Quantity, family string, buckets, sums []Sample, qs []
 			a, b := scrapes[i-1], scrapes[i]
 			diff, ok := bucketDiff(a.buckets, b.buckets)
 			if !ok {
-				warns = append(warns, fmt.Sprintf("%s{%s}: bucket bounds changed between scrapes at %d and %d ns; interval skipped", family, gr.labels, a.t, b.t))
+				warns = append(warns, Warning{Kind: WarnBoundsChanged, Metric: family, Labels: gr.labels, FromNS: a.t, ToNS: b.t})
 				continue
 			}
 			p := QuantilePoint{StartNS: a.t, EndNS: b.t, Sum: math.NaN()}
@@ -297,7 +323,7 @@ func histogramQuantiles(q Quantity, family string, buckets, sums []Sample, qs []
 			qsr.Points = append(qsr.Points, p)
 		}
 		if len(scrapes) > 0 && !math.IsInf(scrapes[0].buckets[len(scrapes[0].buckets)-1].UpperBound, 1) {
-			warns = append(warns, fmt.Sprintf("%s{%s}: no +Inf bucket; quantiles are NaN", family, gr.labels))
+			warns = append(warns, Warning{Kind: WarnNoInfBucket, Metric: family, Labels: gr.labels})
 		}
 		out = append(out, qsr)
 	}

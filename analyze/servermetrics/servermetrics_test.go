@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -283,7 +284,7 @@ func TestExtractRealDumps(t *testing.T) {
 	}
 	var warned bool
 	for _, w := range res.Warnings {
-		warned = warned || strings.Contains(w, "+Inf")
+		warned = warned || w.Kind == WarnNoInfBucket
 	}
 	if !warned {
 		t.Errorf("want a +Inf warning, got %v", res.Warnings)
@@ -324,4 +325,26 @@ func FuzzBucketQuantile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A fraction exposed as a percentage is flagged, as data, with the series
+// and the value; a bucket bound that is no number is flagged too.
+func TestWarningsAreData(t *testing.T) {
+	lab := `engine="0",model_name="m"`
+	samples := []Sample{
+		{TimeNS: 1e9, Name: "vllm:num_requests_running", Labels: lab, Value: 1},
+		{TimeNS: 1e9, Name: "vllm:kv_cache_usage_perc", Labels: lab, Value: 42},
+		{TimeNS: 1e9, Name: "vllm:time_to_first_token_seconds_bucket", Labels: `engine="0",le="x",model_name="m"`, Value: 1},
+	}
+	res, err := Extract(samples, Options{Engine: "vllm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Warning{
+		{Kind: WarnAboveOne, Metric: "vllm:kv_cache_usage_perc", Labels: lab, Quantity: KVUsage, Value: 42},
+		{Kind: WarnBadLE, Metric: "vllm:time_to_first_token_seconds", Labels: `engine="0",le="x",model_name="m"`, LE: "x"},
+	}
+	if !slices.Equal(res.Warnings, want) {
+		t.Errorf("warnings\n got %+v\nwant %+v", res.Warnings, want)
+	}
 }

@@ -29,7 +29,7 @@ a timeline summary (KV cache usage, running and waiting requests,
 preemptions and retractions, errors) and how many lines it could not read.
 
 It then gives the wall the file alone supports (kv_cache, queueing,
-compute, none, engine_error or unknown), with the lines that show it and
+compute, engine_overhead, none, engine_error or unknown), with the lines that show it and
 what a log alone cannot tell: the sweep's verdict rules applied to the
 log's own readings, cut into windows by load.
 

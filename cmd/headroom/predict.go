@@ -145,8 +145,8 @@ func printPrediction(w io.Writer, p *analyze.Prediction) {
 		if l.HasMeasured {
 			measured, errPct = ms(l.MeasuredTPOTP50S), fmt.Sprintf("%+.1f%%", l.ErrorPct)
 		}
-		if l.BeyondWall {
-			errPct += " (past the wall)"
+		if why := render.OutsideText(l.Outside); why != "" && l.HasMeasured {
+			errPct += " (" + why + ")"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t\n", l.Concurrency, ms(l.ReferenceTPOTP50S), ms(l.ReferenceBoundS),
 			ms(l.EngineOverheadS), ms(l.VariantBoundS), ms(l.PredictedTPOTS), l.PredictedOutTokPer, price, measured, errPct)
@@ -160,7 +160,7 @@ func printPrediction(w io.Writer, p *analyze.Prediction) {
 		fmt.Fprintf(w, "KV cache %.0f tokens: the KV wall %s\n", p.KVCapacityTokens, wall)
 	}
 	if p.Measured != "" {
-		fmt.Fprintf(w, "largest error before the wall: %.1f%%\n", p.MaxAbsErrorPct)
+		fmt.Fprintln(w, render.JudgedSentence(p, p.Reference))
 	}
 	for _, n := range render.PredictionNotes(p) {
 		fmt.Fprintln(w, "note:", n)

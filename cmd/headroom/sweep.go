@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"io"
 	"net/url"
 	"os"
@@ -32,13 +33,15 @@ type sweepFlags struct {
 	dataset                                string
 	seed                                   int64
 	temperature                            float64
-	serverLog, serverCmd                   string
+	serverLogs                             []string
+	serverCmd, balance                     string
 	serverTimeout, metricsInterval         time.Duration
 	out, label, description                string
 	tags                                   []string
 	maxErrorRate                           float64
 	noGPU, fixedOutput                     bool
 	resume                                 string
+	shard                                  shardFlags
 
 	// The search and the saturation stop.
 	findMax           bool
@@ -133,11 +136,25 @@ the caveats.`,
 				}
 				return resumeSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("base-url"), cmd.Flags().Changed("max-error-rate"))
 			}
-			return runSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("concurrency"))
+			startAtGiven := cmd.Flags().Changed("start-at")
+			if f.shard.k8s.emit {
+				return emitK8sJob(cmd.OutOrStdout(), cmd.Flags(), &f.shard, startAtGiven)
+			}
+			shardOpt, err := f.shard.option(startAtGiven)
+			if err != nil {
+				return err
+			}
+			var extra []sweep.Option
+			if shardOpt != nil {
+				extra = append(extra, shardOpt)
+			}
+			return runSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("concurrency"), extra...)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.baseURL, "base-url", "http://127.0.0.1:8000", "the server's address (with or without /v1)")
+	fl.StringVar(&f.baseURL, "base-url", "http://127.0.0.1:8000", "the server's address (with or without /v1); several replicas of one model: their addresses, comma-separated, and the load is spread over them")
+	choiceVar(fl, &f.balance, "balance", string(loadgen.LeastOutstanding), []string{string(loadgen.LeastOutstanding), string(loadgen.RoundRobin)},
+		"with several --base-url: send each request to the replica with the fewest in flight, or to each in turn")
 	fl.StringVar(&f.endpoint, "endpoint", string(sweep.DefaultEndpoint), "completions (/v1/completions) or chat (/v1/chat/completions), or the path itself (/v1/chat/completions, /proxy/v1/completions)")
 	fl.StringVar(&f.model, "model", "", "model name (default: the first model of /v1/models)")
 	fl.StringVar(&f.apiKey, "api-key", "", "API key sent as a Bearer token (default: $OPENAI_API_KEY); never written to disk")
@@ -164,7 +181,7 @@ the caveats.`,
 	fl.BoolVar(&f.fixedOutput, "fixed-output", true, "send min_tokens = max_tokens and ignore_eos (dropped automatically if the server rejects them)")
 	fl.DurationVar(&f.timeout, "timeout", sweep.DefaultTimeout, "per-request timeout, from send to the end of the stream")
 	fl.Float64Var(&f.maxErrorRate, "max-error-rate", sweep.DefaultMaxErrorRate, "stop when more than this fraction of a level's requests fail (1: never)")
-	fl.StringVar(&f.serverLog, "server-log", "", "follow this server log file during the sweep (like tail -F)")
+	fl.StringArrayVar(&f.serverLogs, "server-log", nil, "follow this server log file during the sweep (like tail -F); with several --base-url, give it once per replica, in the same order")
 	fl.StringVar(&f.serverCmd, "server-cmd", "", "start the server with this shell command, capture its output, stop it at the end")
 	fl.DurationVar(&f.serverTimeout, "server-timeout", sweep.DefaultServerTimeout, "how long to wait for --server-cmd's server to answer")
 	fl.DurationVar(&f.metricsInterval, "metrics-interval", sweep.DefaultMetricsInterval, "how often to scrape /metrics (0: never)")
@@ -174,6 +191,7 @@ the caveats.`,
 	fl.StringVar(&f.description, "description", "", "what the engine and model are, when that is not obvious (manifest engine.description)")
 	fl.StringSliceVar(&f.tags, "tag", nil, "tag for the run (repeatable)")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted sweep in this run directory, with the workload of its manifest")
+	f.shard.define(fl)
 	fl.BoolVar(&f.findMax, "find-max", false, "search the highest load meeting --slo: double from the first --concurrency (or --rate) until a level fails, then bisect")
 	parsedVar(fl, &f.slo, "slo", "slo", "", "latency SLO for --find-max, e.g. ttft_p99=2s,tpot_p99=100ms (metrics ttft, tpot, itl, e2e; TTFT from the intended send time)", slo.Parse)
 	fl.Float64Var(&f.findMaxLimit, "find-max-limit", 0, fmt.Sprintf("highest load --find-max probes (default: concurrency %d, or 1024 × the first rate)", sweep.DefaultFindMaxLimit))
@@ -205,6 +223,7 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 		sweep.WithLabel(f.label),
 		sweep.WithEngineDescription(f.description),
 		sweep.WithTags(f.tags...),
+		sweep.WithBalance(loadgen.Balance(f.balance)),
 		sweep.WithProgress(progress),
 		sweep.WithLogf(logf),
 	}
@@ -239,13 +258,14 @@ func sweepOptions(f sweepFlags, concurrencyGiven bool, progress func(sweep.Progr
 	return append(opts, server...), nil
 }
 
-func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concurrencyGiven bool) error {
+func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concurrencyGiven bool, extra ...sweep.Option) error {
 	pr := newProgressPrinter(stderr)
 	logf := func(format string, args ...any) { pr.println(fmt.Sprintf(format, args...)) }
 	opts, err := sweepOptions(f, concurrencyGiven, pr.update, logf)
 	if err != nil {
 		return err
 	}
+	opts = append(opts, extra...)
 	s, err := sweep.New(f.baseURL, opts...)
 	if err != nil {
 		return usageError{err}
@@ -298,6 +318,13 @@ func resumeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, ba
 			return usageError{fmt.Errorf("sweep --resume: %s was recorded with credentials, which the run does not keep: give --base-url again", m.Engine.BaseURL)}
 		}
 		baseURL = m.Engine.BaseURL
+		if len(m.Replicas) > 1 {
+			urls := make([]string, len(m.Replicas))
+			for i, r := range m.Replicas {
+				urls[i] = r.BaseURL
+			}
+			baseURL = strings.Join(urls, ",")
+		}
 	}
 	pr := newProgressPrinter(stderr)
 	logf := func(format string, args ...any) { pr.println(fmt.Sprintf(format, args...)) }
@@ -567,11 +594,11 @@ func (p *progressPrinter) finish() {
 // new sweep and a resumed one.
 func serverOptions(f sweepFlags) ([]sweep.Option, error) {
 	var opts []sweep.Option
-	if f.serverLog != "" && f.serverCmd != "" {
+	if len(f.serverLogs) > 0 && f.serverCmd != "" {
 		return nil, usageError{errors.New("--server-log and --server-cmd do not mix: --server-cmd captures the server's output itself")}
 	}
-	if f.serverLog != "" {
-		opts = append(opts, sweep.WithServerLog(f.serverLog))
+	if len(f.serverLogs) > 0 {
+		opts = append(opts, sweep.WithServerLog(f.serverLogs...))
 	}
 	if f.serverCmd != "" {
 		opts = append(opts, sweep.WithServerCmd(f.serverCmd, f.serverTimeout))

@@ -38,6 +38,54 @@ var sweepAliases = map[string]string{
 	"custom-output-len":   "output-tokens",
 }
 
+// vllmWithout are vllm bench serve's flags that headroom has no
+// equivalent for, each with what to do instead. They are known flags, so
+// a vllm bench command line that uses one gets this answer rather than
+// "unknown flag" (docs/sweep.md's table lists them too).
+var vllmWithout = map[string]string{
+	"tokenizer":                          "headroom loads no tokenizer: it counts tokens with the server's /tokenize, or fits the server's usage counts",
+	"tokenizer-mode":                     "headroom loads no tokenizer: it counts tokens with the server's /tokenize, or fits the server's usage counts",
+	"trust-remote-code":                  "headroom loads no tokenizer or model code",
+	"use-beam-search":                    "headroom measures sampled decoding; beam search is not sent",
+	"logprobs":                           `send it as a body field: --extra-body '{"logprobs":N}'`,
+	"profile":                            "it drives vLLM's torch profiler; headroom records the server's /metrics, log and GPU telemetry instead",
+	"save-result":                        "headroom always writes the run directory (-o); headroom import reads vllm bench's result files",
+	"append-result":                      "headroom always writes a new run directory (-o); headroom compare reads many",
+	"save-detailed":                      "the run directory always holds every request and every token",
+	"result-dir":                         "name the run directory with -o",
+	"result-filename":                    "name the run directory with -o",
+	"request-id-prefix":                  "headroom names each request by its run, level and sequence number",
+	"common-prefix-len":                  "give --random-prefix-len (a shared prefix on top of the input length) or --shared-prefix (within it)",
+	"lora-modules":                       "a sweep sends one model: name the adapter with --model",
+	"ready-check-timeout-sec":            "with --server-cmd the sweep waits --server-timeout for the server; without it the first request must succeed",
+	"no-stream":                          "headroom reads local dataset files, never a dataset hub",
+	"no-oversample":                      "a dataset with fewer usable records than a level sends is sent again from its start (a note says so)",
+	"hf-subset":                          "headroom reads a Hugging Face dataset exported as JSONL (--dataset-name hf --dataset-path FILE), not the Hub",
+	"hf-split":                           "headroom reads a Hugging Face dataset exported as JSONL (--dataset-name hf --dataset-path FILE), not the Hub",
+	"hf-name":                            "headroom reads a Hugging Face dataset exported as JSONL (--dataset-name hf --dataset-path FILE), not the Hub",
+	"random-batch-size":                  "embeddings are not measured",
+	"no-reranker":                        "reranking is not measured",
+	"sonnet-input-len":                   "the sonnet dataset is not built in: give its prompts as a custom JSONL file",
+	"sonnet-output-len":                  "the sonnet dataset is not built in: give its prompts as a custom JSONL file",
+	"sonnet-prefix-len":                  "the sonnet dataset is not built in: give its prompts as a custom JSONL file",
+	"spec-bench-output-len":              "the spec_bench dataset is not built in: give its prompts as a custom JSONL file",
+	"spec-bench-category":                "the spec_bench dataset is not built in: give its prompts as a custom JSONL file",
+	"blazedit-min-distance":              "the blazedit dataset is not built in: give its prompts as a custom JSONL file",
+	"blazedit-max-distance":              "the blazedit dataset is not built in: give its prompts as a custom JSONL file",
+	"prefix-repetition-prefix-len":       "the prefix_repetition dataset is not built in: --shared-prefix gives every prompt one shared prefix",
+	"prefix-repetition-suffix-len":       "the prefix_repetition dataset is not built in: --shared-prefix gives every prompt one shared prefix",
+	"prefix-repetition-num-prefixes":     "the prefix_repetition dataset is not built in: --shared-prefix gives every prompt one shared prefix",
+	"prefix-repetition-output-len":       "the prefix_repetition dataset is not built in: --shared-prefix gives every prompt one shared prefix",
+	"random-mm-base-items-per-request":   "multimodal requests are not sent",
+	"random-mm-num-mm-items-range-ratio": "multimodal requests are not sent",
+	"random-mm-limit-mm-per-prompt":      "multimodal requests are not sent",
+	"random-mm-bucket-config":            "multimodal requests are not sent",
+}
+
+// vllmWithoutSwitches are those of vllmWithout that take no value.
+var vllmWithoutSwitches = []string{"trust-remote-code", "use-beam-search", "profile", "save-result", "append-result",
+	"save-detailed", "no-stream", "no-oversample", "no-reranker"}
+
 // rampFlags are vllm bench serve's ramp of the arrival rate.
 type rampFlags struct {
 	strategy   string
@@ -111,8 +159,16 @@ func addCompatFlags(fl *pflag.FlagSet, f *sweepFlags) {
 	fl.Var(&pairsFlag{dst: &c.metadata, want: "KEY=VALUE"}, "metadata", "vllm bench: KEY=VALUE recorded with the run, as a tag (repeatable)")
 	fl.StringVar(&c.percentileMetric, "percentile-metrics", "", "vllm bench: accepted (ttft, tpot, itl, e2el); the report gives percentiles of all four")
 	fl.StringVar(&c.metricPercentile, "metric-percentiles", "", "vllm bench: accepted (e.g. 25,50,99); pass them to headroom report --percentiles")
+	fl.Bool("skip-chat-template", false, "vllm bench: accepted; headroom never applies a chat template on the client")
+	for name := range vllmWithout {
+		fl.String(name, "", "vllm bench: no equivalent ("+vllmWithout[name]+")")
+		if slices.Contains(vllmWithoutSwitches, name) {
+			fl.Lookup(name).NoOptDefVal = "true"
+		}
+		fl.Lookup(name).Hidden = true
+	}
 	for _, n := range []string{"request-rate", "host", "port", "backend", "random-range-ratio", "random-prefix-len", "goodput", "metadata",
-		"percentile-metrics", "metric-percentiles", "disable-tqdm"} {
+		"percentile-metrics", "metric-percentiles", "disable-tqdm", "skip-chat-template"} {
 		fl.Lookup(n).Hidden = true
 	}
 	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -125,6 +181,11 @@ func addCompatFlags(fl *pflag.FlagSet, f *sweepFlags) {
 
 // apply turns vllm bench serve's flags into headroom's.
 func (c *compatFlags) apply(fl *pflag.FlagSet, f *sweepFlags) error {
+	for _, name := range slices.Sorted(maps.Keys(vllmWithout)) {
+		if fl.Changed(name) {
+			return fmt.Errorf("--%s (vllm bench serve) has no equivalent here: %s", name, vllmWithout[name])
+		}
+	}
 	f.outputGiven = fl.Changed("output-tokens")
 	f.sampling.given = map[string]bool{}
 	for name := range samplingFields {
@@ -297,6 +358,9 @@ func workloadOptions(f sweepFlags, concurrencyGiven bool) ([]sweep.Option, error
 		}
 		opts = append(opts, sweep.WithFindMax(fm))
 	} else if f.slo != nil {
+		if len(f.compat.goodput) > 0 {
+			return nil, usageError{errors.New("--goodput is an SLO: a sweep judges it only with --find-max; for the goodput of a run give it to headroom report --slo")}
+		}
 		return nil, usageError{errors.New("--slo is the SLO of --find-max; for a report's goodput give it to headroom report")}
 	}
 	if f.stopWhenSaturated {

@@ -159,6 +159,7 @@ func TestSweepFlagSuggestions(t *testing.T) {
 		{"sweep", "--request-rate", "fast"},
 		{"sweep", "--backend", "tgi"},
 		{"sweep", "--goodput", "ttft=2000"},
+		{"sweep", "--goodput", "ttft:2000"}, // an SLO without --find-max
 		{"sweep", "--random-range-ratio", "1.5"},
 		{"sweep", "--find-max"},
 		{"sweep", "--slo", "ttft_p99=1s"},

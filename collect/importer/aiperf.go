@@ -119,6 +119,9 @@ type aiperfConfig struct {
 	url         string
 	command     string
 	start, end  time.Time
+	// cancelled: the requests AIPerf cancelled on purpose
+	// (--request-cancellation-rate), from its error summary.
+	cancelled int64
 }
 
 func parseAIPerfRecords(f fileRef) ([]*sweepSource, error) {
@@ -233,7 +236,7 @@ func aiperfRequest(rec *aiperfRecord) (sourceRequest, error) {
 			code = rec.Error.Code
 		}
 		req.status, req.httpStatus = classifyError(msg, code)
-		if md.WasCancelled || (rec.Error != nil && strings.Contains(rec.Error.Type, "Cancel")) {
+		if md.WasCancelled || (rec.Error != nil && aiperfCancelled(rec.Error.Type)) {
 			req.status = rundir.StatusCanceled
 		}
 		req.err = truncate(msg, 500)
@@ -297,6 +300,17 @@ type aiperfSummaryFile struct {
 	CLICommand string `json:"cli_command"`
 	StartTime  string `json:"start_time"`
 	EndTime    string `json:"end_time"`
+	// ErrorSummary counts the failed requests by error; the ones AIPerf
+	// cancelled itself (--request-cancellation-rate: "the client
+	// disconnects before receiving the full response") are of type
+	// RequestCancellationError, code 499.
+	ErrorSummary []struct {
+		ErrorDetails struct {
+			Code int    `json:"code"`
+			Type string `json:"type"`
+		} `json:"error_details"`
+		Count int64 `json:"count"`
+	} `json:"error_summary"`
 }
 
 // parseLocalTime reads AIPerf's start_time/end_time (naive local time, or
@@ -334,7 +348,18 @@ func (s *aiperfSummaryFile) config() aiperfConfig {
 		c.rateRPS = *ic.Loadgen.RequestRate
 	}
 	c.start, c.end = parseLocalTime(s.StartTime), parseLocalTime(s.EndTime)
+	for _, e := range s.ErrorSummary {
+		if aiperfCancelled(e.ErrorDetails.Type) {
+			c.cancelled += e.Count
+		}
+	}
 	return c
+}
+
+// aiperfCancelled reports whether an AIPerf error type is a request the
+// tool cancelled itself.
+func aiperfCancelled(errType string) bool {
+	return strings.Contains(errType, "Cancel")
 }
 
 // AIPerfPercentileMethod names where the percentiles of a summary import
@@ -447,6 +472,13 @@ func parseAIPerfSummary(f fileRef) ([]*sweepSource, error) {
 	}
 	if c, _ := stat("error_request_count"); c.Avg != nil {
 		row.Errors = int64(*c.Avg)
+	}
+	if n := min(cfg.cancelled, row.Errors); n > 0 {
+		// AIPerf counts its own cancellations as errors; they are not the
+		// server's failures: counted neither completed nor failed.
+		row.Errors -= n
+		row.Incomplete += n
+		src.notes = append(src.notes, fmt.Sprintf("%d requests AIPerf cancelled on purpose (--request-cancellation-rate) are counted neither completed nor failed, not as the server's errors", n))
 	}
 	if row.OutputTokPerS == 0 {
 		return nil, errors.New(`no "output_token_throughput": nothing to import`)

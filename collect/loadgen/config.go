@@ -22,6 +22,13 @@ type Config struct {
 	// URL is the generation endpoint: http://host:port/v1/completions or
 	// …/v1/chat/completions (Chat).
 	URL string
+	// URLs, when it holds more than one, are the generation endpoints of
+	// several replicas of one model, used instead of URL: each request goes
+	// to one of them as Balance picks, and its row says which
+	// (RequestRow.Replica, the index in URLs).
+	URLs []string
+	// Balance picks each request's replica (default LeastOutstanding).
+	Balance Balance
 	// Chat sends {"messages": …} instead of {"prompt": …}.
 	Chat bool
 	// Model is the request's "model".
@@ -85,6 +92,8 @@ type Generator struct {
 	cfg    Config
 	client *http.Client
 	clock  Clock
+	urls   []string // the targets: URLs, or URL alone
+	lb     *balancer
 
 	fixedOutput  atomic.Bool // min_tokens + ignore_eos still sent
 	includeUsage atomic.Bool // stream_options.include_usage still sent
@@ -97,10 +106,23 @@ type Generator struct {
 
 // New checks cfg and returns a generator. It does not contact the server.
 func New(cfg Config) (*Generator, error) {
-	u, err := url.Parse(cfg.URL)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("loadgen: URL %q: want http://host:port/v1/completions", cfg.URL)
+	urls := cfg.URLs
+	if len(urls) <= 1 {
+		urls = []string{cfg.URL}
+		if len(cfg.URLs) == 1 {
+			urls = cfg.URLs
+		}
 	}
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("loadgen: URL %q: want http://host:port/v1/completions", raw)
+		}
+	}
+	if _, err := ParseBalance(string(cfg.Balance)); err != nil {
+		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	cfg.URL = urls[0]
 	switch {
 	case cfg.Timeout <= 0:
 		return nil, fmt.Errorf("loadgen: timeout %v: want positive", cfg.Timeout)
@@ -111,7 +133,7 @@ func New(cfg Config) (*Generator, error) {
 	case cfg.Temperature < 0:
 		return nil, fmt.Errorf("loadgen: temperature %v: want 0 or more", cfg.Temperature)
 	}
-	g := &Generator{cfg: cfg, clock: cfg.Clock}
+	g := &Generator{cfg: cfg, clock: cfg.Clock, urls: urls, lb: newBalancer(cfg.Balance, len(urls))}
 	if g.clock.isZero() {
 		g.clock = NewClock()
 	}
@@ -160,6 +182,10 @@ func (g *Generator) addFallback(msg string) {
 		g.cfg.OnFallback(msg)
 	}
 }
+
+// Targets is the number of servers the load is spread over (1 unless
+// Config.URLs named several).
+func (g *Generator) Targets() int { return len(g.urls) }
 
 // OpenStreams is the number of requests in flight.
 func (g *Generator) OpenStreams() int64 { return g.openStreams.Load() }

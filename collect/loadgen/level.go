@@ -28,6 +28,27 @@ type Level struct {
 	// Duration is how long the measured phase sends, instead of a count;
 	// the requests in flight at its end are awaited.
 	Duration time.Duration
+	// StartAt, when set, is the wall-clock time the level starts at: the
+	// generator waits for it (a level of a plan that several hosts run
+	// starts at the same moment on each). A time already past starts the
+	// level at once (the level row's start_ns shows how late). An open
+	// loop's schedule counts from StartAt, unless that is more than a
+	// second past.
+	StartAt time.Time
+	// SeqOf maps the level's own sequence numbers (0, 1, 2, … in sending
+	// order, warm-up first) to the plan's, for a host that sends only its
+	// share of a plan: the Source, the rows' seq and request ids, and
+	// Arrivals see the plan's number. nil: the same numbers. It must be
+	// increasing.
+	SeqOf func(seq int) int
+}
+
+// planSeq is request seq's number in the plan.
+func (l Level) planSeq(seq int) int {
+	if l.SeqOf == nil {
+		return seq
+	}
+	return l.SeqOf(seq)
 }
 
 // Schedule is an open loop's intended send times: At(seq) is request seq's

@@ -76,6 +76,8 @@ type attempt struct {
 	// retryAfter is the server's Retry-After on a failed answer (0: none);
 	// the closed loop waits this long before the slot's next request.
 	retryAfter time.Duration
+	// target is the replica to send to; -1: the balancer picks.
+	target int
 }
 
 // Optional request fields a server may reject with HTTP 400; the generator
@@ -148,7 +150,19 @@ func (g *Generator) Do(ctx context.Context, r Request) (rundir.RequestRow, []run
 	if r.ID == "" {
 		r.ID = "probe"
 	}
-	return g.do(ctx, &attempt{Request: r, level: -1})
+	return g.do(ctx, &attempt{Request: r, level: -1, target: -1})
+}
+
+// DoAt is Do against one replica (its index in Config.URLs): a caller
+// checks every replica before the first level.
+func (g *Generator) DoAt(ctx context.Context, replica int, r Request) (rundir.RequestRow, []rundir.TokenRow) {
+	if r.ID == "" {
+		r.ID = "probe"
+	}
+	if replica < 0 || replica >= len(g.urls) {
+		replica = 0
+	}
+	return g.do(ctx, &attempt{Request: r, level: -1, target: replica})
 }
 
 // do sends one request and reads its stream to the end. It always returns
@@ -191,7 +205,16 @@ func (g *Generator) stream(ctx context.Context, a *attempt, row *rundir.RequestR
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, g.cfg.URL, bytes.NewReader(g.body(a)))
+	target := a.target
+	if target < 0 {
+		target = g.lb.acquire()
+		defer g.lb.release(target)
+	}
+	if len(g.urls) > 1 {
+		r := int32(target)
+		row.Replica = &r
+	}
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, g.urls[target], bytes.NewReader(g.body(a)))
 	if err != nil {
 		g.fail(row, rundir.StatusConnect, err.Error(), time.Now())
 		return nil, false

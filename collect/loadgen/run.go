@@ -181,11 +181,12 @@ func (st *levelState) report() {
 
 // attempt makes request seq of the level from the source.
 func (st *levelState) attempt(seq int, warmup bool) *attempt {
+	seq = st.l.planSeq(seq)
 	r := st.src.Next(st.l, seq, warmup)
 	if r.ID == "" {
 		r.ID = fmt.Sprintf("%d-%d", st.l.Index, seq)
 	}
-	return &attempt{Request: r, level: st.l.Index, concurrency: st.l.Concurrency, seq: seq, warmup: warmup}
+	return &attempt{Request: r, level: st.l.Index, concurrency: st.l.Concurrency, seq: seq, warmup: warmup, target: -1}
 }
 
 // finished records one request and applies the error limit.
@@ -216,6 +217,9 @@ func (g *Generator) runLevel(ctx context.Context, l Level, levels int, src Sourc
 	defer cancel(nil)
 	st := &levelState{g: g, l: l, levels: levels, src: src, sink: sink, stop: cancel}
 	row := rundir.LevelRow{LevelIndex: int32(l.Index), Concurrency: int64(l.Concurrency), RateRPS: l.RateRPS}
+	if !l.StartAt.IsZero() {
+		sleepCtx(lctx, time.Until(l.StartAt))
+	}
 	start := time.Now()
 	row.StartNS = g.clock.NS(start)
 	warm, measured := max(l.Warmup, 0), max(l.Requests, 0)
@@ -325,6 +329,11 @@ func (g *Generator) openLoop(ctx context.Context, st *levelState, warm, measured
 	l := st.l
 	sem := make(chan struct{}, max(l.Concurrency, 1))
 	start := time.Now()
+	if !l.StartAt.IsZero() && start.Sub(l.StartAt) < time.Second {
+		// A plan shared by several hosts: every host's schedule counts
+		// from the same moment.
+		start = l.StartAt
+	}
 	st.phase, st.start, st.total, st.duration = "measure", start, warm+measured, l.Duration
 	if l.Duration > 0 {
 		st.total = 0
@@ -336,7 +345,7 @@ func (g *Generator) openLoop(ctx context.Context, st *levelState, warm, measured
 	defer timer.Stop()
 	<-timer.C
 	for seq := 0; ctx.Err() == nil; seq++ {
-		off, ok := l.Arrivals.At(seq)
+		off, ok := l.Arrivals.At(l.planSeq(seq))
 		if !ok {
 			break
 		}

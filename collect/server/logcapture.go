@@ -30,6 +30,11 @@ type LogCapture struct {
 	// secrets are replaced in every line: servers log their arguments,
 	// API keys included.
 	secrets *Secrets
+	// replica is set on every line row of a replica's log; sharedRows: the
+	// rows writer is the run's, shared by every replica, and not stopped
+	// by Close.
+	replica    *int32
+	sharedRows bool
 }
 
 // headLines is how many first lines are kept for engine detection.
@@ -40,27 +45,48 @@ const headLines = 200
 // exists (a resumed sweep), new lines are appended and numbered after the
 // ones there; a last line cut by a crash is ended first.
 func NewLogCapture(dir string, now func(time.Time) int64) (*LogCapture, error) {
-	path := filepath.Join(dir, rundir.ServerLogFile)
-	lines, err := countLines(path)
+	f, n, err := openLog(filepath.Join(dir, rundir.ServerLogFile))
 	if err != nil {
-		return nil, fmt.Errorf("server log: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("server log: %w", err)
-	}
-	if lines.cut {
-		if _, err := f.Write([]byte("\n")); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("server log: %w", err)
-		}
+		return nil, err
 	}
 	rows, err := rundir.NewTableWriter[rundir.ServerLogLineRow](dir, rundir.TableServerLogLines, 5*time.Second)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &LogCapture{now: now, f: f, rows: rows, line: lines.n}, nil
+	return &LogCapture{now: now, f: f, rows: rows, line: n}, nil
+}
+
+// NewReplicaLogCapture captures the log of replica i of a sweep against
+// several servers: dir/server-<i>.log (rundir.ReplicaLogFile), its line
+// times in rows (the run's one server_log_lines writer, which every
+// replica shares and the caller stops) with the replica's index.
+func NewReplicaLogCapture(dir string, i int, rows *rundir.TableWriter[rundir.ServerLogLineRow], now func(time.Time) int64) (*LogCapture, error) {
+	f, n, err := openLog(filepath.Join(dir, rundir.ReplicaLogFile(i)))
+	if err != nil {
+		return nil, err
+	}
+	r := int32(i)
+	return &LogCapture{now: now, f: f, rows: rows, line: n, replica: &r, sharedRows: true}, nil
+}
+
+// openLog opens a log file for appending and counts the lines there.
+func openLog(path string) (*os.File, int64, error) {
+	lines, err := countLines(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("server log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, 0, fmt.Errorf("server log: %w", err)
+	}
+	if lines.cut {
+		if _, err := f.Write([]byte("\n")); err != nil {
+			f.Close()
+			return nil, 0, fmt.Errorf("server log: %w", err)
+		}
+	}
+	return f, lines.n, nil
 }
 
 type lineCount struct {
@@ -130,7 +156,7 @@ func (c *LogCapture) Line(text []byte, t time.Time) {
 		c.err = err
 	}
 	c.line++
-	c.rows.Add(rundir.ServerLogLineRow{Line: c.line, RecvNS: c.now(t)})
+	c.rows.Add(rundir.ServerLogLineRow{Line: c.line, RecvNS: c.now(t), Replica: c.replica})
 	if len(c.head) < headLines {
 		c.head = append(c.head, string(text))
 	}
@@ -163,7 +189,10 @@ func (c *LogCapture) Close() error {
 	if f != nil {
 		errs = append(errs, f.Close())
 	}
-	errs = append(errs, c.rows.Stop(), c.err)
+	if !c.sharedRows {
+		errs = append(errs, c.rows.Stop())
+	}
+	errs = append(errs, c.err)
 	for _, e := range errs {
 		if e != nil {
 			return fmt.Errorf("server log: %w", e)

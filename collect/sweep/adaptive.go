@@ -393,6 +393,6 @@ func (s *Sweep) planner() (loadgen.Planner, error) {
 		s.saturating.plan = s.plan()[min(s.startLevel, len(s.plan())):]
 		return s.saturating, nil
 	}
-	plan := s.plan()
+	plan := s.ownPlan()
 	return loadgen.Plan(plan[min(s.startLevel, len(plan)):]), nil
 }

@@ -59,8 +59,10 @@ func TestSweepAgainstTestEngine(t *testing.T) {
 			t.Errorf("%s: %s %s", r.RequestID, r.Status, r.Error)
 			continue
 		}
-		if *r.FirstTokenNS-r.SendNS >= r.EndNS-r.SendNS {
-			t.Errorf("%s: TTFT not below E2E", r.RequestID)
+		// Equal when the whole stream arrived in one read (a starved host:
+		// every chunk of a read carries the read's time).
+		if *r.FirstTokenNS-r.SendNS > r.EndNS-r.SendNS {
+			t.Errorf("%s: TTFT above E2E", r.RequestID)
 		}
 		if r.ServerCompletionTokens == nil || r.ClientChunks != *r.ServerCompletionTokens || r.ClientChunks != 16 {
 			t.Errorf("%s: %d chunks, server counted %v", r.RequestID, r.ClientChunks, r.ServerCompletionTokens)

@@ -103,11 +103,14 @@ type config struct {
 	progress          func(Progress)
 	logf              func(format string, args ...any)
 	chunkObserver     ChunkObserver
+	shard             *shardPlan // nil: the whole plan from this host
 
 	// Record only
 	label           string
 	tags            []string
-	serverLog       string
+	serverLog       string   // the one server's log
+	replicaLogs     []string // one per replica, in --base-url order
+	balance         loadgen.Balance
 	serverCmd       string
 	serverTimeout   time.Duration
 	metricsInterval time.Duration // 0 disables scraping
@@ -565,9 +568,30 @@ func WithTags(tags ...string) Option {
 }
 
 // WithServerLog follows a server's log file during the run, like tail -F
-// from its current end (Record only).
-func WithServerLog(path string) Option {
-	return func(c *config) error { c.serverLog = path; return nil }
+// from its current end (Record only). A sweep against several replicas
+// takes one log per replica, in the order of their base URLs.
+func WithServerLog(paths ...string) Option {
+	return func(c *config) error {
+		c.serverLog, c.replicaLogs = "", nil
+		switch len(paths) {
+		case 0:
+		case 1:
+			c.serverLog = paths[0]
+		default:
+			c.replicaLogs = append([]string(nil), paths...)
+		}
+		return nil
+	}
+}
+
+// WithBalance sets how a sweep against several replicas spreads its
+// requests (default loadgen.LeastOutstanding).
+func WithBalance(b loadgen.Balance) Option {
+	return func(c *config) error {
+		b, err := loadgen.ParseBalance(string(b))
+		c.balance = b
+		return err
+	}
 }
 
 // WithServerCmd starts the server with this shell command line, captures its

@@ -94,7 +94,7 @@ func calibrateWithTokenizer(ctx context.Context, tok tokenizer, words []string) 
 	// Check the additive model on prompts of a few sizes.
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, target := range []int{b.base + 40, b.base + 200, b.base + 700} {
-		p := b.build(rng, target, uint64(target))
+		p, _ := b.build(rng, target, uint64(target))
 		n, err := tok.count(ctx, p)
 		if err != nil {
 			return nil, err
@@ -132,8 +132,11 @@ func (b *promptBuilder) withPrefix(rng *rand.Rand, n int) {
 	b.prefix = sb.String()
 }
 
-// build returns a prompt of target tokens whose first words encode id.
-func (b *promptBuilder) build(rng *rand.Rand, target int, id uint64) string {
+// build returns a prompt of target tokens whose first words encode id,
+// and its length in tokens: target, or more when target is shorter than
+// the template, the shared prefix and the words that make it unique (the
+// shortest prompt that can be built), so what is recorded is what is sent.
+func (b *promptBuilder) build(rng *rand.Rand, target int, id uint64) (string, int) {
 	var sb strings.Builder
 	sb.Grow(min(target, 1<<16) * 8) // the target comes from input: grow as words come, past a start
 	sb.WriteString(b.prefix)
@@ -148,8 +151,11 @@ func (b *promptBuilder) build(rng *rand.Rand, target int, id uint64) string {
 		sb.WriteString(b.words[i])
 		left -= b.wordCost(i)
 	}
+	if left < 0 {
+		target -= left
+	}
 	b.fill(&sb, rng, left)
-	return sb.String()
+	return sb.String(), target
 }
 
 func (b *promptBuilder) wordCost(i int) int {

@@ -20,6 +20,10 @@ type runRecorder struct {
 	gpu      *rundir.TableWriter[rundir.GPUTelemetryRow]
 	cpu      *rundir.TableWriter[rundir.ServerCPURow]
 	log      *server.LogCapture
+	// Several replicas: one capture per replica's log, their line times in
+	// one shared server_log_lines writer.
+	replicaLogs     []*server.LogCapture
+	replicaLogLines *rundir.TableWriter[rundir.ServerLogLineRow]
 	// reserve holds a few descriptors through each level, handed back for
 	// the level's writes: streams near the open-files limit take the rest.
 	reserve *fdreserve.Reserve
@@ -103,6 +107,9 @@ func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
 	if r.log != nil {
 		errs = append(errs, r.log.Flush())
 	}
+	if r.replicaLogLines != nil {
+		errs = append(errs, r.replicaLogLines.Flush())
+	}
 	if r.levelSaved != nil {
 		errs = append(errs, r.levelSaved(row))
 	}
@@ -122,4 +129,17 @@ func (r *runRecorder) stop() error {
 		errs = append(errs, r.cpu.Stop())
 	}
 	return errors.Join(errs...)
+}
+
+// closeReplicaLogs closes every replica's log file, then their shared
+// line-time writer (its last rows written).
+func (r *runRecorder) closeReplicaLogs() {
+	for _, c := range r.replicaLogs {
+		c.Close()
+	}
+	r.replicaLogs = nil
+	if r.replicaLogLines != nil {
+		r.replicaLogLines.Stop()
+		r.replicaLogLines = nil
+	}
 }

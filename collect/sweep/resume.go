@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,9 @@ func ResumeOptions(m *rundir.Manifest) ([]Option, error) {
 	if !m.HasKind(rundir.KindSweep) || w == nil || m.Source != nil {
 		return nil, errors.New("not a sweep recorded by headroom sweep (no workload in the manifest)")
 	}
+	if m.Shard != nil {
+		return nil, fmt.Errorf("shard %d of %d of a sweep from several hosts cannot be resumed: its levels start at shared times that have passed; merge what it holds (headroom merge marks its unfinished levels partial) or run the plan again", m.Shard.Index, m.Shard.Count)
+	}
 	opts := []Option{
 		WithEndpoint(Endpoint(cmp.Or(w.EndpointPath, w.Endpoint))),
 		WithExtraBody(w.ExtraBody),
@@ -44,6 +48,7 @@ func ResumeOptions(m *rundir.Manifest) ([]Option, error) {
 		WithWarmup(w.WarmupPerLevel),
 		WithSharedPrefix(w.SharedPrefixTokens),
 		WithSeed(w.Seed),
+		WithBalance(loadgen.Balance(w.Balance)),
 		WithTemperature(w.Temperature),
 		WithLabel(m.Label),
 		WithTags(m.Tags...),

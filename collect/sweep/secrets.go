@@ -1,6 +1,10 @@
 package sweep
 
-import "github.com/headroom-llm/headroom/collect/server"
+import (
+	"strings"
+
+	"github.com/headroom-llm/headroom/collect/server"
+)
 
 // KnownSecrets gathers every secret a sweep's settings hold, for the one
 // redaction pass of everything it writes or prints: the API key, the base
@@ -12,7 +16,9 @@ import "github.com/headroom-llm/headroom/collect/server"
 func KnownSecrets(baseURL, apiKey, serverCmd string, freeText ...string) *server.Secrets {
 	sec := &server.Secrets{}
 	sec.Add(apiKey)
-	sec.AddURL(baseURL)
+	for _, u := range strings.Split(baseURL, ",") { // several replicas
+		sec.AddURL(strings.TrimSpace(u))
+	}
 	if serverCmd != "" {
 		sec.Add(server.SecretValues(server.SplitCommand(serverCmd), apiKey)...)
 	}
@@ -25,7 +31,11 @@ func KnownSecrets(baseURL, apiKey, serverCmd string, freeText ...string) *server
 // collectSecrets is KnownSecrets of the sweep's settings, and the values of
 // the headers given (--header), which may be credentials of any shape.
 func (s *Sweep) collectSecrets() *server.Secrets {
-	sec := KnownSecrets(s.base.String(), s.cfg.apiKey, s.cfg.serverCmd, append([]string{s.cfg.label, s.cfg.engineDesc}, s.cfg.tags...)...)
+	bases := make([]string, len(s.bases))
+	for i, b := range s.bases {
+		bases[i] = b.String()
+	}
+	sec := KnownSecrets(strings.Join(bases, ","), s.cfg.apiKey, s.cfg.serverCmd, append([]string{s.cfg.label, s.cfg.engineDesc}, s.cfg.tags...)...)
 	for _, vs := range s.cfg.headers {
 		sec.Add(vs...)
 	}

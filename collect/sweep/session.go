@@ -40,6 +40,8 @@ func (s *Sweep) Record(ctx context.Context, dir string) (*rundir.Run, error) {
 		Tags:            c.tags,
 		Host:            hostinfo.Collect(),
 		Engine:          &rundir.Engine{Name: "unknown", BaseURL: s.BaseURL(), Model: c.model, Description: c.engineDesc},
+		Shard:           s.shardManifest(),
+		Replicas:        s.replicasManifest(),
 	}
 	if c.serverCmd != "" {
 		m.Engine.Flags = server.RedactFlags(server.SplitCommand(c.serverCmd), c.apiKey)
@@ -67,10 +69,11 @@ type session struct {
 	stopBG context.CancelFunc
 	bgWG   sync.WaitGroup
 
-	proc    *server.Process // until stopped
-	started *server.Process // the server --server-cmd started, if any
-	scraper *telemetry.Scraper
-	stop    context.CancelCauseFunc // ends the sweep with a cause
+	proc      *server.Process // until stopped
+	started   *server.Process // the server --server-cmd started, if any
+	scraper   *telemetry.Scraper
+	scrapeSet *telemetry.ScrapeSet    // the replicas' scrapers, for several servers
+	stop      context.CancelCauseFunc // ends the sweep with a cause
 
 	followerCPUOf func() time.Duration // the follower's CPU so far, when one runs
 	followerCPU   time.Duration        // the follower's CPU when the last level ended
@@ -97,6 +100,9 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 	ss := &session{s: s, run: run, header: s.header(), stop: stop}
 	ss.bg, ss.stopBG = context.WithCancel(context.Background())
 	defer ss.close()
+	if err := ss.setReplicas(); err != nil {
+		return run, s.abandon(run, "setup", err)
+	}
 	var err error
 	if ss.rec, err = newRunRecorder(run.Dir); err != nil {
 		return run, s.abandon(run, "setup", err)
@@ -111,6 +117,7 @@ func (s *Sweep) record(ctx context.Context, run *rundir.Run, beforeLevels func()
 		{"prepare", s.Prepare},
 		{"setup", ss.identifyEngine},
 		{"prepare", ss.checkContext},
+		{"setup", ss.measureClock},
 		{"setup", ss.startTelemetry},
 		{"resume", func(context.Context) error {
 			if beforeLevels == nil {
@@ -153,6 +160,9 @@ func (ss *session) close() {
 	if ss.rec != nil && ss.rec.log != nil {
 		ss.rec.log.Close()
 	}
+	if ss.rec != nil {
+		ss.rec.closeReplicaLogs()
+	}
 }
 
 func (ss *session) stopServer() {
@@ -171,6 +181,9 @@ func (ss *session) stopServer() {
 // following --server-log.
 func (ss *session) captureLog(context.Context) error {
 	s, c := ss.s, &ss.s.cfg
+	if s.Replicas() > 1 {
+		return ss.captureReplicaLogs()
+	}
 	if c.serverLog == "" && c.serverCmd == "" {
 		return nil
 	}
@@ -269,6 +282,7 @@ func (ss *session) startServer(ctx context.Context) error {
 // requests fail at once).
 func (ss *session) levelEnded(row rundir.LevelRow) error {
 	ss.checkFollowerCPU(row)
+	ss.s.checkShardStart(row)
 	proc := ss.started
 	if proc == nil {
 		return nil
@@ -336,6 +350,9 @@ func (ss *session) identifyEngine(ctx context.Context) error {
 	if e.Source != "" {
 		s.note("engine " + e.Name + " " + e.Version + " identified from " + e.Source)
 	}
+	if s.Replicas() > 1 {
+		ss.identifyReplicas(ctx)
+	}
 	return nil
 }
 
@@ -355,8 +372,10 @@ func (ss *session) checkContext(context.Context) error {
 func (ss *session) startTelemetry(ctx context.Context) error {
 	s, c, dir := ss.s, &ss.s.cfg, ss.run.Dir
 	local := c.serverCmd != "" || hostinfo.IsLocal(ctx, s.base.Hostname())
-	if err := ss.startServerCPU(local); err != nil {
-		return err
+	if s.Replicas() == 1 {
+		if err := ss.startServerCPU(local); err != nil {
+			return err
+		}
 	}
 	gpuHere := c.noGPU || c.gpu != nil || local
 	if !gpuHere {
@@ -373,6 +392,9 @@ func (ss *session) startTelemetry(ctx context.Context) error {
 		}
 		if devs := src.Devices(); len(devs) > 0 {
 			ss.run.Manifest.GPUs = devs
+			if l, ok := src.(interface{ Links() []rundir.GPULink }); ok {
+				ss.run.Manifest.GPULinks = l.Links()
+			}
 			var err error
 			if ss.rec.gpu, err = rundir.NewTableWriter[rundir.GPUTelemetryRow](dir, rundir.TableGPUTelemetry, 0); err != nil {
 				src.Close()
@@ -389,6 +411,9 @@ func (ss *session) startTelemetry(ctx context.Context) error {
 		} else {
 			src.Close()
 		}
+	}
+	if s.Replicas() > 1 {
+		return ss.startReplicaTelemetry(ctx)
 	}
 	if c.metricsInterval <= 0 {
 		return nil
@@ -510,6 +535,7 @@ func (ss *session) finish(res *Result, runErr error) error {
 			s.note(fmt.Sprintf("%d of %d /metrics scrapes failed (last: %v)", failed, n, last))
 		}
 	}
+	ss.replicaScrapeNotes()
 	w := s.Workload()
 	if prev := m.Workload; prev != nil && s.startLevel > 0 && !prev.FixedOutput {
 		// A resumed sweep: lengths varied before, so they vary in the run,
@@ -521,6 +547,9 @@ func (ss *session) finish(res *Result, runErr error) error {
 	ss.caveats(res.Levels)
 	if ss.rec.log != nil {
 		ss.rec.log.Flush()
+	}
+	if ss.rec.replicaLogLines != nil {
+		ss.rec.replicaLogLines.Flush()
 	}
 	if err := ss.rec.stop(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("sweep: writing %s: %w", dir, err))

@@ -38,8 +38,11 @@ type Result = loadgen.Result
 // it that Record runs (server, log, telemetry, run directory). Make one
 // with New.
 type Sweep struct {
-	cfg   config
-	base  *url.URL
+	cfg  config
+	base *url.URL // the server, or replica 0 of several
+	// bases are every replica's address when the sweep spreads its load
+	// over several servers (--base-url URL1,URL2); len 1 otherwise.
+	bases []*url.URL
 	gen   *loadgen.Generator
 	clock loadgen.Clock
 
@@ -47,6 +50,9 @@ type Sweep struct {
 	// runID prefixes every request id so that ids are unique across runs
 	// (rundir.RequestID); Record sets it to the run's id.
 	runID string
+	// clockOffsetNS is this host's clock minus the shards' reference
+	// clock (a shard, once measured).
+	clockOffsetNS int64
 
 	out outcomes
 
@@ -85,7 +91,9 @@ type Sweep struct {
 }
 
 // New checks the options and returns a sweep against baseURL (the server's
-// address, with or without /v1). It does not contact the server.
+// address, with or without /v1; or several replicas' addresses separated by
+// commas, over which the requests are spread). It does not contact the
+// server.
 func New(baseURL string, opts ...Option) (*Sweep, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -93,13 +101,20 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 			return nil, fmt.Errorf("sweep: %w", err)
 		}
 	}
-	u, err := parseBaseURL(baseURL)
+	bases, err := parseBaseURLs(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
+	if err := cfg.checkReplicas(len(bases)); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	u := bases[0]
 	cfg.baseURL = u
 	if cfg.sharedPrefix > 0 && cfg.dataset == "" && float64(cfg.sharedPrefix) >= cfg.prompt.Mean {
 		return nil, fmt.Errorf("sweep: shared prefix of %d tokens leaves nothing unique in prompts of %v tokens", cfg.sharedPrefix, cfg.prompt.Mean)
+	}
+	if err := cfg.checkShard(); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	if cfg.sharedPrefix > 0 && cfg.dataset != "" {
 		return nil, errors.New("sweep: a shared prefix and a dataset do not mix: put the prefix in the dataset")
@@ -107,12 +122,18 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 	if err := checkAdaptive(&cfg); err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	s := &Sweep{cfg: cfg, base: u, model: cfg.model, clock: loadgen.NewClock()}
+	s := &Sweep{cfg: cfg, base: u, bases: bases, model: cfg.model, clock: loadgen.NewClock()}
 	s.secrets = s.collectSecrets()
 	logf := cfg.logf
 	s.cfg.logf = func(format string, args ...any) { logf("%s", s.secrets.String(fmt.Sprintf(format, args...))) }
+	var urls []string
+	if len(bases) > 1 {
+		for i := range bases {
+			urls = append(urls, s.replicaURL(i, s.endpointPath()))
+		}
+	}
 	g, err := loadgen.New(loadgen.Config{
-		URL: s.url(s.endpointPath()), Chat: cfg.endpoint == EndpointChat, Model: s.model, Header: s.header(),
+		URL: s.url(s.endpointPath()), URLs: urls, Balance: cfg.balance, Chat: cfg.endpoint == EndpointChat, Model: s.model, Header: s.header(),
 		Client: cfg.httpClient, MaxConns: s.maxConcurrency(), Timeout: cfg.timeout, Temperature: cfg.temperature,
 		FixedOutput: cfg.fixedOutput, MaxErrorRate: cfg.maxErrorRate, SampleInterval: cfg.sampleInterval,
 		Clock: s.clock, Progress: cfg.progress, ChunkObserver: cfg.chunkObserver,
@@ -332,6 +353,9 @@ func (s *Sweep) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sweep: first request to %s failed: %w", s.url(s.endpointPath()), err)
 	}
+	if err := s.probeReplicas(ctx); err != nil {
+		return err
+	}
 	if s.cfg.datasetCfg != nil {
 		if err := s.prepareDataset(ctx); err != nil {
 			return fmt.Errorf("sweep: %w", err)
@@ -391,7 +415,7 @@ func (s *Sweep) servedModel(ctx context.Context) (servedModel, error) {
 func (s *Sweep) probeRequest(ctx context.Context, prompt string, maxTokens int) (int64, error) {
 	// The extra body fields go along: a server that rejects one says so
 	// before the first level.
-	row, _ := s.gen.Do(ctx, loadgen.Request{ID: "probe", Prompt: prompt, MaxTokens: maxTokens, Extra: s.extra})
+	row, _ := s.gen.DoAt(ctx, 0, loadgen.Request{ID: "probe", Prompt: prompt, MaxTokens: maxTokens, Extra: s.extra})
 	if row.Status != rundir.StatusOK && row.Status != rundir.StatusNoTokens {
 		return -1, errors.New(row.Error)
 	}
@@ -465,6 +489,19 @@ func (s *Sweep) plan() []loadgen.Level {
 	return ls
 }
 
+// ownPlan is the levels this host runs: the plan, or this shard's share of
+// it. (plan itself stays the whole plan: the workload, the dataset's pool
+// and a resume are the plan's on every shard.)
+func (s *Sweep) ownPlan() []loadgen.Level {
+	ls := s.plan()
+	if sp := s.cfg.shard; sp != nil {
+		for i := range ls {
+			ls[i] = sp.shardLevel(ls[i], s.clockOffsetNS)
+		}
+	}
+	return ls
+}
+
 // arrivals is the open-loop schedule of level li: gamma gaps of the given
 // rate and the sweep's burstiness (1: Poisson) from an RNG seeded by
 // (seed, level).
@@ -497,7 +534,8 @@ func (s *Sweep) Next(l loadgen.Level, seq int, warmup bool) loadgen.Request {
 	if s.trace != nil {
 		row := s.trace[seq%len(s.trace)]
 		in, out, _ := traceLengths(row, s.maxModelLen)
-		r.Prompt, r.PromptTokens, r.MaxTokens = s.tracePrompt(row, in, seq), in, out
+		r.Prompt, r.PromptTokens = s.tracePrompt(row, in, seq)
+		r.MaxTokens = out
 		return r
 	}
 	if s.dataset != nil {
@@ -514,7 +552,7 @@ func (s *Sweep) Next(l loadgen.Level, seq int, warmup bool) loadgen.Request {
 	if s.search != nil {
 		levels = maxSearchLevels // a search's levels are not known ahead
 	}
-	r.Prompt = s.prompts.build(rng, r.PromptTokens, uint64(seq)*levels+uint64(li))
+	r.Prompt, r.PromptTokens = s.prompts.build(rng, r.PromptTokens, uint64(seq)*levels+uint64(li))
 	return r
 }
 

@@ -197,8 +197,10 @@ func traceLengths(r traceRow, maxModelLen int) (input, output int, cut bool) {
 // hash id's text is made from a generator seeded by (seed, id), so equal
 // ids give equal text and a shared prefix of ids is a shared prefix of
 // text, as in the trace; the last block is cut to what the length leaves.
-// A row without hash ids gets a prompt of its own.
-func (s *Sweep) tracePrompt(r traceRow, input int, seq int) string {
+// A row without hash ids gets a prompt of its own (of at least the
+// shortest length a unique prompt has). It returns the prompt and its
+// length in tokens.
+func (s *Sweep) tracePrompt(r traceRow, input int, seq int) (string, int) {
 	b := s.prompts
 	if len(r.hashIDs) == 0 {
 		rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), uint64(seq)|0x7ace<<48))
@@ -218,7 +220,7 @@ func (s *Sweep) tracePrompt(r traceRow, input int, seq int) string {
 		rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), uint64(id)|0xb10c<<48))
 		left -= b.fill(&sb, rng, n)
 	}
-	return sb.String()
+	return sb.String(), input
 }
 
 // traceLevel is the replay of the trace at one speed: every row at its

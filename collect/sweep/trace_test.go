@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -55,9 +56,9 @@ func TestReadTrace(t *testing.T) {
 func TestTracePromptsShareBlocks(t *testing.T) {
 	s := mustNew(t, "http://127.0.0.1:1", WithTrace(Trace{Path: mooncakeExcerpt}))
 	s.prompts = calibrated(promptWords[:], 1, 1, "one token per word") // BOS + one token per word
-	a := s.tracePrompt(traceRow{input: 1025, hashIDs: []int64{0, 1, 2}}, 1025, 0)
-	b := s.tracePrompt(traceRow{input: 700, hashIDs: []int64{0, 3}}, 700, 1)
-	c := s.tracePrompt(traceRow{input: 600, hashIDs: []int64{0, 1}}, 600, 2)
+	a, _ := s.tracePrompt(traceRow{input: 1025, hashIDs: []int64{0, 1, 2}}, 1025, 0)
+	b, _ := s.tracePrompt(traceRow{input: 700, hashIDs: []int64{0, 3}}, 700, 1)
+	c, _ := s.tracePrompt(traceRow{input: 600, hashIDs: []int64{0, 1}}, 600, 2)
 	wa, wb, wc := strings.Fields(a), strings.Fields(b), strings.Fields(c)
 	if len(wa) != 1024 || len(wb) != 699 || len(wc) != 599 {
 		t.Fatalf("%d, %d, %d words", len(wa), len(wb), len(wc))
@@ -69,10 +70,16 @@ func TestTracePromptsShareBlocks(t *testing.T) {
 		t.Error("a partial block 1 is not the start of block 1")
 	}
 	// Without hash ids every prompt is its own.
-	d := s.tracePrompt(traceRow{input: 50}, 50, 3)
-	e := s.tracePrompt(traceRow{input: 50}, 50, 4)
-	if d == e || len(strings.Fields(d)) != 49 {
-		t.Errorf("unique prompts: %q %q", d, e)
+	d, nd := s.tracePrompt(traceRow{input: 50}, 50, 3)
+	e, _ := s.tracePrompt(traceRow{input: 50}, 50, 4)
+	if d == e || len(strings.Fields(d)) != 49 || nd != 50 {
+		t.Errorf("unique prompts: %q %q (%d tokens)", d, e, nd)
+	}
+	// Shorter than BOS and the unique words: the prompt is the shortest
+	// unique one, and its length says so.
+	f, nf := s.tracePrompt(traceRow{input: 2}, 2, 5)
+	if len(strings.Fields(f)) != uniqueWords || nf != uniqueWords+1 {
+		t.Errorf("a 2-token row: %q, %d tokens; want the %d unique words and BOS", f, nf, uniqueWords)
 	}
 }
 
@@ -85,15 +92,43 @@ func TestTracePromptsShareBlocks(t *testing.T) {
 // prompts are built to it). The shared first block shows as repeated
 // block tokens: every request after the first starts with it.
 func TestMooncakeReplayAgainstTestEngine(t *testing.T) {
-	rows, _, err := readTrace(mooncakeExcerpt, "")
+	// The expected schedule and lengths, from the file itself (not the
+	// sweep's reader) and the documented rule: a row whose input and
+	// output exceed the context keeps its output and gets the rest of
+	// the context as its prompt.
+	type row struct {
+		Timestamp    float64 `json:"timestamp"` // ms
+		InputLength  int     `json:"input_length"`
+		OutputLength int     `json:"output_length"`
+		HashIDs      []int   `json:"hash_ids"`
+	}
+	data, err := os.ReadFile(mooncakeExcerpt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var rows []row
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r row
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	lengths := func(r row) (in, out int, cut bool) {
+		if r.InputLength+r.OutputLength <= 1024 {
+			return r.InputLength, r.OutputLength, false
+		}
+		out = min(r.OutputLength, 1023)
+		return max(1, 1024-out), out, true
+	}
 	cut, repeated := 0, 0
 	for i, r := range rows {
-		in, _, c := traceLengths(r, 1024)
+		in, _, c := lengths(r)
 		if c {
 			cut++
+		}
+		if len(r.HashIDs) == 0 || r.HashIDs[0] != 0 {
+			t.Fatalf("row %d does not start with block 0: the excerpt changed", i)
 		}
 		if i > 0 {
 			repeated += min(in, 512) // every request starts with block 0
@@ -121,8 +156,8 @@ func TestMooncakeReplayAgainstTestEngine(t *testing.T) {
 	}
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Seq < reqs[j].Seq })
 	for i, r := range reqs {
-		in, out, _ := traceLengths(rows[i], 1024)
-		want := time.Duration(float64(rows[i].at) / 3)
+		in, out, _ := lengths(rows[i])
+		want := time.Duration(rows[i].Timestamp * float64(time.Millisecond) / 3)
 		got := time.Duration(r.IntendedSendNS - levels[0].StartNS)
 		if d := got - want; d < 0 || d > time.Millisecond {
 			t.Errorf("request %d intended at %v, the trace says %v", i, got, want)

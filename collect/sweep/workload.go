@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"github.com/headroom-llm/headroom/collect/loadgen"
 	"maps"
 	"slices"
 	"strings"
@@ -107,6 +108,12 @@ func (s *Sweep) Workload() *rundir.Workload {
 	w.FixedOutputSent = &sent
 	maxErr := s.cfg.maxErrorRate
 	w.MaxErrorRate = &maxErr
+	if s.Replicas() > 1 {
+		w.Balance = string(s.cfg.balance)
+		if w.Balance == "" {
+			w.Balance = string(loadgen.LeastOutstanding)
+		}
+	}
 	return w
 }
 

@@ -42,6 +42,11 @@ type Scraper struct {
 
 // Scrape fetches and parses /metrics once. A 404 returns ErrNoMetrics.
 func (s *Scraper) Scrape(ctx context.Context) ([]rundir.ServerMetricRow, error) {
+	return s.scrapeAt(ctx, 0)
+}
+
+// scrapeAt is Scrape with every row at time t (0: when the answer came).
+func (s *Scraper) scrapeAt(ctx context.Context, t int64) ([]rundir.ServerMetricRow, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
 	if err != nil {
 		return nil, err
@@ -60,7 +65,9 @@ func (s *Scraper) Scrape(ctx context.Context) ([]rundir.ServerMetricRow, error) 
 		return nil, err
 	}
 	defer resp.Body.Close()
-	t := s.Now()
+	if t == 0 {
+		t = s.Now()
+	}
 	if resp.StatusCode == http.StatusNotFound {
 		return nil, fmt.Errorf("%s: %w", s.URL, ErrNoMetrics)
 	}
@@ -92,13 +99,7 @@ func (s *Scraper) Run(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(ctx, interval*5)
 		rows, err := s.Scrape(sctx)
 		cancel()
-		s.mu.Lock()
-		s.scrapes++
-		if err != nil && ctx.Err() == nil {
-			s.failures++
-			s.lastErr = err
-		}
-		s.mu.Unlock()
+		s.count(ctx, err)
 		if errors.Is(err, ErrNoMetrics) {
 			return err
 		}
@@ -108,6 +109,91 @@ func (s *Scraper) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// count records one scrape's outcome for Stats.
+func (s *Scraper) count(ctx context.Context, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scrapes++
+	if err != nil && ctx.Err() == nil {
+		s.failures++
+		s.lastErr = err
+	}
+}
+
+// ScrapeSet scrapes several servers (the replicas of one sweep) in the same
+// ticks: every row of a tick carries the tick's time, whichever server it is
+// from and however long that server took to answer, so the analyzer can add
+// the replicas' gauges scrape by scrape.
+type ScrapeSet struct {
+	// Scrapers are the servers, in replica order; their URL, Client and
+	// Header are used, their Interval, Now and Sink are not.
+	Scrapers []*Scraper
+	Interval time.Duration
+	Now      func() int64
+	// Sink receives each server's rows of a tick, with Replica set to the
+	// server's index in Scrapers.
+	Sink func(replica int, rows []rundir.ServerMetricRow)
+	// NoMetrics is told, once, of each server that has no /metrics (it is
+	// not scraped again).
+	NoMetrics func(replica int, err error)
+}
+
+// Run scrapes every Interval until ctx ends or no server is left.
+func (s *ScrapeSet) Run(ctx context.Context) {
+	interval := s.Interval
+	if interval <= 0 {
+		interval = DefaultScrapeInterval
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	gone := make([]bool, len(s.Scrapers))
+	for {
+		t := s.Now()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		left := 0
+		for i, sc := range s.Scrapers {
+			if gone[i] {
+				continue
+			}
+			left++
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sctx, cancel := context.WithTimeout(ctx, interval*5)
+				rows, err := sc.scrapeAt(sctx, t)
+				cancel()
+				sc.count(ctx, err)
+				mu.Lock()
+				defer mu.Unlock()
+				if errors.Is(err, ErrNoMetrics) {
+					gone[i] = true
+					if s.NoMetrics != nil {
+						s.NoMetrics(i, err)
+					}
+					return
+				}
+				if err == nil && s.Sink != nil {
+					r := int32(i)
+					for j := range rows {
+						rows[j].Replica = &r
+					}
+					s.Sink(i, rows)
+				}
+			}()
+		}
+		wg.Wait()
+		if left == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
 		case <-tick.C:
 		}
 	}

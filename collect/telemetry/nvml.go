@@ -73,6 +73,19 @@ func openNVML(libPath string, busIDs []string) (GPUSource, error) {
 // Devices describes the GPUs for the manifest.
 func (s *NVMLSource) Devices() []rundir.GPU { return s.info }
 
+// Links says how every pair of the GPUs is connected (NVML's topology),
+// for the manifest's gpu_links.
+func (s *NVMLSource) Links() []rundir.GPULink {
+	var out []rundir.GPULink
+	for i := range s.devs {
+		for j := i + 1; j < len(s.devs); j++ {
+			l := s.devs[i].LinkTo(s.devs[j])
+			out = append(out, rundir.GPULink{A: int(s.indexes[i]), B: int(s.indexes[j]), Path: l.Path, NVLinks: l.NVLinks})
+		}
+	}
+	return out
+}
+
 // Sample reads every GPU once. A GPU that fails is skipped; the first
 // failure is returned.
 func (s *NVMLSource) Sample(timeNS int64) ([]rundir.GPUTelemetryRow, error) {

@@ -130,6 +130,9 @@ type api struct {
 	// Optional (nil when the library lacks them).
 	nvmlDeviceGetComputeRunningProcesses  func(dev uintptr, count *uint32, infos *processInfo) int32
 	nvmlDeviceGetDefaultApplicationsClock func(dev uintptr, clock uint32, mhz *uint32) int32
+	nvmlDeviceGetTopologyCommonAncestor   func(a, b uintptr, level *uint32) int32
+	nvmlDeviceGetP2PStatus                func(a, b uintptr, caps uint32, status *uint32) int32
+	nvmlDeviceGetNvLinkState              func(dev uintptr, link uint32, active *uint32) int32
 }
 
 // processInfo is nvmlProcessInfo_t of the _v2 and _v3 process queries:
@@ -199,6 +202,10 @@ func Open(path string) (*Library, error) {
 	// Optional: without them the process count and the base clock are unknown.
 	_ = bind(&a.nvmlDeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2")
 	_ = bind(&a.nvmlDeviceGetDefaultApplicationsClock, "nvmlDeviceGetDefaultApplicationsClock")
+	// Optional: without them the GPUs' interconnect is unknown.
+	_ = bind(&a.nvmlDeviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor")
+	_ = bind(&a.nvmlDeviceGetP2PStatus, "nvmlDeviceGetP2PStatus")
+	_ = bind(&a.nvmlDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState")
 	if err := check("nvmlInit_v2", a.nvmlInit()); err != nil {
 		return nil, err
 	}
@@ -362,4 +369,83 @@ func cString(b []byte) string {
 		b = b[:i]
 	}
 	return string(b)
+}
+
+// NVML's topology levels (nvmlGpuTopologyLevel_t) and the P2P query's
+// NVLink capability index and success status.
+const (
+	topologyInternal   = 0
+	topologySingle     = 10
+	topologyMultiple   = 20
+	topologyHostBridge = 30
+	topologyNode       = 40
+	topologySystem     = 50
+	p2pCapsNVLink      = 2
+	p2pStatusOK        = 0
+	maxNVLinks         = 18 // NVML_NVLINK_MAX_LINKS
+)
+
+// Link is how two GPUs are connected.
+type Link struct {
+	// Path is the closest connection: "nvlink" when NVML reports NVLink
+	// peer-to-peer between them, else the PCIe topology's common ancestor:
+	// "same_board", "pcie_switch", "pcie_switches", "pcie_host_bridge",
+	// "numa_node" (host bridges of one CPU), "cpu_interconnect" (across
+	// CPU sockets); "unknown" when NVML cannot tell.
+	Path string
+	// NVLinks is the number of active NVLink links of the first GPU (on an
+	// NVSwitch system they reach the switch, not the peer); 0 without NVLink.
+	NVLinks int
+}
+
+// LinkTo asks NVML how d and peer are connected.
+func (d *Device) LinkTo(peer *Device) Link {
+	a := &d.l.api
+	if f := a.nvmlDeviceGetP2PStatus; f != nil {
+		var st uint32
+		if f(d.handle, peer.handle, p2pCapsNVLink, &st) == 0 && st == p2pStatusOK {
+			return Link{Path: "nvlink", NVLinks: d.activeNVLinks()}
+		}
+	}
+	if f := a.nvmlDeviceGetTopologyCommonAncestor; f != nil {
+		var level uint32
+		if f(d.handle, peer.handle, &level) == 0 {
+			return Link{Path: TopologyPath(level)}
+		}
+	}
+	return Link{Path: "unknown"}
+}
+
+// TopologyPath names an NVML topology level.
+func TopologyPath(level uint32) string {
+	switch level {
+	case topologyInternal:
+		return "same_board"
+	case topologySingle:
+		return "pcie_switch"
+	case topologyMultiple:
+		return "pcie_switches"
+	case topologyHostBridge:
+		return "pcie_host_bridge"
+	case topologyNode:
+		return "numa_node"
+	case topologySystem:
+		return "cpu_interconnect"
+	}
+	return "unknown"
+}
+
+func (d *Device) activeNVLinks() int {
+	f := d.l.api.nvmlDeviceGetNvLinkState
+	if f == nil {
+		return 0
+	}
+	n := 0
+	for link := range uint32(maxNVLinks) {
+		var active uint32
+		if f(d.handle, link, &active) == 0 && active != 0 {
+			n++
+		}
+	}
+	return n
 }

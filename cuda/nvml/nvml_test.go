@@ -112,3 +112,14 @@ func TestComputeProcessesAndBaseClock(t *testing.T) {
 		t.Errorf("base clock %d from a library that does not report it", dev.BaseSMClockMHz)
 	}
 }
+
+// NVML's topology levels (nvml.h, nvmlGpuTopologyLevel_t) map to the run
+// format's path names; an unknown level is "unknown", never a guess.
+func TestTopologyPath(t *testing.T) {
+	for level, want := range map[uint32]string{0: "same_board", 10: "pcie_switch", 20: "pcie_switches", 30: "pcie_host_bridge",
+		40: "numa_node", 50: "cpu_interconnect", 60: "unknown", 5: "unknown"} {
+		if got := nvml.TopologyPath(level); got != want {
+			t.Errorf("level %d: %q, want %q", level, got, want)
+		}
+	}
+}
