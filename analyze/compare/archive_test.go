@@ -164,17 +164,15 @@ func replayArchive(tb testing.TB, dir string, n int) {
 // summarizeArchive is what `headroom compare DIR --group-by engine.version
 // --index runs.parquet --format none` does: find, load, compare, index.
 func summarizeArchive(tb testing.TB, dir, index string) *Comparison {
-	dirs, err := rundir.FindRuns(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srcs := make([]rundir.Dir, len(dirs))
-	for i, d := range dirs {
-		srcs[i] = rundir.LocalDir(d)
-	}
+	return summarizeArchiveWith(tb, dir, index, "")
+}
+
+// summarizeArchiveWith is summarizeArchive with a summary cache (--cache).
+func summarizeArchiveWith(tb testing.TB, dir, index string, cache SummaryCache) *Comparison {
 	o := DefaultOptions()
 	o.GroupBy = "engine.version"
-	c, err := CompareDirs(context.Background(), srcs, nil, o)
+	o.Cache = cache
+	c, err := CompareDirs(context.Background(), localDirs(tb, dir), nil, o)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -42,6 +42,9 @@ type Options struct {
 	// GateNeedsSignificance makes a rule fail only when its change is
 	// also significant at Alpha (when a test can be made).
 	GateNeedsSignificance bool
+	// Cache, when set, keeps each run's summary between comparisons
+	// (CompareDirs and Index): see SummaryCache.
+	Cache SummaryCache
 	// AllowDiffer lists keys of MustMatch that may differ between the
 	// groups compared besides GroupBy (e.g. engine.name, to compare two
 	// engines grouped by label).
@@ -246,7 +249,8 @@ func Compare(ctx context.Context, runs []*analyze.Run, opts Options) (*Compariso
 }
 
 // CompareDirs loads and summarises each run (local or in object storage)
-// on every CPU and keeps only its summary and manifest, so memory follows
+// on every CPU (remoteWorkers at once for runs in object storage) and
+// keeps only its summary and manifest, so memory follows
 // the number of runs, not the size of their tables; then it compares them
 // as Compare does. labels, keyed by run directory, rename runs for this
 // comparison.
@@ -254,25 +258,54 @@ func CompareDirs(ctx context.Context, dirs []rundir.Dir, labels map[string]strin
 	runs := make([]*analyze.Run, len(dirs))
 	sums := make([]Run, len(dirs))
 	per := perRunSettings(opts)
-	err := parallel(ctx, len(dirs), func(i int) error {
-		r, err := analyze.LoadFrom(dirs[i], loadOptions)
-		if err != nil {
-			return err
-		}
-		if name, ok := labels[r.Dir]; ok {
-			r.Manifest.Label = name
-		}
-		s, err := summarize(r, per)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r.Dir, err)
-		}
-		runs[i], sums[i] = &analyze.Run{Dir: r.Dir, Manifest: r.Manifest}, s
-		return nil
+	err := parallelOn(ctx, workersFor(dirs), len(dirs), func(i int) error {
+		m, s, err := summarizeDir(dirs[i], per, opts.Cache, labels)
+		runs[i], sums[i] = &analyze.Run{Dir: dirs[i].Name, Manifest: m}, s
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return compareSummaries(runs, sums, opts)
+}
+
+// summarizeDir is run d's summary and manifest: from the cache when it
+// holds the run, else loaded and analysed (and then cached, if a cache is
+// given). labels rename runs as in CompareDirs (before the analysis, as
+// without a cache; the cache keys on the new name too).
+func summarizeDir(d rundir.Dir, per analyze.Settings, cache SummaryCache, labels map[string]string) (*rundir.Manifest, Run, error) {
+	name, relabel := labels[d.Name]
+	var key string
+	if cache != "" {
+		m, s, k, ok, err := cache.lookup(d, name, per)
+		if err != nil {
+			return nil, Run{}, err
+		}
+		if ok {
+			if relabel {
+				m.Label = name
+			}
+			return m, s, nil
+		}
+		key = k
+	}
+	r, err := analyze.LoadFrom(d, loadOptions)
+	if err != nil {
+		return nil, Run{}, err
+	}
+	if relabel {
+		r.Manifest.Label = name
+	}
+	s, err := summarize(r, per)
+	if err != nil {
+		return nil, Run{}, fmt.Errorf("%s: %w", r.Dir, err)
+	}
+	if key != "" {
+		if err := cache.put(key, s); err != nil {
+			return nil, Run{}, err
+		}
+	}
+	return r.Manifest, s, nil
 }
 
 // perRunSettings are the settings of each run's own analysis: no

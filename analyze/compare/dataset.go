@@ -271,6 +271,14 @@ const flushRows = 256 << 10
 // CPU with the analysis of `headroom report` (set), one at a time each, so
 // memory stays bounded by the buffers, not by the archive.
 func Index(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set analyze.Settings) (IndexStats, error) {
+	return IndexWith(ctx, dirs, st, set, "")
+}
+
+// IndexWith is Index with a summary cache (see SummaryCache): a run the
+// cache holds is loaded for its rows but not analysed again, and a run it
+// does not hold is added to it, so that a compare of the same runs with
+// the same settings after an index reads only the cache.
+func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set analyze.Settings, cache SummaryCache) (IndexStats, error) {
 	var stats IndexStats
 	have, err := IndexedRunIDs(st)
 	if err != nil {
@@ -299,13 +307,27 @@ func Index(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set analyze.
 		if skip {
 			return nil
 		}
+		var key string
+		var s Run
+		hit := false
+		if cache != "" {
+			if _, s, key, hit, err = cache.lookup(dirs[i], "", set); err != nil {
+				return err
+			}
+		}
 		run, err := analyze.LoadFrom(dirs[i], loadOptions)
 		if err != nil {
 			return err
 		}
-		s, err := summarize(run, set)
-		if err != nil {
-			return fmt.Errorf("%s: %w", run.Dir, err)
+		if !hit {
+			if s, err = summarize(run, set); err != nil {
+				return fmt.Errorf("%s: %w", run.Dir, err)
+			}
+			if key != "" {
+				if err := cache.put(key, s); err != nil {
+					return err
+				}
+			}
 		}
 		s.Label = cmp.Or(m.Label, path.Base(strings.TrimRight(run.Dir, "/")))
 		rows := datasetRows(run, s, slo)

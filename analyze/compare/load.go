@@ -37,10 +37,31 @@ func LoadAll(ctx context.Context, dirs []string) ([]*analyze.Run, error) {
 // parallel calls f(0..n-1) on GOMAXPROCS workers and returns the first
 // error (by index), or the context's.
 func parallel(ctx context.Context, n int, f func(int) error) error {
+	return parallelOn(ctx, runtime.GOMAXPROCS(0), n, f)
+}
+
+// remoteWorkers is how many runs in object storage load at once: a run
+// read from the summary cache costs one GET of its manifest, which waits
+// on the network, not the CPU.
+const remoteWorkers = 16
+
+// workersFor is the number of workers for dirs: one per CPU, or
+// remoteWorkers when any run is in object storage.
+func workersFor(dirs []rundir.Dir) int {
+	for _, d := range dirs {
+		if !d.IsLocal() {
+			return max(runtime.GOMAXPROCS(0), remoteWorkers)
+		}
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// parallelOn is parallel on the given number of workers.
+func parallelOn(ctx context.Context, workers, n int, f func(int) error) error {
 	errs := make([]error, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(n, 1)) {
+	for range min(workers, max(n, 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -13,7 +13,6 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/internal/cputime"
-	"github.com/headroom-llm/headroom/rundir"
 )
 
 // heapPeak samples the live heap every 10 ms while f runs and returns the
@@ -61,7 +60,8 @@ func archiveOf(b *testing.B, n int) string {
 
 // BenchmarkArchiveScale times compare and index over archives of 100, 1,000
 // and 10,000 replayed runs from local disk, with CPU time and the peak
-// live heap: docs/performance.md's table. HEADROOM_ARCHIVE_SIZES picks the
+// live heap, the first time and from the summary cache: docs/performance.md's
+// table. HEADROOM_ARCHIVE_SIZES picks the
 // sizes (default 100,1000; add 10000 for the full table), e.g.
 //
 //	HEADROOM_ARCHIVE_SIZES=100,1000,10000 go test ./analyze/compare -run XXX -bench ArchiveScale -benchtime 1x
@@ -79,23 +79,47 @@ func BenchmarkArchiveScale(b *testing.B) {
 	}
 	for _, n := range sizes {
 		dir := archiveOf(b, n)
+		srcs := localDirs(b, dir)
+		// compare: the first time, analysing every run (and filling the
+		// summary cache); compare-cached: again, every run from the cache.
+		cache := SummaryCache(filepath.Join(b.TempDir(), "cache"))
 		b.Run(fmt.Sprintf("compare/runs=%d", n), func(b *testing.B) {
 			measure(b, n, func() {
-				summarizeArchive(b, dir, filepath.Join(b.TempDir(), "runs.parquet"))
+				os.RemoveAll(string(cache))
+				summarizeArchiveWith(b, dir, filepath.Join(b.TempDir(), "runs.parquet"), cache)
 			})
 		})
-		b.Run(fmt.Sprintf("index/runs=%d", n), func(b *testing.B) {
-			dirs, err := rundir.FindRuns(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			srcs := make([]rundir.Dir, len(dirs))
-			for i, d := range dirs {
-				srcs[i] = rundir.LocalDir(d)
-			}
+		b.Run(fmt.Sprintf("compare-cached/runs=%d", n), func(b *testing.B) {
 			measure(b, n, func() {
-				st, err := Index(context.Background(), srcs, LocalDataset(b.TempDir()), analyze.Default())
+				summarizeArchiveWith(b, dir, filepath.Join(b.TempDir(), "runs.parquet"), cache)
+			})
+		})
+		// index: into a new dataset without a cache; index-cached: into a
+		// new dataset with the summaries cached (the runs are still read
+		// for their rows); index-again: into the dataset that holds them
+		// all (every run skipped, its manifest read).
+		indexed := LocalDataset(b.TempDir())
+		b.Run(fmt.Sprintf("index/runs=%d", n), func(b *testing.B) {
+			measure(b, n, func() {
+				os.RemoveAll(string(indexed))
+				st, err := Index(context.Background(), srcs, indexed, analyze.Default())
 				if err != nil || st.Runs != n {
+					b.Fatalf("%+v %v", st, err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("index-cached/runs=%d", n), func(b *testing.B) {
+			measure(b, n, func() {
+				st, err := IndexWith(context.Background(), srcs, LocalDataset(b.TempDir()), analyze.Default(), cache)
+				if err != nil || st.Runs != n {
+					b.Fatalf("%+v %v", st, err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("index-again/runs=%d", n), func(b *testing.B) {
+			measure(b, n, func() {
+				st, err := Index(context.Background(), srcs, indexed, analyze.Default())
+				if err != nil || st.Skipped != n {
 					b.Fatalf("%+v %v", st, err)
 				}
 			})

@@ -29,6 +29,7 @@ func (e gateFailed) Unwrap() error { return e.error }
 
 type compareFlags struct {
 	out, format, groupBy, index string
+	cache                       string
 	rules                       []compare.Rule
 	baselines, allowDiffer      []string
 	labels                      [][2]string // RUN, NAME
@@ -73,7 +74,12 @@ read or analysed, 2 wrong usage, 3 the regression gate failed (a rule was
 violated, or could not be checked), 130 interrupted.
 
 With --index FILE, also writes one row per run as Parquet (runs.parquet) for
-DuckDB, pandas or Polars; see docs/compare.md.`,
+DuckDB, pandas or Polars; see docs/compare.md.
+
+With --cache DIR, each complete run's summary is kept in DIR and reused by the
+next compare (or index) of the same run with the same settings, which then
+reads one small file per run instead of the run's tables and log: the fast way
+to compare a large archive again.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCompare(cmd.Context(), cmd.OutOrStdout(), args, &f)
@@ -90,6 +96,7 @@ DuckDB, pandas or Polars; see docs/compare.md.`,
 	fl.StringSliceVar(&f.allowDiffer, "allow-differ", nil, "context keys that may differ between the groups compared besides --group-by (of: "+strings.Join(compare.MustMatch, ", ")+")")
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level of the tests")
 	fl.StringVar(&f.index, "index", "", "also write the index of the runs as one Parquet file here (e.g. runs.parquet)")
+	cacheFlag(fl, &f.cache)
 	f.analysis.register(cmd)
 	return cmd
 }
@@ -111,6 +118,9 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 	}
 	opts.AllowDiffer = f.allowDiffer
 	opts.Rules = f.rules
+	if opts.Cache, err = summaryCache(f.cache); err != nil {
+		return err
+	}
 	labels := map[string]string{}
 	for _, l := range f.labels {
 		labels[filepath.Clean(l[0])] = l[1]

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,5 +166,42 @@ func TestCompareLabelsAndGroups(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(out, "compare.md"))
 	if !strings.Contains(string(md), "| 1 | first | on |") || !strings.Contains(string(md), "off against the baseline on") {
 		t.Errorf("compare.md:\n%s", md)
+	}
+}
+
+// compare --cache: the second compare (and an index) of the same runs reads
+// the summaries the first one kept, and says the same; a --label renames a
+// run from the cache too.
+func TestCompareCache(t *testing.T) {
+	tmp := t.TempDir()
+	runs := filepath.Join("..", "..", "examples", "runs", "h200")
+	cache := filepath.Join(tmp, "cache")
+	label := filepath.Join(runs, "sweep-kv256") + "=small-kv"
+	var got []string
+	for i := range 2 {
+		out := filepath.Join(tmp, fmt.Sprint("out", i))
+		code, stdout, errs := headroom(t, "compare", runs, "-o", out, "--format", "none", "--cache", cache, "--label", label)
+		if code != 0 {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, errs)
+		}
+		var c struct {
+			Runs json.RawMessage `json:"runs"`
+		}
+		data, err := os.ReadFile(filepath.Join(out, "comparison.json"))
+		if err != nil || json.Unmarshal(data, &c) != nil {
+			t.Fatalf("comparison.json: %v", err)
+		}
+		got = append(got, string(c.Runs))
+	}
+	entries, _ := filepath.Glob(filepath.Join(cache, "*", "*.gob"))
+	if len(entries) != 3 || got[0] != got[1] || !strings.Contains(got[1], `"label": "small-kv"`) {
+		t.Fatalf("%d cache entries; runs from the cache:\n%s\nfirst:\n%s", len(entries), got[1], got[0])
+	}
+	code, stdout, errs := headroom(t, "index", runs, "-o", filepath.Join(tmp, "idx"), "--cache", cache)
+	if code != 0 || !strings.HasPrefix(stdout, "indexed 3 new runs") {
+		t.Fatalf("index: exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+	if code, _, errs := headroom(t, "compare", runs, "--cache", "s3://bucket/cache"); code != 2 || !strings.Contains(errs, "--cache s3://bucket/cache: the summary cache is a local directory") {
+		t.Fatalf("an s3 cache: exit %d, stderr %q", code, errs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/headroom-llm/headroom/analyze/compare"
 	"github.com/headroom-llm/headroom/objstore"
@@ -15,7 +16,7 @@ import (
 )
 
 func newIndexCmd() *cobra.Command {
-	var out string
+	var out, cache string
 	var analysis reportFlags
 	cmd := &cobra.Command{
 		Use:   "index RUN|DIR|s3://BUCKET/PREFIX... -o DEST",
@@ -45,6 +46,10 @@ docs/compare.md gives the CREATE TABLE statements and DuckDB queries.`,
 			if err != nil {
 				return err
 			}
+			sc, err := summaryCache(cache)
+			if err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			st, err := datasetStore(ctx, out)
 			if err != nil {
@@ -54,7 +59,7 @@ docs/compare.md gives the CREATE TABLE statements and DuckDB queries.`,
 			if err != nil {
 				return err
 			}
-			stats, err := compare.Index(ctx, dirs, st, set)
+			stats, err := compare.IndexWith(ctx, dirs, st, set, sc)
 			if err != nil {
 				return fmt.Errorf("index: %w", err)
 			}
@@ -64,8 +69,21 @@ docs/compare.md gives the CREATE TABLE statements and DuckDB queries.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the dataset: a directory or an s3:// location (created, or added to)")
+	cacheFlag(cmd.Flags(), &cache)
 	analysis.register(cmd)
 	return cmd
+}
+
+func cacheFlag(fl *pflag.FlagSet, dst *string) {
+	fl.StringVar(dst, "cache", "", "keep each complete run's summary in this local directory and reuse it next time (same run, same settings)")
+}
+
+// summaryCache is --cache's directory; the cache is local only.
+func summaryCache(dir string) (compare.SummaryCache, error) {
+	if objstore.IsURL(dir) {
+		return "", usageError{fmt.Errorf("--cache %s: the summary cache is a local directory", dir)}
+	}
+	return compare.SummaryCache(dir), nil
 }
 
 // collectDirs finds the runs of every argument, each run once.

@@ -1,0 +1,145 @@
+package compare
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/internal/buildinfo"
+	"github.com/headroom-llm/headroom/rundir"
+)
+
+// SummaryCache keeps each run's comparison summary (what summarize
+// computes: the headline numbers, wall, levels and per-level request
+// samples) in a local directory, one file per run, so a second compare of
+// an archive reads one small file per run instead of its Parquet tables,
+// server log and analysis. An entry is found by a key over everything the
+// summary depends on: the run's name (directory or URL), its manifest's
+// bytes, a --label given to it, the analysis settings and the headroom
+// version. Runs that are
+// not complete (still being written, or interrupted) are never cached.
+//
+// What the key does not see: a run whose tables are rewritten without its
+// manifest changing (headroom never does this; a hand edit could) is
+// served from the cache until the cache directory is deleted.
+type SummaryCache string
+
+// cacheFormat changes whenever cachedSummary or what summarize keeps does.
+const cacheFormat = "headroom-compare-summary-1"
+
+type cachedSummary struct {
+	Run     Run
+	Samples []analyze.LevelSamples
+}
+
+// key is the entry's name for a run with manifest bytes raw.
+func (c SummaryCache) key(name, label string, raw []byte, set analyze.Settings) (string, error) {
+	s, err := json.Marshal(set) // Settings.Now is not encoded
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(cacheFormat), []byte(buildinfo.Version()), []byte(name), []byte(label), s, raw} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (c SummaryCache) path(key string) string {
+	return filepath.Join(string(c), key[:2], key+".gob")
+}
+
+// get returns the cached summary, or ok false when there is none (or the
+// entry cannot be read: it is then recomputed and replaced).
+func (c SummaryCache) get(key string) (s Run, ok bool) {
+	data, err := os.ReadFile(c.path(key))
+	if err != nil {
+		return Run{}, false
+	}
+	var e cachedSummary
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&e); err != nil {
+		return Run{}, false
+	}
+	e.Run.samples = e.Samples
+	return e.Run, true
+}
+
+func (c SummaryCache) put(key string, s Run) error {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(cachedSummary{Run: s, Samples: s.samples}); err != nil {
+		return fmt.Errorf("summary cache: %w", err)
+	}
+	p := c.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("summary cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("summary cache: %w", err)
+	}
+	_, err = tmp.Write(buf.Bytes())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("summary cache %s: %w", c, err)
+	}
+	return nil
+}
+
+// readManifest reads a run's manifest bytes and decodes them.
+func readManifest(d rundir.Dir) ([]byte, *rundir.Manifest, error) {
+	f, err := d.OpenFile(rundir.ManifestFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%s: %w", d.Name, rundir.ErrNotRun)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", d.Path(rundir.ManifestFile), err)
+	}
+	m, err := rundir.DecodeManifest(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", d.Path(rundir.ManifestFile), err)
+	}
+	return raw, m, nil
+}
+
+// lookup finds run d's summary in the cache (ok), with its manifest;
+// label is the name the comparison gives the run ("" for its own). When
+// the cache does not hold it, key is the name to store the fresh summary
+// under, "" for a run that is not to be cached (incomplete, or a manifest
+// the full load will report on in its own words).
+func (c SummaryCache) lookup(d rundir.Dir, label string, set analyze.Settings) (m *rundir.Manifest, s Run, key string, ok bool, err error) {
+	raw, m, err := readManifest(d)
+	if err != nil || !m.Complete {
+		// The full load reports a bad manifest with its own words.
+		return nil, Run{}, "", false, nil
+	}
+	key, err = c.key(d.Name, label, raw, set)
+	if err != nil {
+		return nil, Run{}, "", false, err
+	}
+	if s, ok = c.get(key); ok {
+		// gob keeps no difference between an empty list and none.
+		s.Kinds, s.Tags = m.Kinds, m.Tags
+	}
+	return m, s, key, ok, nil
+}
