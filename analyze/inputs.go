@@ -25,42 +25,41 @@ func (run *Run) sanitize() {
 		return
 	}
 	run.sanitized = true
-	note := func(kind, table string, n, of int) {
-		if n > 0 {
-			run.Notes = append(run.Notes, Note{Kind: kind, Table: table, Count: n, Of: of})
-		}
-	}
-	finite := func(table string, n, of int) { note(NoteNonFinite, table, n, of) }
-	var n, of int
-	run.GEMM, n, of = finiteRows(run.GEMM)
-	finite(rundir.TableProbeGEMM, n, of)
-	run.Bandwidth, n, of = finiteRows(run.Bandwidth)
-	finite(rundir.TableProbeBandwidth, n, of)
-	run.Levels, n, of = finiteRows(run.Levels)
-	finite(rundir.TableLevels, n, of)
-	run.Requests, n, of = finiteRows(run.Requests)
-	finite(rundir.TableRequests, n, of)
-	run.Metrics, n, of = finiteRows(run.Metrics)
-	finite(rundir.TableServerMetrics, n, of)
-	run.GPU, n, of = finiteRows(run.GPU)
-	finite(rundir.TableGPUTelemetry, n, of)
-	run.Client, n, of = finiteRows(run.Client)
-	finite(rundir.TableClientSamples, n, of)
-	run.LevelStat, n, of = finiteRows(run.LevelStat)
-	finite(rundir.TableLevelStats, n, of)
-	run.ServerCPU, n, of = finiteRows(run.ServerCPU)
-	finite(rundir.TableServerCPU, n, of)
+	finiteRowsOf(run, &run.GEMM, rundir.TableProbeGEMM)
+	finiteRowsOf(run, &run.Bandwidth, rundir.TableProbeBandwidth)
+	finiteRowsOf(run, &run.Levels, rundir.TableLevels)
+	finiteRowsOf(run, &run.Requests, rundir.TableRequests)
+	finiteRowsOf(run, &run.Metrics, rundir.TableServerMetrics)
+	finiteRowsOf(run, &run.GPU, rundir.TableGPUTelemetry)
+	finiteRowsOf(run, &run.Client, rundir.TableClientSamples)
+	finiteRowsOf(run, &run.LevelStat, rundir.TableLevelStats)
+	finiteRowsOf(run, &run.ServerCPU, rundir.TableServerCPU)
 
-	of = len(run.Requests)
+	of := len(run.Requests)
 	run.Requests = keep(run.Requests, goodTimes)
-	note(NoteBadTimes, rundir.TableRequests, of-len(run.Requests), of)
+	run.note(NoteBadTimes, rundir.TableRequests, of-len(run.Requests), of)
 	of = len(run.LevelStat)
 	run.LevelStat = keep(run.LevelStat, goodStats)
-	note(NoteBadTimes, rundir.TableLevelStats, of-len(run.LevelStat), of)
+	run.note(NoteBadTimes, rundir.TableLevelStats, of-len(run.LevelStat), of)
 
 	if buffered, multi := bufferedRequests(run.Requests, run.Tokens); multi > 0 && float64(buffered) >= bufferedShare*float64(multi) {
-		note(NoteBufferedStream, rundir.TableTokens, buffered, multi)
+		run.note(NoteBufferedStream, rundir.TableTokens, buffered, multi)
 	}
+}
+
+// note records that n of the of rows of table were of kind.
+func (run *Run) note(kind, table string, n, of int) {
+	if n > 0 {
+		run.Notes = append(run.Notes, Note{Kind: kind, Table: table, Count: n, Of: of})
+	}
+}
+
+// finiteRowsOf applies finiteRows to one of run's tables and notes what it
+// left out.
+func finiteRowsOf[T any](run *Run, rows *[]T, table string) {
+	kept, n, of := finiteRows(*rows)
+	*rows = kept
+	run.note(NoteNonFinite, table, n, of)
 }
 
 // goodTimes reports a request whose times are in order and in range.
