@@ -109,14 +109,7 @@ func logVerdictRows(p func(string, ...any), row func(string, any), v analyze.Log
 		}
 		row("windows by load", strings.Join(ws, ", "))
 	}
-	var cannot []string
-	for _, m := range v.CannotTell {
-		if t, ok := logMeasureNames[m]; ok {
-			cannot = append(cannot, t)
-		} else {
-			cannot = append(cannot, nameOr(measureNames, m))
-		}
-	}
+	cannot := cannotTellNames(v.CannotTell)
 	if len(cannot) > 0 {
 		row("cannot tell", cannot[0])
 		for _, c := range cannot[1:] {
@@ -237,16 +230,22 @@ func logOnlySection(id string, r *analyze.RunAnalysis) section {
 		}
 		s.Tables = append(s.Tables, t)
 	}
-	var cannot []string
-	for _, m := range v.CannotTell {
-		if t, ok := logMeasureNames[m]; ok {
-			cannot = append(cannot, t)
-		} else {
-			cannot = append(cannot, nameOr(measureNames, m))
-		}
-	}
+	cannot := cannotTellNames(v.CannotTell)
 	if len(cannot) > 0 {
 		s.Notes = append(s.Notes, "A file alone cannot tell: "+strings.Join(cannot, "; ")+". Run headroom sweep against the server for those.")
 	}
 	return s
+}
+
+// cannotTellNames names the measures a log or dump alone cannot tell.
+func cannotTellNames(measures []string) []string {
+	var out []string
+	for _, m := range measures {
+		if t, ok := logMeasureNames[m]; ok {
+			out = append(out, t)
+		} else {
+			out = append(out, nameOr(measureNames, m))
+		}
+	}
+	return out
 }

@@ -136,11 +136,7 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		}
 		var added []string
 		for _, d := range found {
-			key := d.Name
-			if d.IsLocal() {
-				key, _ = filepath.Abs(d.Name)
-			}
-			if !seen[key] {
+			if key := runKey(d); !seen[key] {
 				seen[key] = true
 				dirs = append(dirs, d)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -96,11 +95,7 @@ func collectDirs(ctx context.Context, args []string) ([]rundir.Dir, error) {
 			return nil, err
 		}
 		for _, d := range found {
-			key := d.Name
-			if d.IsLocal() {
-				key, _ = filepath.Abs(d.Name)
-			}
-			if !seen[key] {
+			if key := runKey(d); !seen[key] {
 				seen[key] = true
 				out = append(out, d)
 			}

@@ -16,6 +16,17 @@ import (
 // Where runs, reports and indexes are read and written: a local path, or
 // an object-store location (s3://bucket/prefix, package objstore).
 
+// runKey names a run once however it was given: a local run by its
+// absolute path, a remote one by its URL.
+func runKey(d rundir.Dir) string {
+	if d.IsLocal() {
+		if abs, err := filepath.Abs(d.Name); err == nil {
+			return abs
+		}
+	}
+	return d.Name
+}
+
 // findRunDirs returns arg itself when it is a run, else every run under
 // it, for a local directory or an s3:// location alike.
 func findRunDirs(ctx context.Context, arg string) ([]rundir.Dir, error) {
