@@ -49,11 +49,13 @@ run)
   for bin in "$dir"/*.test; do
     pkg=$(basename "$bin" .test | tr _ /)
     for target in $("$bin" -test.list '^Fuzz' | grep '^Fuzz' | grep -E "${ONLY:-.}"); do
-      ls "$pkg/testdata/fuzz/$target" 2>/dev/null | sort >"$logs/$target.before" || true
+      # Several packages name a target FuzzParse: files are keyed by both.
+      key=$(echo "$pkg" | tr / _)-$target
+      ls "$pkg/testdata/fuzz/$target" 2>/dev/null | sort >"$logs/$key.before" || true
       abs=$(realpath "$bin")
       (cd "$pkg" && "$abs" -test.run='^$' -test.fuzz="^$target\$" \
         -test.fuzztime="$fuzztime" -test.parallel=1 -test.fuzzminimizetime=10s \
-        -test.fuzzcachedir="$cache/$target" >"$logs/$target.log" 2>&1; echo $? >"$logs/$target.rc") &
+        -test.fuzzcachedir="$cache/$key" >"$logs/$key.log" 2>&1; echo $? >"$logs/$key.rc") &
       echo "$pkg $target" >>"$logs/targets"
     done
   done
@@ -61,17 +63,18 @@ run)
   failed=0
   : >"$logs/crashers"
   while read -r pkg target; do
-    rc=$(cat "$logs/$target.rc" 2>/dev/null || echo "no exit status")
-    execs=$(grep -Eo 'execs: [0-9]+' "$logs/$target.log" | tail -1 | cut -d' ' -f2 || true)
-    corpus=$(grep -Eo 'total: [0-9]+' "$logs/$target.log" | tail -1 | cut -d' ' -f2 || true)
-    comm -13 "$logs/$target.before" <(ls "$pkg/testdata/fuzz/$target" 2>/dev/null | sort) |
+    key=$(echo "$pkg" | tr / _)-$target
+    rc=$(cat "$logs/$key.rc" 2>/dev/null || echo "no exit status")
+    execs=$(grep -Eo 'execs: [0-9]+' "$logs/$key.log" | tail -1 | cut -d' ' -f2 || true)
+    corpus=$(grep -Eo 'total: [0-9]+' "$logs/$key.log" | tail -1 | cut -d' ' -f2 || true)
+    comm -13 "$logs/$key.before" <(ls "$pkg/testdata/fuzz/$target" 2>/dev/null | sort) |
       sed "s|^|$pkg/testdata/fuzz/$target/|" >>"$logs/crashers"
-    new=$(comm -13 "$logs/$target.before" <(ls "$pkg/testdata/fuzz/$target" 2>/dev/null | sort) | wc -l)
+    new=$(comm -13 "$logs/$key.before" <(ls "$pkg/testdata/fuzz/$target" 2>/dev/null | sort) | wc -l)
     status=ok
     if [ "$rc" != 0 ]; then
       # go.dev/issue/75804 (fixed in Go 1.27): the deadline can end a run
       # with "context deadline exceeded" and no failing input.
-      if grep -q 'context deadline exceeded' "$logs/$target.log" && [ "$new" = 0 ]; then status='ok*'; else status=FAIL; failed=$((failed + 1)); fi
+      if grep -q 'context deadline exceeded' "$logs/$key.log" && [ "$new" = 0 ]; then status='ok*'; else status=FAIL; failed=$((failed + 1)); fi
     fi
     printf '%-4s %-28s %-24s %10s execs  corpus %5s  crashers %s\n' "$status" "$target" "$pkg" "${execs:-?}" "${corpus:-?}" "$new"
   done <"$logs/targets"
