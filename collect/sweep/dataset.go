@@ -292,6 +292,11 @@ func customRecord(row map[string]json.RawMessage) (datasetRecord, error) {
 		if s, ok := msgs[len(msgs)-1].text(); ok {
 			rec.prompt = s
 		}
+		for _, m := range msgs {
+			if s, ok := m.text(); ok {
+				rec.turns, rec.roles = append(rec.turns, s), append(rec.roles, roleOf(m))
+			}
+		}
 	default:
 		return datasetRecord{}, errors.New("expected \"prompt\", \"text\" or \"messages\"")
 	}
@@ -353,7 +358,12 @@ func hfRecord(row map[string]json.RawMessage) (datasetRecord, error) {
 		if err := json.Unmarshal(raw, &turns); err != nil || len(turns) == 0 {
 			return datasetRecord{}, errors.New("\"turns\" must be a non-empty list of strings")
 		}
-		return datasetRecord{prompt: turns[0]}, nil
+		// MT-Bench: every entry is a user turn, none answered.
+		rec := datasetRecord{prompt: turns[0], turns: turns}
+		for range turns {
+			rec.roles = append(rec.roles, "user")
+		}
+		return rec, nil
 	}
 	if ins, ok := str("instruction"); ok {
 		rec := datasetRecord{prompt: ins}
