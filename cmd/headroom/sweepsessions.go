@@ -16,11 +16,10 @@ import (
 // (--session-turns-mean, --session-turn-delay-mean) and, for the cap on
 // turns, as vLLM's multi-turn benchmark does (--max-turns).
 type sessionFlags struct {
-	multiTurn                bool
-	turnsMean, turnsStddev   float64
-	maxTurns, perLevel       int
-	thinkMean, thinkStddev   time.Duration
-	turnsGiven, sessionsUsed bool
+	multiTurn              bool
+	turnsMean, turnsStddev float64
+	maxTurns, perLevel     int
+	thinkMean, thinkStddev time.Duration
 }
 
 // AIPerf's other names for the same flags.
