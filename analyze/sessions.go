@@ -53,9 +53,9 @@ const maxTurnRows = 8
 
 // SessionLevel is one level of sessions.
 type SessionLevel struct {
-	LevelIndex  int    `json:"level_index"`
-	Concurrency int    `json:"concurrency"`
-	Load        string `json:"load"`
+	LevelIndex  int     `json:"level_index"`
+	Concurrency int     `json:"concurrency"`
+	Load        LoadKey `json:"load"`
 	// Sessions is the measured sessions with a request in the level;
 	// TurnsPerSession the mean of their requests.
 	Sessions        int         `json:"sessions"`

@@ -38,7 +38,7 @@ func sessionTimings(ttftLater float64, cached func(turn int, history int64) *int
 
 func TestSessionsByConstruction(t *testing.T) {
 	set := Default()
-	level := []LevelStats{{LevelIndex: 0, Concurrency: 2, Load: "c=2"}}
+	level := []LevelStats{{LevelIndex: 0, Concurrency: 2, Load: LoadKeyOf(AxisConcurrency, 2, 0)}}
 	run := &Run{Manifest: &rundir.Manifest{}}
 	full := func(turn int, history int64) *int64 { v := max(history-1, 1); return &v }
 	none := func(int, int64) *int64 { v := int64(1); return &v }

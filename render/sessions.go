@@ -36,7 +36,7 @@ func sessionsTable(sw *analyze.SweepAnalysis) (table, bool) {
 			}
 			load := ""
 			if j == 0 {
-				load = fmt.Sprintf("%s (%d sessions)", l.Load, l.Sessions)
+				load = fmt.Sprintf("%s (%d sessions)", loadName(l.Load), l.Sessions)
 			}
 			t.Rows = append(t.Rows, []string{load, turn, integer(tu.Requests), p50, p99, sig(tu.MeanPromptTokens), cached})
 		}
@@ -72,7 +72,7 @@ func sessionSentences(sw *analyze.SweepAnalysis) []string {
 			continue
 		}
 		s := fmt.Sprintf("At %s, later turns (%d requests, their prompts %s history) had a median TTFT of %s against %s for first turns (%d)",
-			l.Load, l.LaterTTFT.N, percent(l.HistoryFraction), durationText(l.LaterTTFT.P50S), durationText(l.FirstTTFT.P50S), l.FirstTTFT.N)
+			loadName(l.Load), l.LaterTTFT.N, percent(l.HistoryFraction), durationText(l.LaterTTFT.P50S), durationText(l.FirstTTFT.P50S), l.FirstTTFT.N)
 		switch l.LaterVsFirst {
 		case analyze.TurnsSlower:
 			s += fmt.Sprintf(": %s× the first turns', slower beyond the noise of either median", sig(l.LaterOverFirstP50))
