@@ -100,7 +100,9 @@ func TestGeneratedSessionsAgainstTestEngine(t *testing.T) {
 			if r.IntendedSendNS != prev.EndNS+*r.ThinkNS {
 				t.Errorf("%s: intended send %d, previous end %d + think %d", r.RequestID, r.IntendedSendNS, prev.EndNS, *r.ThinkNS)
 			}
-			if gap := time.Duration(r.SendNS - prev.EndNS); gap < th || gap > th+200*time.Millisecond {
+			// Never early; late only by the client's scheduling (a second
+			// bounds it on a loaded machine; the lag is recorded, not hidden).
+			if gap := time.Duration(r.SendNS - prev.EndNS); gap < th || gap > th+time.Second {
 				t.Errorf("%s: sent %v after the previous answer, think time %v", r.RequestID, gap, th)
 			}
 		}
