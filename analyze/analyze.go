@@ -190,6 +190,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	}
 	sw.Cost = cost
 	sw.Timeline = obs.timeline(sw.Levels, set.MaxTimelinePoints)
+	sw.Sessions = analyzeSessions(run, sw.Levels, timings, set)
 	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {
 		sw.Notes = append(sw.Notes, Note{Kind: NoteOutputNotFixed, Text: w.FixedOutputNote})
 	}

@@ -122,6 +122,9 @@ type SweepAnalysis struct {
 	// says how), analyzed alone; the rest of the analysis is of the set.
 	Replicas []ReplicaAnalysis `json:"replicas,omitempty"`
 	Balance  string            `json:"balance,omitempty"`
+	// Sessions is the turn-by-turn view of a sweep of multi-turn
+	// sessions; nil for other sweeps.
+	Sessions *SessionsAnalysis `json:"sessions,omitempty"`
 	// Notes are caveats: analyses that could not be made, inputs that were
 	// incomplete.
 	Notes []Note `json:"notes,omitempty"`
@@ -245,6 +248,13 @@ type LevelServer struct {
 	Preemptions       int     `json:"preemptions"`
 	PreemptionsKnown  bool    `json:"preemptions_known"`
 	PreemptionsSource string  `json:"preemptions_source,omitempty"`
+	// Prefix cache counters over the level's window: prompt tokens looked
+	// up and found (vLLM V1's prefix_cache_queries/hits and their kin),
+	// from PrefixSource.
+	PrefixQueryTokens float64 `json:"prefix_query_tokens,omitempty"`
+	PrefixHitTokens   float64 `json:"prefix_hit_tokens,omitempty"`
+	PrefixKnown       bool    `json:"prefix_known"`
+	PrefixSource      string  `json:"prefix_source,omitempty"`
 	LogLines          int     `json:"log_lines"`
 	LogErrors         int     `json:"log_errors"`
 	GPUUtilMeanPct    float64 `json:"gpu_util_mean_pct"`

@@ -355,6 +355,24 @@ func (o *observations) observeMetrics(run *Run, levels []LevelStats, find func(i
 	if len(cum.Points) > 0 {
 		o.replaceSeries(cum)
 	}
+	// Prefix cache: tokens looked up and found, over the intervals ending
+	// inside a level.
+	for _, r := range res.Rates {
+		if r.Quantity != servermetrics.PrefixQueries && r.Quantity != servermetrics.PrefixHits {
+			continue
+		}
+		for _, p := range r.Points {
+			for _, i := range find(p.EndNS) {
+				l := &levels[i]
+				l.Server.PrefixKnown, l.Server.PrefixSource = true, r.Metric
+				if r.Quantity == servermetrics.PrefixHits {
+					l.Server.PrefixHitTokens += p.Increase
+				} else {
+					l.Server.PrefixQueryTokens += p.Increase
+				}
+			}
+		}
+	}
 }
 
 // replaceSeries puts a metrics series in place of a log-derived one.

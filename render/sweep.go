@@ -42,6 +42,10 @@ func sweepSection(id string, r *analyze.RunAnalysis, panels bool, method string)
 	if t, ok := replicasTable(sw); ok {
 		s.Tables = append(s.Tables, t)
 	}
+	if t, ok := sessionsTable(sw); ok {
+		s.Tables = append(s.Tables, t)
+		s.Sentences = append(s.Sentences, sessionSentences(sw)...)
+	}
 	s.Notes = append(s.Notes, kneeNotes(sw)...)
 	s.Notes = append(s.Notes, "Output tokens: "+tokenCountText(sw.TokenCount)+".")
 	s.Notes = append(s.Notes, notesWhere(sw.Notes, unavailable)...)

@@ -265,6 +265,32 @@ type Workload struct {
 	// the sweep stopped raising the load, when it did.
 	StopWhenSaturated bool        `json:"stop_when_saturated,omitempty"`
 	Saturated         *Saturation `json:"saturated,omitempty"`
+	// Sessions, when set, made every level a closed loop of multi-turn
+	// conversations: levels are the sessions in progress at once.
+	Sessions *SessionsWorkload `json:"sessions,omitempty"`
+}
+
+// SessionsWorkload is how a sweep's multi-turn sessions were drawn.
+type SessionsWorkload struct {
+	// Source is "dataset" (the dataset's conversations, their user turns
+	// in order) or "generated" (turns of the prompt and output
+	// distributions).
+	Source string `json:"source"`
+	// TurnsMean and TurnsStddev: turns per generated session (a normal
+	// truncated at zero, rounded up, at least 1); MaxTurns caps any session
+	// (0: no cap).
+	TurnsMean   float64 `json:"turns_mean,omitempty"`
+	TurnsStddev float64 `json:"turns_stddev,omitempty"`
+	MaxTurns    int     `json:"max_turns,omitempty"`
+	// ThinkMeanS and ThinkStddevS: the think time before each later turn,
+	// a normal truncated at zero, in seconds.
+	ThinkMeanS   float64 `json:"think_mean_s"`
+	ThinkStddevS float64 `json:"think_stddev_s"`
+	// PerLevel is the measured sessions per level as given (0: derived
+	// from the requests per level and the mean turns); MeanTurns the mean
+	// user turns of the sessions drawn from.
+	PerLevel  int     `json:"sessions_per_level,omitempty"`
+	MeanTurns float64 `json:"mean_turns"`
 }
 
 // DatasetSample is what a sweep took from its dataset: the records

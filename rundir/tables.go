@@ -132,6 +132,20 @@ type RequestRow struct {
 	// request when the sweep spread its load over several; null for a
 	// sweep against one server and in runs written before the column.
 	Replica *int32 `parquet:"replica"`
+	// ServerCachedTokens is the prompt tokens the server says it took from
+	// its prefix cache (usage.prompt_tokens_details.cached_tokens); null
+	// when it did not say.
+	ServerCachedTokens *int64 `parquet:"server_cached_tokens"`
+	// SessionID names the conversation a multi-turn request belongs to;
+	// null outside sessions.
+	SessionID *string `parquet:"session_id"`
+	// Turn is the request's turn in its conversation, 1 for the first;
+	// null outside sessions.
+	Turn *int32 `parquet:"turn"`
+	// ThinkNS is the think time drawn before this turn, from the end of the
+	// previous turn's answer to the turn's intended send time; null
+	// outside sessions (0 for a first turn).
+	ThinkNS *int64 `parquet:"think_ns"`
 }
 
 // Request statuses. Anything but StatusOK is an error class.

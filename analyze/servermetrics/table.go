@@ -161,6 +161,8 @@ var Engines = []EngineMetrics{
 			Preemptions:      {c("nodellama:num_preemptions_total", "")},
 			PromptTokens:     {c("nodellama:prompt_tokens_total", "")},
 			GenerationTokens: {c("nodellama:generation_tokens_total", "")},
+			PrefixQueries:    {c("nodellama:prefix_cache_queries_total", "with --prefix-cache")},
+			PrefixHits:       {c("nodellama:prefix_cache_hits_total", "with --prefix-cache")},
 			RequestsDone:     {c("nodellama:request_success_total", "label finished_reason")},
 			TTFT:             {h("nodellama:time_to_first_token_seconds", "")},
 			TPOT:             {h("nodellama:time_per_output_token_seconds", "")},

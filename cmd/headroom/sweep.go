@@ -58,6 +58,7 @@ type sweepFlags struct {
 	headers    [][2]string
 	sampling   samplingFlags
 	compat     compatFlags
+	sessions   sessionFlags
 	noProgress bool
 
 	// A trace to replay.
@@ -149,6 +150,13 @@ the caveats.`,
 			if shardOpt != nil {
 				extra = append(extra, shardOpt)
 			}
+			sessOpt, err := f.sessions.option(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if sessOpt != nil {
+				extra = append(extra, sessOpt)
+			}
 			return runSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("concurrency"), extra...)
 		},
 	}
@@ -199,6 +207,7 @@ the caveats.`,
 	fl.Float64Var(&f.findMaxPrecision, "find-max-precision", sweep.DefaultFindMaxPrecision, "--find-max stops when the interval is at most this fraction of the load found (0: adjacent concurrencies)")
 	fl.BoolVar(&f.stopWhenSaturated, "stop-when-saturated", false, "stop raising the load once throughput is flat and TTFT grows level over level (the manifest says where)")
 	addCompatFlags(fl, &f)
+	f.sessions.define(fl)
 	return cmd
 }
 
@@ -489,6 +498,9 @@ func (p *progressPrinter) line(pr sweep.Progress) string {
 	} else if pr.Duration > 0 {
 		count = fmt.Sprintf("%d (%.0f/%.0f s)", pr.Done, pr.Elapsed.Seconds(), pr.Duration.Seconds())
 	}
+	if pr.SessionsTotal > 0 {
+		count += fmt.Sprintf(" sessions %d/%d", pr.Sessions, pr.SessionsTotal)
+	}
 	level := fmt.Sprintf("level %d", pr.LevelIndex+1)
 	if pr.Levels > 0 {
 		level = fmt.Sprintf("level %d/%d", pr.LevelIndex+1, pr.Levels)
@@ -512,12 +524,17 @@ func (p *progressPrinter) eta(pr sweep.Progress) string {
 		return ""
 	}
 	rate := float64(pr.Done) / pr.Elapsed.Seconds()
+	done, total := pr.Done, pr.Total
+	if pr.SessionsTotal > 0 {
+		// A level of sessions: its plan counts sessions, and so does the rate.
+		rate, done, total = float64(pr.Sessions)/pr.Elapsed.Seconds(), pr.Sessions, pr.SessionsTotal
+	}
 	var left time.Duration
 	switch {
 	case pr.Duration > 0:
 		left = max(pr.Duration-pr.Elapsed, 0)
-	case pr.Total > 0 && rate > 0:
-		left = time.Duration(float64(pr.Total-pr.Done) / rate * float64(time.Second))
+	case total > 0 && rate > 0:
+		left = time.Duration(float64(total-done) / rate * float64(time.Second))
 	default:
 		return ""
 	}
@@ -532,7 +549,7 @@ func (p *progressPrinter) eta(pr sweep.Progress) string {
 		case l.Index < pr.LevelIndex:
 		case l.Index == pr.LevelIndex:
 			if pr.Phase == "warmup" && p.rps > 0 {
-				more += time.Duration(float64(l.Requests-pr.Total) / p.rps * float64(time.Second))
+				more += time.Duration(float64(l.Requests-total) / p.rps * float64(time.Second))
 			}
 		case l.Duration > 0:
 			more += l.Duration

@@ -123,7 +123,10 @@ type compatFlags struct {
 }
 
 // aliasNames lists the aliases, for the command's "did you mean".
-func aliasNames() string { return strings.Join(slices.Sorted(maps.Keys(sweepAliases)), ",") }
+func aliasNames() string {
+	names := slices.Collect(maps.Keys(sweepAliases))
+	return strings.Join(slices.Sorted(slices.Values(append(names, slices.Collect(maps.Keys(sessionAliases))...))), ",")
+}
 
 func addCompatFlags(fl *pflag.FlagSet, f *sweepFlags) {
 	c := &f.compat
@@ -173,6 +176,9 @@ func addCompatFlags(fl *pflag.FlagSet, f *sweepFlags) {
 	}
 	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if c, ok := sweepAliases[name]; ok {
+			return pflag.NormalizedName(c)
+		}
+		if c, ok := sessionAliases[name]; ok {
 			return pflag.NormalizedName(c)
 		}
 		return pflag.NormalizedName(name)

@@ -26,6 +26,9 @@ type chunk struct {
 	// hasUsage is set when the chunk carries a usage object.
 	hasUsage                       bool
 	promptTokens, completionTokens int64 // -1 when the usage object lacks them
+	// cachedTokens is usage.prompt_tokens_details.cached_tokens: prompt
+	// tokens the server took from its prefix cache; -1 when absent.
+	cachedTokens int64
 	// isError is set for {"error": ...} or {"object": "error", ...}.
 	isError bool
 	errMsg  []byte // raw message, if any
@@ -38,7 +41,7 @@ var errSyntax = errors.New("invalid JSON")
 // type, and never panics. The parser is reused across chunks of a stream
 // (it is the only state, so parsing allocates nothing).
 func (p *jparser) parseChunk(b []byte, c *chunk) error {
-	*c = chunk{promptTokens: -1, completionTokens: -1}
+	*c = chunk{promptTokens: -1, completionTokens: -1, cachedTokens: -1}
 	p.b, p.i, p.depth = b, 0, 0
 	var objectIsError bool
 	var topMessage []byte
@@ -48,13 +51,20 @@ func (p *jparser) parseChunk(b []byte, c *chunk) error {
 			return p.array(func(p *jparser) error { return p.choice(c) })
 		case keyIs(key, "usage") && p.next() == '{':
 			c.hasUsage = true
-			c.promptTokens, c.completionTokens = -1, -1 // a later usage object replaces an earlier one
+			c.promptTokens, c.completionTokens, c.cachedTokens = -1, -1, -1 // a later usage object replaces an earlier one
 			return p.object(func(key []byte, p *jparser) error {
 				switch {
 				case keyIs(key, "prompt_tokens"):
 					return p.int(&c.promptTokens)
 				case keyIs(key, "completion_tokens"):
 					return p.int(&c.completionTokens)
+				case keyIs(key, "prompt_tokens_details") && p.next() == '{':
+					return p.object(func(key []byte, p *jparser) error {
+						if keyIs(key, "cached_tokens") {
+							return p.int(&c.cachedTokens)
+						}
+						return p.skip()
+					})
 				}
 				return p.skip()
 			})

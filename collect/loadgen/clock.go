@@ -24,5 +24,9 @@ func (c Clock) NS(t time.Time) int64 { return c.startNS + int64(t.Sub(c.start)) 
 // NowNS is the current time on the time base.
 func (c Clock) NowNS() int64 { return c.NS(time.Now()) }
 
+// Time is the monotonic time of a timestamp ns on the time base (NS's
+// inverse), to schedule from a recorded time.
+func (c Clock) Time(ns int64) time.Time { return c.start.Add(time.Duration(ns - c.startNS)) }
+
 // isZero reports a Clock that was never started.
 func (c Clock) isZero() bool { return c.start.IsZero() }

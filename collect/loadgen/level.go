@@ -19,6 +19,13 @@ type Level struct {
 	Arrivals Schedule
 	// RateRPS is the open loop's nominal rate, recorded in the level row.
 	RateRPS float64
+	// Sessions makes the level a closed loop of conversations (the run's
+	// Source must be a ConversationSource): Concurrency sessions in
+	// progress at once, each sending its turns one after the other and
+	// holding its slot through its think times; Warmup and Requests count
+	// sessions, not requests; Duration bounds when sessions start. Arrivals
+	// and SeqOf are not used.
+	Sessions bool
 	// Warmup requests come first (closed loop: min(Warmup, Concurrency)
 	// streams; open loop: the first Warmup arrivals) and are marked warmup.
 	Warmup int

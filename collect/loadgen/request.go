@@ -78,6 +78,13 @@ type attempt struct {
 	retryAfter time.Duration
 	// target is the replica to send to; -1: the balancer picks.
 	target int
+	// answer, when not nil, collects the streamed text still JSON-escaped
+	// (a conversation's next turn carries it); nil: the text is not kept.
+	answer []byte
+	// session, turn and think are recorded for a conversation's turns.
+	session *string
+	turn    int32
+	think   time.Duration
 }
 
 // Optional request fields a server may reject with HTTP 400; the generator
@@ -179,6 +186,10 @@ func (g *Generator) do(ctx context.Context, a *attempt) (rundir.RequestRow, []ru
 		PromptTokensTarget: int64(a.PromptTokens),
 		OutputTokensTarget: int64(a.MaxTokens),
 	}
+	if a.session != nil {
+		turn, think := a.turn, int64(a.think)
+		row.SessionID, row.Turn, row.ThinkNS = a.session, &turn, &think
+	}
 	for n := 0; ; n++ {
 		tokens, retry := g.stream(ctx, a, &row)
 		if !retry || n >= 2 {
@@ -201,7 +212,10 @@ func (g *Generator) stream(ctx context.Context, a *attempt, row *rundir.RequestR
 	*row = rundir.RequestRow{
 		RequestID: row.RequestID, LevelIndex: row.LevelIndex, Concurrency: row.Concurrency, Seq: row.Seq,
 		Warmup: row.Warmup, Endpoint: row.Endpoint, PromptTokensTarget: row.PromptTokensTarget,
-		OutputTokensTarget: row.OutputTokensTarget,
+		OutputTokensTarget: row.OutputTokensTarget, SessionID: row.SessionID, Turn: row.Turn, ThinkNS: row.ThinkNS,
+	}
+	if a.answer != nil {
+		a.answer = a.answer[:0] // a retried attempt starts its answer again
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
@@ -300,6 +314,7 @@ func (g *Generator) readStream(ctx, rctx context.Context, body io.Reader, a *att
 		usageSeen bool
 		usageP    int64 = -1
 		usageC    int64 = -1
+		usageK    int64 = -1
 		observer        = g.cfg.ChunkObserver
 		malformed string
 	)
@@ -351,7 +366,10 @@ func (g *Generator) readStream(ctx, rctx context.Context, body io.Reader, a *att
 		}
 		if c.hasUsage {
 			usageSeen = true
-			usageP, usageC = c.promptTokens, c.completionTokens
+			usageP, usageC, usageK = c.promptTokens, c.completionTokens, c.cachedTokens
+		}
+		if a.answer != nil && c.textBytes > 0 {
+			a.answer = append(a.answer, c.text...)
 		}
 	}
 	if sawDone {
@@ -370,6 +388,9 @@ func (g *Generator) readStream(ctx, rctx context.Context, body io.Reader, a *att
 		}
 		if usageC >= 0 {
 			row.ServerCompletionTokens = &usageC
+		}
+		if usageK >= 0 {
+			row.ServerCachedTokens = &usageK
 		}
 	}
 	switch {

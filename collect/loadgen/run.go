@@ -24,6 +24,10 @@ type Progress struct {
 	Elapsed     time.Duration
 	Duration    time.Duration // of the phase, when the level runs for a duration
 	Chunks      int64         // text chunks received in the phase
+	// Sessions, in a level of conversations: those finished in the phase,
+	// and the phase's number (0 when it runs for a duration). Done and
+	// Errors count requests (turns); Total is 0.
+	Sessions, SessionsTotal int
 }
 
 // ChunksPerS is the phase's rate of received text chunks.
@@ -166,6 +170,10 @@ type levelState struct {
 	mErrors  atomic.Int64 // measured-phase errors
 	mDone    atomic.Int64
 	stop     func(error) // cancels the level with a cause
+	// sessions finished in the phase, and the phase's number of sessions
+	// (a level of conversations)
+	sessionsDone  atomic.Int64
+	sessionsTotal int
 }
 
 func (st *levelState) report() {
@@ -176,6 +184,7 @@ func (st *levelState) report() {
 		LevelIndex: st.l.Index, Levels: st.levels, Concurrency: st.l.Concurrency, RateRPS: st.l.RateRPS,
 		Phase: st.phase, Done: int(st.done.Load()), Total: st.total, Errors: int(st.errors.Load()),
 		Elapsed: time.Since(st.start), Duration: st.duration, Chunks: st.chunks.Load(),
+		Sessions: int(st.sessionsDone.Load()), SessionsTotal: st.sessionsTotal,
 	})
 }
 
@@ -225,7 +234,9 @@ func (g *Generator) runLevel(ctx context.Context, l Level, levels int, src Sourc
 	warm, measured := max(l.Warmup, 0), max(l.Requests, 0)
 
 	var warmupEnd time.Time
-	if l.Arrivals != nil {
+	if l.Sessions {
+		warmupEnd = g.sessions(lctx, st, warm, measured)
+	} else if l.Arrivals != nil {
 		warmupEnd = g.openLoop(lctx, st, warm, measured)
 	} else {
 		st.phase, st.start, st.total = "warmup", time.Now(), warm
@@ -389,5 +400,39 @@ func (g *Generator) openLoop(ctx context.Context, st *levelState, warm, measured
 		warmupEnd = start
 	}
 	wg.Wait()
+	return warmupEnd
+}
+
+// sessions runs a level of conversations: warm sessions on at most
+// min(warm, Concurrency) streams, then measured ones. It returns the end of
+// the warm-up.
+func (g *Generator) sessions(ctx context.Context, st *levelState, warm, measured int) time.Time {
+	src, ok := st.src.(ConversationSource)
+	if !ok {
+		st.stop(errors.New("loadgen: a level of sessions needs a ConversationSource"))
+		return time.Now()
+	}
+	l := st.l
+	var seq atomic.Int64
+	st.phase, st.start, st.total, st.sessionsTotal = "warmup", time.Now(), 0, warm
+	n := 0
+	if warm > 0 {
+		st.report()
+		n = g.sessionLoop(ctx, st, src, &seq, 0, warm, 0, min(warm, l.Concurrency), true)
+	}
+	warmupEnd := time.Now()
+	st.phase, st.start, st.total, st.duration = "measure", time.Now(), 0, l.Duration
+	st.sessionsTotal = measured
+	if l.Duration > 0 {
+		st.sessionsTotal = 0
+	}
+	st.done.Store(0)
+	st.errors.Store(0)
+	st.chunks.Store(0)
+	st.sessionsDone.Store(0)
+	st.report()
+	if ctx.Err() == nil {
+		g.sessionLoop(ctx, st, src, &seq, n, measured, l.Duration, l.Concurrency, false)
+	}
 	return warmupEnd
 }

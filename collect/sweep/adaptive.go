@@ -250,6 +250,9 @@ func (s *Sweep) levelAt(index int, x float64) loadgen.Level {
 		l = loadgen.Level{Index: index, Concurrency: s.cfg.maxConc, RateRPS: x, Arrivals: s.arrivals(index, x)}
 	}
 	l.Warmup, l.Requests, l.Duration = s.warmupCount(l), s.measuredCount(l), s.cfg.durationPerLevel
+	if s.cfg.sessions != nil {
+		l.Sessions, l.Warmup, l.Requests = true, s.warmupSessions(l.Concurrency), s.sessionCount(l.Concurrency)
+	}
 	return l
 }
 

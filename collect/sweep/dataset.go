@@ -40,9 +40,11 @@ type datasetRecord struct {
 	hasReference bool
 	outputTokens int // given by the record; 0: from the reference or the output distribution
 	promptTokens int // given by the record, or counted; 0: unknown
-	// turns is the whole conversation, for multi-turn sessions: user and
-	// assistant texts alternating, starting with the user's.
+	// turns is the whole conversation, for multi-turn sessions, with each
+	// message's role in roles ("user" or "assistant"; system messages are
+	// left out).
 	turns []string
+	roles []string
 }
 
 // readDataset reads a dataset file of the given format; "" detects it from
@@ -199,6 +201,22 @@ type turn struct {
 	Content json.RawMessage `json:"content"`
 }
 
+// roleOf names a message's author as the chat API does: ShareGPT's
+// "human" is the user; "gpt" (and any other author) the assistant.
+func roleOf(t turn) string {
+	who := strings.ToLower(t.From)
+	if who == "" {
+		who = strings.ToLower(t.Role)
+	}
+	switch who {
+	case "human", "user":
+		return "user"
+	case "system":
+		return "system"
+	}
+	return "assistant"
+}
+
 func (t turn) text() (string, bool) {
 	if t.Value != nil {
 		return *t.Value, true
@@ -226,6 +244,7 @@ func conversationRecord(raw json.RawMessage) (datasetRecord, error) {
 			return datasetRecord{}, fmt.Errorf("turn %d has no text \"value\"", i)
 		}
 		rec.turns = append(rec.turns, s)
+		rec.roles = append(rec.roles, roleOf(t))
 	}
 	if len(rec.turns) > 0 {
 		rec.prompt = rec.turns[0]
@@ -273,6 +292,11 @@ func customRecord(row map[string]json.RawMessage) (datasetRecord, error) {
 		if s, ok := msgs[len(msgs)-1].text(); ok {
 			rec.prompt = s
 		}
+		for _, m := range msgs {
+			if s, ok := m.text(); ok {
+				rec.turns, rec.roles = append(rec.turns, s), append(rec.roles, roleOf(m))
+			}
+		}
 	default:
 		return datasetRecord{}, errors.New("expected \"prompt\", \"text\" or \"messages\"")
 	}
@@ -318,6 +342,7 @@ func hfRecord(row map[string]json.RawMessage) (datasetRecord, error) {
 				return datasetRecord{}, errors.New("a message has no text \"content\"")
 			}
 			rec.turns = append(rec.turns, s)
+			rec.roles = append(rec.roles, roleOf(m))
 		}
 		if len(rec.turns) == 0 {
 			return datasetRecord{}, errors.New("\"messages\" has no user message")
@@ -333,7 +358,12 @@ func hfRecord(row map[string]json.RawMessage) (datasetRecord, error) {
 		if err := json.Unmarshal(raw, &turns); err != nil || len(turns) == 0 {
 			return datasetRecord{}, errors.New("\"turns\" must be a non-empty list of strings")
 		}
-		return datasetRecord{prompt: turns[0]}, nil
+		// MT-Bench: every entry is a user turn, none answered.
+		rec := datasetRecord{prompt: turns[0], turns: turns}
+		for range turns {
+			rec.roles = append(rec.roles, "user")
+		}
+		return rec, nil
 	}
 	if ins, ok := str("instruction"); ok {
 		rec := datasetRecord{prompt: ins}

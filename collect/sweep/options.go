@@ -91,6 +91,7 @@ type config struct {
 	ramp              *rampCfg // one open-loop level whose rate ramps
 	findMax           *FindMax // search for the highest load meeting an SLO
 	stopWhenSaturated bool
+	sessions          *Sessions // multi-turn conversations
 	seed              int64
 	temperature       float64
 	timeout           time.Duration

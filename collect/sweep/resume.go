@@ -83,6 +83,11 @@ func ResumeOptions(m *rundir.Manifest) ([]Option, error) {
 	if w.Burstiness > 0 {
 		opts = append(opts, WithBurstiness(w.Burstiness))
 	}
+	if ss := w.Sessions; ss != nil {
+		opts = append(opts, WithSessions(Sessions{TurnsMean: ss.TurnsMean, TurnsStddev: ss.TurnsStddev, MaxTurns: ss.MaxTurns,
+			ThinkMean: time.Duration(ss.ThinkMeanS * float64(time.Second)), ThinkStddev: time.Duration(ss.ThinkStddevS * float64(time.Second)),
+			PerLevel: ss.PerLevel}))
+	}
 	if w.Search != nil {
 		return nil, errors.New("a search (--find-max) cannot be resumed: run it again")
 	}

@@ -73,7 +73,10 @@ type Sweep struct {
 	traceFormat string
 	traceCfg    *Trace
 	// datasetRecs are the dataset file's records, read by New.
-	datasetRecs   []datasetRecord
+	datasetRecs []datasetRecord
+	// dialogs are the dataset's conversations sent as multi-turn sessions
+	// (WithSessions with a dataset), counted by Prepare.
+	dialogs       [][]dialogTurn
 	datasetFormat string
 	tokenizer     tokenizer
 
@@ -120,6 +123,9 @@ func New(baseURL string, opts ...Option) (*Sweep, error) {
 		return nil, errors.New("sweep: a shared prefix and a dataset do not mix: put the prefix in the dataset")
 	}
 	if err := checkAdaptive(&cfg); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	if err := checkSessions(&cfg); err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	s := &Sweep{cfg: cfg, base: u, bases: bases, model: cfg.model, clock: loadgen.NewClock()}
@@ -356,7 +362,11 @@ func (s *Sweep) prepare(ctx context.Context) error {
 	if err := s.probeReplicas(ctx); err != nil {
 		return err
 	}
-	if s.cfg.datasetCfg != nil {
+	if s.cfg.datasetCfg != nil && s.cfg.sessions != nil {
+		if err := s.prepareDialogs(ctx); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	} else if s.cfg.datasetCfg != nil {
 		if err := s.prepareDataset(ctx); err != nil {
 			return fmt.Errorf("sweep: %w", err)
 		}

@@ -95,6 +95,13 @@ func (s *Sweep) Workload() *rundir.Workload {
 			}
 		}
 	}
+	if ss := s.cfg.sessions; ss != nil {
+		w.Sessions = &rundir.SessionsWorkload{Source: "generated", TurnsMean: ss.TurnsMean, TurnsStddev: ss.TurnsStddev, MaxTurns: ss.MaxTurns,
+			ThinkMeanS: ss.ThinkMean.Seconds(), ThinkStddevS: ss.ThinkStddev.Seconds(), PerLevel: ss.PerLevel, MeanTurns: s.meanTurns()}
+		if s.cfg.datasetCfg != nil {
+			w.Sessions.Source = "dataset"
+		}
+	}
 	if s.saturating != nil {
 		w.StopWhenSaturated, w.Saturated = true, s.saturating.saturated()
 	}
@@ -176,14 +183,17 @@ func (s *Sweep) Notes() []string {
 	if s.cfg.warmup < 0 {
 		notes = append(notes, "warm-up per level: one request per concurrent stream (open loop: 1 s of arrivals), kept and marked warmup")
 	}
+	if ss := s.cfg.sessions; ss != nil && ss.PerLevel == 0 && s.cfg.durationPerLevel == 0 {
+		notes = append(notes, fmt.Sprintf("measured sessions per level: the level's measured requests (4 × concurrency, at least %d, or --requests-per-level) divided by the mean of %.1f turns per session, at least one per concurrent session", DefaultMinRequestsPerLevel, s.meanTurns()))
+	}
 	return notes
 }
 
 // checkContext returns an error when the longest request the workload asks
 // for (output, or prompt plus output) exceeds maxCtx tokens.
 func (s *Sweep) checkContext(maxCtx int) error {
-	if s.trace != nil {
-		return nil // a trace's prompts are cut to fit (traceLengths)
+	if s.trace != nil || s.dialogs != nil {
+		return nil // a trace's prompts are cut to fit (traceLengths); dataset sessions were filtered to fit
 	}
 	out, prompt, what := s.cfg.output.upper(), s.cfg.prompt.upper(), "--output-tokens"
 	if s.dataset != nil {

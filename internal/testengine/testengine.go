@@ -68,6 +68,10 @@ type Options struct {
 	// MaxLifetime makes the engine exit on its own after this long, should cleanup never run;
 	// default DefaultMaxLifetime.
 	MaxLifetime time.Duration
+	// PrefixCache keeps a finished request's tokens in its sequence, so that a
+	// later prompt sharing their prefix evaluates only the rest (reported as
+	// usage.prompt_tokens_details.cached_tokens and nodellama:prefix_cache_*).
+	PrefixCache bool
 }
 
 // Engine is a running test engine.
@@ -181,6 +185,9 @@ func start(t testing.TB, opts Options) (*Engine, error) {
 		"--step-log-interval-ms", strconv.FormatInt(stepLogMS, 10),
 		"--max-lifetime-s", strconv.FormatInt(max(lifetimeS, 1), 10),
 		"--exit-on-stdin-eof",
+	}
+	if opts.PrefixCache {
+		args = append(args, "--prefix-cache")
 	}
 	cmd := exec.Command(node, args...)
 	cmd.Dir = filepath.Dir(server)

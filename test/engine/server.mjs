@@ -38,6 +38,7 @@ const flagSpec = {
   "step-log-interval-ms": {type: "string", default: "100"},
   "max-lifetime-s": {type: "string", default: "0"},
   "exit-on-stdin-eof": {type: "boolean", default: false},
+  "prefix-cache": {type: "boolean", default: false},
 };
 
 function parseConfig(argv, env) {
@@ -59,6 +60,7 @@ function parseConfig(argv, env) {
     stepLogIntervalMs: int("step-log-interval-ms", 0),
     maxLifetimeS: int("max-lifetime-s", 0),
     exitOnStdinEof: values["exit-on-stdin-eof"] || get("exit-on-stdin-eof") === "1",
+    prefixCache: values["prefix-cache"] || get("prefix-cache") === "1",
   };
   if (!c.model) throw new Error("--model PATH (or HEADROOM_ENGINE_MODEL) is required: a GGUF file");
   c.modelName = get("model-name") ?? path.basename(c.model).replace(/\.gguf$/i, "");
@@ -144,7 +146,7 @@ class Engine {
     this.metrics = new Metrics(cfg.kvBudgetTokens);
     this.scheduler = new Scheduler({
       model, context, kvBudgetTokens: cfg.kvBudgetTokens, batchTokens: cfg.batchTokens,
-      stepLogIntervalMs: cfg.stepLogIntervalMs, log, metrics: this.metrics,
+      stepLogIntervalMs: cfg.stepLogIntervalMs, log, metrics: this.metrics, prefixCache: cfg.prefixCache,
     });
     this.nextId = 1;
     this.created = Math.floor(Date.now() / 1000);
@@ -398,7 +400,7 @@ async function main() {
   const engine = new Engine(cfg, llama, model, context, log);
   log.info("engine start", [["version", engine.version], ["llama", llama.llamaCppRelease.release], ["model", cfg.model],
     ["n_ctx_per_seq", cfg.ctxPerSeq], ["sequences", cfg.sequences], ["kv_budget_tokens", cfg.kvBudgetTokens],
-    ["threads", cfg.threads], ["batch", cfg.batchTokens]]);
+    ["threads", cfg.threads], ["batch", cfg.batchTokens], ["prefix_cache", cfg.prefixCache ? "on" : "off"]]);
 
   const server = http.createServer((req, res) => {
     engine.route(req, res).catch((err) => engine.fail(res, "-", err));

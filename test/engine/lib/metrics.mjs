@@ -39,6 +39,8 @@ export class Metrics {
     this.preemptions = 0;
     this.promptTokens = 0;
     this.generationTokens = 0;
+    this.prefixCacheQueries = 0;
+    this.prefixCacheHits = 0;
     this.success = Object.fromEntries(finishReasons.map((r) => [r, 0]));
     this.ttft = new Histogram(ttftBuckets);
     this.tpot = new Histogram(tpotBuckets);
@@ -58,6 +60,12 @@ export class Metrics {
     out += one("prompt_tokens_total", "counter", "Prompt tokens of admitted requests (recomputation not counted).",
       this.promptTokens);
     out += one("generation_tokens_total", "counter", "Generated tokens sent to clients.", this.generationTokens);
+    out += one("prefix_cache_queries_total", "counter",
+      "Prompt tokens looked up in the prefix cache at first admission (vLLM V1's prefix_cache_queries).",
+      this.prefixCacheQueries);
+    out += one("prefix_cache_hits_total", "counter",
+      "Prompt tokens found in the prefix cache at first admission, not evaluated again (vLLM V1's prefix_cache_hits).",
+      this.prefixCacheHits);
     out += `# HELP ${p}request_success_total Finished requests by finish reason.\n`;
     out += `# TYPE ${p}request_success_total counter\n`;
     for (const r of finishReasons) out += `${p}request_success_total{finished_reason="${r}"} ${this.success[r]}\n`;

@@ -42,6 +42,7 @@ export class Request {
     this.arrivalMs = performance.now();
     this.firstTokenMs = 0;
     this.lastTokenMs = 0;
+    this.cachedTokens = 0; // prompt tokens taken from the prefix cache at first admission
   }
 }
 
@@ -70,6 +71,11 @@ export class Scheduler {
     this.steps = 0;
     this.lastStepLogMs = -Infinity;
     this.looping = false;
+    // With the prefix cache a finished request's sequence keeps its tokens; the next request admitted to
+    // it evaluates only what follows the longest common prefix (llama.cpp's KV cells are reused as they
+    // are). Without it every sequence is cleared when its request ends.
+    this.prefixCache = o.prefixCache === true;
+    this.releasedAt = new Map(); // sequence -> when its last request released it (the prefix cache's LRU order)
     this.initSampling();
   }
 
@@ -140,7 +146,7 @@ export class Scheduler {
 
   async step() {
     await this.dropCancelled();
-    this.admit();
+    await this.admit();
     let plan = this.plan();
     while (this.kvUsed() + plan.tokens > this.kvBudgetTokens && this.running.length > 1) {
       await this.preempt(this.running[this.running.length - 1], this.kvUsed() + plan.tokens);
@@ -170,22 +176,67 @@ export class Scheduler {
     this.updateGauges();
   }
 
-  admit() {
+  async admit() {
     while (this.waiting.length > 0 && this.free.length > 0) {
       const r = this.waiting[0];
       // Room for its prompt (and recomputed tokens) plus one decode token per running request.
       const need = r.pending.length + this.running.length + 1;
       if (this.running.length > 0 && this.kvHeld() + need > this.kvBudgetTokens) break;
       this.waiting.shift();
-      r.seq = this.free.pop();
+      r.seq = this.takeSequence(r.pending);
+      const reused = this.prefixCache ? await this.reusePrefix(r) : 0;
       this.running.push(r);
       if (!r.everAdmitted) {
         r.everAdmitted = true;
         this.metrics.promptTokens += r.promptTokens.length;
+        if (this.prefixCache) {
+          r.cachedTokens = reused;
+          this.metrics.prefixCacheQueries += r.promptTokens.length;
+          this.metrics.prefixCacheHits += reused;
+        }
       }
-      this.log.info("admit", [["req", r.id], ["prompt_tokens", r.promptTokens.length], ["max_tokens", r.maxTokens],
-        ["running", this.running.length], ["waiting", this.waiting.length]]);
+      const fields = [["req", r.id], ["prompt_tokens", r.promptTokens.length], ["max_tokens", r.maxTokens],
+        ["running", this.running.length], ["waiting", this.waiting.length]];
+      if (this.prefixCache) fields.push(["cached_tokens", reused]);
+      this.log.info("admit", fields);
     }
+  }
+
+  /**
+   * takeSequence gives a free sequence. With the prefix cache: the one whose every cached token starts tokens
+   * (a conversation's next turn finds its history), the longest such; else the least recently used one (its
+   * cache is evicted, as an LRU cache would).
+   */
+  takeSequence(tokens) {
+    if (!this.prefixCache || this.free.length < 2) return this.free.pop();
+    let best = -1;
+    let bestLen = 0;
+    let lru = 0;
+    this.free.forEach((seq, i) => {
+      const held = seq.contextTokens;
+      if (held.length > bestLen && commonPrefix(held, tokens) === held.length) [best, bestLen] = [i, held.length];
+      if ((this.releasedAt.get(seq) ?? -Infinity) < (this.releasedAt.get(this.free[lru]) ?? -Infinity)) lru = i;
+    });
+    return this.free.splice(best >= 0 ? best : lru, 1)[0];
+  }
+
+  /**
+   * reusePrefix keeps the part of r's sequence that equals the start of its pending tokens, erases the rest,
+   * and returns how many tokens were kept. One token is always evaluated again: the step that samples needs
+   * its logits.
+   */
+  async reusePrefix(r) {
+    const held = r.seq.contextTokens;
+    const keep = Math.min(commonPrefix(held, r.pending), r.pending.length - 1);
+    if (keep < held.length) {
+      if (keep === 0) await r.seq.clearHistory();
+      else await r.seq.eraseContextTokenRanges([{start: keep, end: r.seq.nextTokenIndex}]);
+    }
+    if (keep > 0) {
+      r.pending = r.pending.slice(keep);
+      r.kvTokens = keep;
+    }
+    return keep;
   }
 
   /** plan lists what each running request evaluates this step: decodes first, then prompt chunks. */
@@ -245,7 +296,7 @@ export class Scheduler {
     await this.release(r);
     r.done = true;
     this.logFinish(r, reason, now);
-    if (reason !== "abort") r.sink.finish(reason, usageOf(r));
+    if (reason !== "abort") r.sink.finish(reason, usageOf(r, this.prefixCache));
   }
 
   logFinish(r, reason, now) {
@@ -257,14 +308,18 @@ export class Scheduler {
       ["e2e_ms", ms(now - r.arrivalMs)]]);
   }
 
-  /** release takes r out of the running set and gives its sequence back, emptied. */
-  async release(r) {
+  /**
+   * release takes r out of the running set and gives its sequence back: emptied, or holding its tokens for the
+   * prefix cache (keep).
+   */
+  async release(r, keep = this.prefixCache) {
     const i = this.running.indexOf(r);
     if (i >= 0) this.running.splice(i, 1);
     if (r.gen !== null) await r.gen.return();
     r.gen = null;
     if (r.seq !== null) {
-      await r.seq.clearHistory();
+      if (!keep) await r.seq.clearHistory();
+      this.releasedAt.set(r.seq, performance.now());
       this.free.push(r.seq);
       r.seq = null;
     }
@@ -272,7 +327,7 @@ export class Scheduler {
   }
 
   async preempt(r, demandTokens) {
-    await this.release(r);
+    await this.release(r, false); // recompute mode: its KV is gone
     r.pending = r.promptTokens.concat(r.generated);
     this.waiting.unshift(r);
     this.metrics.preemptions++;
@@ -309,11 +364,21 @@ export class Scheduler {
   }
 }
 
-/** usageOf is the OpenAI usage object of a request. */
-function usageOf(r) {
-  return {
+/** usageOf is the OpenAI usage object of a request; prompt_tokens_details only with the prefix cache. */
+function usageOf(r, prefixCache) {
+  const u = {
     prompt_tokens: r.promptTokens.length,
     completion_tokens: r.generated.length,
     total_tokens: r.promptTokens.length + r.generated.length,
   };
+  if (prefixCache) u.prompt_tokens_details = {cached_tokens: r.cachedTokens};
+  return u;
+}
+
+/** commonPrefix is the length of the longest common prefix of two token lists. */
+function commonPrefix(a, b) {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
 }
