@@ -8,6 +8,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -20,6 +21,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -29,6 +32,7 @@ func main() {
 	batch := flag.Int("batch", 1, "with -itl 0 (burst): chunks written per flush, so the server is not the bottleneck")
 	stagger := flag.Bool("stagger", false, "offset each stream's token schedule by a different fraction of -itl, so chunks of many streams do not arrive in one burst")
 	pad := flag.Int("pad", 0, "bytes of filler text added to every chunk: costs the client parsing time, not the server (a starved-client scenario)")
+	reusePort := flag.Bool("reuseport", false, "listen with SO_REUSEPORT, so that several streamserver processes share -addr (the kernel spreads connections over them): one process holds at most its open-file limit of connections")
 	flag.Parse()
 	filler := strings.Repeat("x", *pad)
 
@@ -105,7 +109,19 @@ func main() {
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	})
-	ln, err := net.Listen("tcp", *addr)
+	var lc net.ListenConfig
+	if *reusePort {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) }); err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	// The accept backlog is the kernel's net.core.somaxconn of this
+	// process's network namespace (Go reads it at the first listen).
+	ln, err := lc.Listen(context.Background(), "tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}

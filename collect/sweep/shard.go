@@ -59,7 +59,11 @@ func (c *config) checkShard() error {
 	case c.traceCfg != nil || c.ramp != nil:
 		return errors.New("--shard splits fixed levels (--concurrency or --rate); a trace replay or a ramp cannot be sharded yet")
 	}
-	if n := max(len(c.levels), len(c.rates)); n > 1 && c.shard.levelEvery == 0 {
+	n := len(c.levels)
+	if len(c.rates) > 0 {
+		n = len(c.rates) // an open loop's levels are its rates; c.levels keeps the closed loop's default
+	}
+	if n > 1 && c.shard.levelEvery == 0 {
 		return fmt.Errorf("a shard of a sweep with %d levels needs --level-every: level k starts at --start-at + k × --level-every on every shard", n)
 	}
 	return nil

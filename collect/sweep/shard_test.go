@@ -89,6 +89,13 @@ func TestShardNeedsLevelEvery(t *testing.T) {
 	if _, err := New("http://127.0.0.1:1", WithLevels(4), WithShard(1, 2, time.Now(), 0)); err != nil {
 		t.Fatal(err)
 	}
+	// One open-loop rate is one level, whatever the closed loop's default levels.
+	if _, err := New("http://127.0.0.1:1", WithRates(64, 8), WithShard(1, 2, time.Now(), 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New("http://127.0.0.1:1", WithRates(64, 8, 16), WithShard(1, 2, time.Now(), 0)); err == nil {
+		t.Fatal("two rates without --level-every: no error")
+	}
 	if _, err := New("http://127.0.0.1:1", WithShard(2, 2, time.Now(), time.Second)); err == nil {
 		t.Fatal("shard 2 of 2: no error")
 	}
