@@ -102,7 +102,7 @@ echo "# many client hosts: $STREAMS streams from $SHARDS shards (network namespa
 echo "# host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r), $(go env GOVERSION); open files per process $fds"
 echo "# server namespace: somaxconn $(ip netns exec "$SRV" cat /proc/sys/net/core/somaxconn), tcp_max_syn_backlog $(ip netns exec "$SRV" cat /proc/sys/net/ipv4/tcp_max_syn_backlog) (host: $(cat /proc/sys/net/core/somaxconn), $(cat /proc/sys/net/ipv4/tcp_max_syn_backlog))"
 echo "# each stream: $TOKENS chunks, one every $ITL (staggered), open $hold s; arrivals $RATE/s over $arrive s; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-START=$(date -u -d '+12 seconds' +%Y-%m-%dT%H:%M:%SZ)
+START=$(date -u -d '+20 seconds' +%Y-%m-%dT%H:%M:%SZ)
 t0=$(date +%s.%N)
 for i in $(seq 0 $((SHARDS - 1))); do
   timeout -s KILL "$LIMIT" ip netns exec "${NS[$i]}" "$W/headroom" sweep --base-url "http://10.$octet.$i.1:$PORT" \
