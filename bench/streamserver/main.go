@@ -2,10 +2,11 @@
 // server: it answers /v1/completions with max_tokens chunks of the size of
 // a vLLM chunk (~190 bytes), paced on an absolute schedule (first token
 // after -ttft, then one every -itl; requests for at most 4 tokens, like
-// headroom's preparation requests, unpaced) so that its own timing is exact, and
-// stamps each chunk's text with the Unix time in ns at which it was
-// written, so a client on the same host can measure its own timestamp
-// error. GET /stats reports chunks written and the server's CPU time.
+// headroom's preparation requests, unpaced) so that its own timing is
+// exact, and stamps each chunk's text with the Unix time in ns at which it
+// was written, so a client on the same host can measure its own timestamp
+// error. GET /stats reports chunks written and the server's CPU time (of
+// the one process that answers, with -reuseport).
 package main
 
 import (
