@@ -111,6 +111,9 @@ func startStreamServer(t *testing.T, args ...string) int {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	cmd := exec.Command(bin, append([]string{"-addr", fmt.Sprintf("0.0.0.0:%d", port)}, args...)...)
+	// A test binary killed (a timeout, SIGKILL) runs no cleanup: the server
+	// goes with it instead of staying behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +174,7 @@ func TestShardsFromManyHostsMergeLikeOneHost(t *testing.T) {
 			}
 			defer logf.Close()
 			c.Stdout, c.Stderr = logf, logf
-			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
