@@ -51,6 +51,10 @@ func shard(dir string, itl time.Duration) error {
 	for _, s := range samples {
 		held = max(held, s.OpenStreams)
 	}
+	cpu := 0.0 // the client's CPU seconds over its samples
+	if n := len(samples); n > 1 {
+		cpu = samples[n-1].CPUUserS + samples[n-1].CPUSystemS - samples[0].CPUUserS - samples[0].CPUSystemS
+	}
 	byReq := map[string][]rundir.TokenRow{}
 	for _, t := range tokens {
 		byReq[t.RequestID] = append(byReq[t.RequestID], t)
@@ -83,7 +87,7 @@ func shard(dir string, itl time.Duration) error {
 	}
 	window := float64(to-from) / 1e9
 	p := stats.Of(errs, 50, 99)
-	fmt.Printf("%s: %d requests (%d ok), %d streams held at once, %.0f chunks/s over %.1f s, timestamp error p50 %.1f ms p99 %.1f ms\n",
-		dir, len(reqs), ok, held, float64(len(tokens))/window, window, p[0], p[1])
+	fmt.Printf("%s: %d requests (%d ok), %d streams held at once, %.0f chunks/s over %.1f s, timestamp error p50 %.1f ms p99 %.1f ms, client CPU %.1f s\n",
+		dir, len(reqs), ok, held, float64(len(tokens))/window, window, p[0], p[1], cpu)
 	return nil
 }

@@ -1,13 +1,16 @@
 // Command streamserver is the benchmark's OpenAI-compatible streaming
 // server: it answers /v1/completions with max_tokens chunks of the size of
 // a vLLM chunk (~190 bytes), paced on an absolute schedule (first token
-// after -ttft, then one every -itl) so that its own timing is exact, and
-// stamps each chunk's text with the Unix time in ns at which it was
-// written, so a client on the same host can measure its own timestamp
-// error. GET /stats reports chunks written and the server's CPU time.
+// after -ttft, then one every -itl; requests for at most 4 tokens, like
+// headroom's preparation requests, unpaced) so that its own timing is
+// exact, and stamps each chunk's text with the Unix time in ns at which it
+// was written, so a client on the same host can measure its own timestamp
+// error. GET /stats reports chunks written and the server's CPU time (of
+// the one process that answers, with -reuseport).
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -20,15 +23,18 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8900", "listen address")
-	ttft := flag.Duration("ttft", 0, "delay before the first token (requests for more than 4 tokens; shorter ones, like headroom's preparation requests, start at once)")
+	ttft := flag.Duration("ttft", 0, "delay before the first token (requests for more than 4 tokens; shorter ones, like headroom's preparation requests, are answered at once, unpaced)")
 	itl := flag.Duration("itl", 10*time.Millisecond, "time between tokens (0: as fast as possible)")
 	batch := flag.Int("batch", 1, "with -itl 0 (burst): chunks written per flush, so the server is not the bottleneck")
 	stagger := flag.Bool("stagger", false, "offset each stream's token schedule by a different fraction of -itl, so chunks of many streams do not arrive in one burst")
 	pad := flag.Int("pad", 0, "bytes of filler text added to every chunk: costs the client parsing time, not the server (a starved-client scenario)")
+	reusePort := flag.Bool("reuseport", false, "listen with SO_REUSEPORT, so that several streamserver processes share -addr (the kernel spreads connections over them): one process holds at most its open-file limit of connections")
 	flag.Parse()
 	filler := strings.Repeat("x", *pad)
 
@@ -57,7 +63,7 @@ func main() {
 			return
 		}
 		n := requests.Add(1)
-		if *stagger && *itl > 0 {
+		if *stagger && *itl > 0 && body.MaxTokens > 4 {
 			// golden-ratio sequence: phases spread evenly over one ITL
 			start = start.Add(time.Duration(float64(*itl) * math.Mod(float64(n)*0.6180339887, 1)))
 		}
@@ -68,11 +74,11 @@ func main() {
 		timer := time.NewTimer(time.Hour)
 		defer timer.Stop()
 		for i := range body.MaxTokens {
-			first := *ttft
+			first, gap := *ttft, *itl
 			if body.MaxTokens <= 4 {
-				first = 0
+				first, gap = 0, 0 // headroom's preparation requests: not the load being measured
 			}
-			due := start.Add(first + time.Duration(i)*(*itl))
+			due := start.Add(first + time.Duration(i)*gap)
 			if d := time.Until(due); d > 0 {
 				timer.Reset(d)
 				select {
@@ -105,7 +111,19 @@ func main() {
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	})
-	ln, err := net.Listen("tcp", *addr)
+	var lc net.ListenConfig
+	if *reusePort {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) }); err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	// The accept backlog is the kernel's net.core.somaxconn of this
+	// process's network namespace (Go reads it at the first listen).
+	ln, err := lc.Listen(context.Background(), "tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -30,13 +33,13 @@ type clientHosts struct {
 func newClientHosts(t *testing.T, n, port int) *clientHosts {
 	h := &clientHosts{}
 	if why := h.makeNamespaces(t, n, port); why != "" {
-		t.Logf("network namespaces cannot be made here (%s): the %d shards run as processes on loopback instead", why, n)
+		t.Logf("network namespaces cannot be made here (%s): the %d client hosts are processes on loopback instead", why, n)
 		h.ns, h.server = make([]string, n), make([]string, n)
 		for i := range n {
 			h.server[i] = fmt.Sprintf("127.0.0.1:%d", port)
 		}
 	} else {
-		t.Logf("%d shards in %d network namespaces (%s), each reaching the server over its own veth pair", n, n, strings.Join(h.ns, ", "))
+		t.Logf("%d client hosts in %d network namespaces (%s), each reaching the server over its own veth pair", n, n, strings.Join(h.ns, ", "))
 	}
 	return h
 }
@@ -108,6 +111,9 @@ func startStreamServer(t *testing.T, args ...string) int {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	cmd := exec.Command(bin, append([]string{"-addr", fmt.Sprintf("0.0.0.0:%d", port)}, args...)...)
+	// A test binary killed (a timeout, SIGKILL) runs no cleanup: the server
+	// goes with it instead of staying behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +149,10 @@ func TestShardsFromManyHostsMergeLikeOneHost(t *testing.T) {
 	bin := headroomBinary(t)
 	port := startStreamServer(t, "-ttft", "150ms", "-itl", "15ms")
 	const shards = 3
-	hosts := newClientHosts(t, shards, port)
+	// Host `shards` is the single-host run's client: a client host of its
+	// own too, so that both runs see the server from elsewhere (on its own
+	// host a sweep also samples the server's CPU, a client elsewhere cannot).
+	hosts := newClientHosts(t, shards+1, port)
 	dir := t.TempDir()
 
 	// sharded runs the plan as shards; alongside, once they start, it runs
@@ -165,7 +174,7 @@ func TestShardsFromManyHostsMergeLikeOneHost(t *testing.T) {
 			}
 			defer logf.Close()
 			c.Stdout, c.Stderr = logf, logf
-			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -208,12 +217,12 @@ func TestShardsFromManyHostsMergeLikeOneHost(t *testing.T) {
 	// The timing comparison is repeated (at most three times) when it
 	// misses: the client's times on this shared 2-core machine are noisy.
 	// Counts, the peak in flight and the clocks are checked every time.
-	var merged string
+	var single, merged string
 	for attempt := 1; ; attempt++ {
-		single := filepath.Join(dir, fmt.Sprint("single-", attempt))
+		single = filepath.Join(dir, fmt.Sprint("single-", attempt))
 		merged = filepath.Join(dir, fmt.Sprint("merged-", attempt))
 		m := mergeRun(sharded(fmt.Sprint("a", attempt), -1, func() {
-			out, err := exec.Command(bin, append([]string{"sweep", "--base-url", fmt.Sprintf("http://127.0.0.1:%d", port), "-o", single}, multiHostPlan...)...).CombinedOutput()
+			out, err := hosts.command(shards, bin, append([]string{"sweep", "--base-url", "http://" + hosts.server[shards], "-o", single}, multiHostPlan...)...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("single-host sweep: %v\n%s", err, out)
 			}
@@ -263,10 +272,8 @@ func TestShardsFromManyHostsMergeLikeOneHost(t *testing.T) {
 		}
 		t.Logf("attempt %d missed (%s): again", attempt, strings.Join(timing, "; "))
 	}
-	// The merged run reads as any run does.
-	if o, err := exec.Command(bin, "report", merged, "-o", filepath.Join(dir, "report")).CombinedOutput(); err != nil {
-		t.Fatalf("report on the merged run: %v\n%s", err, o)
-	}
+	// The merged run's report is a single host's in form.
+	sameReportForm(t, bin, single, merged, shards)
 
 	killed := mergeRun(sharded("b", 2, nil), filepath.Join(dir, "merged-killed"))
 	if killed.Complete || killed.Merged == nil {
@@ -324,6 +331,177 @@ func levelFacts(t *testing.T, dir string) []levelFact {
 			f.peak = max(f.peak, n)
 		}
 		out = append(out, f)
+	}
+	return out
+}
+
+// sameReportForm renders the reports of a single-host run and of the
+// merged run of the same plan and compares their form: the Markdown's
+// skeleton (headings, how-to-read lines, fact labels, table heads and
+// alignments, the charts' captions), the HTML's element skeleton (page
+// one's layout, sections, chart elements, tables' header cells) and the
+// report model's fields (analysis.json), with numbers and run names masked.
+// Only one thing may be added, and must be: the method's note that the run
+// was merged from N shards and how their clocks were aligned, which a
+// reader needs to judge the run (a single host's report has no
+// counterpart to it); and the model's manifest block naming the shards.
+func sameReportForm(t *testing.T, bin, single, merged string, shards int) {
+	t.Helper()
+	forms := map[string]reportForm{}
+	for _, run := range []string{single, merged} {
+		out := run + "-report"
+		if o, err := exec.Command(bin, "report", run, "-o", out, "--format", "both").CombinedOutput(); err != nil {
+			t.Fatalf("report %s: %v\n%s", filepath.Base(run), err, o)
+		}
+		forms[run] = readReportForm(t, out, run)
+	}
+	a, b := forms[single], forms[merged]
+	for _, part := range []struct {
+		what string
+		x, y []string
+	}{
+		{"Markdown skeleton", a.markdown, b.markdown},
+		{"HTML skeleton", a.html, b.html},
+	} {
+		if d := firstDifference(part.x, part.y); d != "" {
+			t.Errorf("the merged run's report differs in form from the single host's: %s: %s", part.what, d)
+		} else {
+			t.Logf("%s: the same %d lines", part.what, len(part.x))
+		}
+	}
+	if only, extra := setDifference(a.model, b.model), setDifference(b.model, a.model); len(only)+len(extra) > 0 {
+		t.Errorf("the merged run's report model differs in its fields from the single host's: only the single host's has %q; only the merged run's has %q", only, extra)
+	} else {
+		t.Logf("report model: the same %d fields", len(a.model))
+	}
+	note := fmt.Sprintf("Merged from %d of %d shards", shards, shards)
+	if !strings.Contains(b.method, note) || strings.Contains(a.method, "Merged from") {
+		t.Errorf("the method section should say %q for the merged run only:\nsingle: %s\nmerged: %s", note, a.method, b.method)
+	}
+}
+
+// reportForm is what sameReportForm compares of one report.
+type reportForm struct {
+	markdown, html, model []string
+	method                string // the Methodology section's text
+}
+
+var (
+	digits     = regexp.MustCompile(`[0-9]+([.,:][0-9]+)*`)
+	mdFact     = regexp.MustCompile(`^- \*\*[^*]+:\*\*`)
+	htmlTag    = regexp.MustCompile(`<(h[1-4]|header|nav|section|div|figure|table|th|details)\b([^>]*)>([^<]*)`)
+	htmlAttr   = regexp.MustCompile(`\b(id|class)="([^"]*)"`)
+	statusWord = regexp.MustCompile(`\bstatus-[a-z-]+`)
+	scripts    = regexp.MustCompile(`(?s)<script.*?</script>`)
+)
+
+func readReportForm(t *testing.T, out, run string) reportForm {
+	t.Helper()
+	mask := func(s string) string {
+		s = strings.ReplaceAll(s, run, "RUN")
+		s = strings.ReplaceAll(s, filepath.Base(run), "RUN")
+		return digits.ReplaceAllString(s, "N")
+	}
+	var f reportForm
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(md), "\n")
+	inMethod := false
+	for i, l := range lines {
+		if strings.HasPrefix(l, "#") {
+			inMethod = strings.HasPrefix(l, "### Methodology")
+		} else if inMethod {
+			f.method += l + "\n"
+		}
+		switch {
+		case strings.HasPrefix(l, "#"), strings.HasPrefix(l, "Chart (in report.html):"), strings.HasPrefix(l, "*") && strings.HasSuffix(l, "*"):
+			f.markdown = append(f.markdown, mask(l))
+		case mdFact.MatchString(l):
+			f.markdown = append(f.markdown, mask(mdFact.FindString(l)))
+		case strings.HasPrefix(l, "|---") || strings.HasPrefix(l, "|:--") || strings.HasPrefix(l, "|--:"):
+			f.markdown = append(f.markdown, mask(lines[i-1]), l) // the head and the columns' alignment
+		}
+	}
+	h, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := scripts.ReplaceAllString(string(h), "")
+	for _, m := range htmlTag.FindAllStringSubmatch(body, -1) {
+		e := m[1]
+		for _, a := range htmlAttr.FindAllStringSubmatch(m[2], -1) {
+			// a check's result colours its box: content, not form
+			e += " " + a[1] + "=" + strings.TrimSpace(statusWord.ReplaceAllString(a[2], ""))
+		}
+		if m[1] == "th" || strings.HasPrefix(m[1], "h") && m[1] != "header" {
+			e += " " + mask(strings.TrimSpace(m[3]))
+		}
+		f.html = append(f.html, e)
+	}
+	j, err := os.ReadFile(filepath.Join(out, "analysis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var model any
+	if err := json.Unmarshal(j, &model); err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]bool{}
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if path == ".runs[].manifest" && k == "merged" {
+					continue // the shards the run was merged from
+				}
+				walk(x, path+"."+k)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x, path+"[]")
+			}
+		case string:
+			if strings.HasSuffix(path, ".timeline.series[].name") {
+				path += "=" + v // the series the timeline draws
+			}
+		}
+		paths[path] = true
+	}
+	walk(model, "")
+	for p := range paths {
+		f.model = append(f.model, p)
+	}
+	sort.Strings(f.model)
+	return f
+}
+
+// firstDifference says where two skeletons first differ ("" when equal).
+func firstDifference(a, b []string) string {
+	for i := range max(len(a), len(b)) {
+		x, y := "(nothing)", "(nothing)"
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d: single host %q, merged %q", i+1, x, y)
+		}
+	}
+	return ""
+}
+
+// setDifference is the elements of a not in b.
+func setDifference(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -293,4 +294,64 @@ func TestMergeKeepsTheServerLogOnce(t *testing.T) {
 	if !strings.Contains(strings.Join(run.Manifest.Notes, "\n"), "server.log from shard 1") {
 		t.Errorf("notes %q do not say where the log came from", run.Manifest.Notes)
 	}
+}
+
+// The merged client is sampled as one client is: at the shards' own
+// interval, not at the union of their sample times, from a moment before
+// the first level on (the shards' wait for --start-at is not part of the
+// run), with the CPU time of all shards counted from its first row.
+func TestMergedClientSamplesAreOneClientsSeries(t *testing.T) {
+	const start = int64(1_000e9) // the first level's start, on the reference clock
+	var ss []*shard
+	for i, offset := range []int64{0, 97e6, -41e6} { // clock offsets, ns
+		s := &shard{m: &rundir.Manifest{Shard: &rundir.Shard{Index: i}}, offsetNS: offset,
+			levels: []rundir.LevelRow{{Concurrency: 2, StartNS: start + offset + int64(i)*3e6}}}
+		// every 250 ms from 5 s before the start (the wait) to 10 s after,
+		// at a phase of its own; 0.1 CPU-s per sample, one stream open
+		for k := range 61 {
+			t := start - 5e9 + int64(k)*250e6 + int64(i)*83e6
+			s.samples = append(s.samples, rundir.ClientSampleRow{TimeNS: t + offset, CPUUserS: 0.1 * float64(k), CPUs: 2, OpenStreams: 1,
+				SendLagMaxS: float64(k) / 1000})
+		}
+		ss = append(ss, s)
+	}
+	got := (&merged{ss: ss}).clientSamples()
+	if len(got) < 40 || len(got) > 46 { // (10.166 s + 1 s) / 250 ms, and the last
+		t.Fatalf("%d merged samples, want one every 250 ms over the run (about 45), not the shards' %d together", len(got), 3*61)
+	}
+	if got[0].TimeNS != start-int64(time.Second) {
+		t.Errorf("first sample at %+.3f s of the start, want −1 s (the shards' wait before is not the run's)", float64(got[0].TimeNS-start)/1e9)
+	}
+	for k := 1; k < len(got)-1; k++ {
+		if d := got[k].TimeNS - got[k-1].TimeNS; d != 250e6 {
+			t.Fatalf("samples %d and %d are %d ns apart, want the shards' 250 ms", k-1, k, d)
+		}
+	}
+	if got[0].CPUUserS != 0 || got[0].CPUs != 6 || got[0].OpenStreams != 3 {
+		t.Errorf("first row %+v: want 0 CPU-s counted, 6 cores, 3 streams", got[0])
+	}
+	// The last row is the last sample of any shard; the others are held at
+	// their last: all CPU since the first row is counted once.
+	last := got[len(got)-1]
+	want := 0.0
+	for _, s := range ss {
+		lastRow := s.samples[len(s.samples)-1]
+		u, _, _, _ := at(refRows(s), start-int64(time.Second))
+		want += lastRow.CPUUserS - u
+	}
+	if math.Abs(last.CPUUserS-want) > 1e-9 {
+		t.Errorf("CPU at the last row %.4f s, want all shards' since the first row, %.4f s", last.CPUUserS, want)
+	}
+	if last.SendLagMaxS != 0.06 {
+		t.Errorf("last send lag %v, want the largest since the row before, 0.06", last.SendLagMaxS)
+	}
+}
+
+// refRows is a shard's samples on the reference clock.
+func refRows(s *shard) []rundir.ClientSampleRow {
+	rows := append([]rundir.ClientSampleRow(nil), s.samples...)
+	for i := range rows {
+		rows[i].TimeNS = s.refNS(rows[i].TimeNS)
+	}
+	return rows
 }

@@ -1,15 +1,20 @@
 package merge
 
 import (
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/headroom-llm/headroom/rundir"
 )
 
-// clientSamples is the shards' self-check as one client: at every time any
-// shard sampled, the CPU time all shards used since they started (each
+// clientSamples is the shards' self-check as one client, sampled as one
+// client is: one row every sampling interval of the shards (not at every
+// time any shard sampled, which would be N times as dense and uneven), from
+// the run's start on (a shard's wait for --start-at is not part of the
+// run). Each row holds the CPU time all shards used since then (each
 // interpolated between its own samples), all their cores, their open
-// streams, and the largest send lag any of them saw since the time before.
+// streams, and the largest send lag any of them saw since the row before.
 // So the merged run's client_samples read as one client host's with the
 // cores of all of them; each shard's own verdict on its levels (a shard
 // that was the bottleneck alone) is among the shard warnings, from its own
@@ -41,16 +46,27 @@ func (mg *merged) clientSamples() []rundir.ClientSampleRow {
 	if len(all) == 0 {
 		return nil
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	var out []rundir.ClientSampleRow
-	for k, t := range times {
-		if k > 0 && t == times[k-1] {
-			continue
+	var gaps []int64
+	for _, sr := range all {
+		for i := 1; i < len(sr.rows); i++ {
+			gaps = append(gaps, sr.rows[i].TimeNS-sr.rows[i-1].TimeNS)
 		}
+	}
+	grid := sampleGrid(times, gaps, mg.startNS()-preStartNS)
+	var out []rundir.ClientSampleRow
+	for k, t := range grid {
 		row := rundir.ClientSampleRow{TimeNS: t, CPUs: cpus}
 		var wait float64
 		for j := range all {
 			sr := &all[j]
+			if k == 0 {
+				// CPU time and send lags are counted from the first row on
+				u, sy, w, _ := at(sr.rows, t)
+				sr.base = rundir.ClientSampleRow{CPUUserS: u, CPUSystemS: sy, CPUWaitS: &w}
+				for sr.next < len(sr.rows) && sr.rows[sr.next].TimeNS < t {
+					sr.next++
+				}
+			}
 			u, sy, w, open := at(sr.rows, t)
 			row.CPUUserS += u - sr.base.CPUUserS
 			row.CPUSystemS += sy - sr.base.CPUSystemS
@@ -68,6 +84,48 @@ func (mg *merged) clientSamples() []rundir.ClientSampleRow {
 		out = append(out, row)
 	}
 	return out
+}
+
+// preStartNS is how much of the time before the run's first level start a
+// merged run keeps of its samples: a single host's run starts sampling a
+// moment before its first level (its preparation requests), a shard up to
+// --start-at's lead earlier (its wait), which is not part of the run.
+const preStartNS = int64(time.Second)
+
+// startNS is the first level's start on the reference clock (0: no level).
+func (mg *merged) startNS() int64 {
+	var first int64
+	for _, s := range mg.ss {
+		for _, l := range s.levels {
+			if t := s.refNS(l.StartNS); l.Concurrency > 0 && (first == 0 || t < first) {
+				first = t
+			}
+		}
+	}
+	return first
+}
+
+// sampleGrid is the merged client's sample times: one every step (the
+// median gap of the shards' own samples), from the first sample at or
+// after from to the last, which is kept. Without gaps to go by (one sample
+// a shard) it is the samples' own times.
+func sampleGrid(times, gaps []int64, from int64) []int64 {
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	first, last := times[0], times[len(times)-1]
+	if len(gaps) == 0 {
+		return slices.Compact(times)
+	}
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
+	step := gaps[len(gaps)/2]
+	if step <= 0 {
+		return slices.Compact(times)
+	}
+	start := max(first, min(from, last))
+	var out []int64
+	for t := start; t < last; t += step {
+		out = append(out, t)
+	}
+	return append(out, last)
 }
 
 // at is a shard's cumulative CPU times at t, interpolated between its

@@ -159,7 +159,8 @@ func (mg *merged) levelRow(pl plannedLevel, complete bool) rundir.LevelRow {
 // copyServerSide copies what was recorded of the server (its /metrics, GPU
 // telemetry, process CPU, log) from the first shard that has it, on the
 // reference clock: every shard scraped the same server, so one copy is
-// kept, not N.
+// kept, not N. The samples start a moment before the first level, as a
+// single host's do (preStartNS); the log is kept whole.
 func (mg *merged) copyServerSide(dir string) error {
 	var notes []string
 	pick := func(table string) *shard {
@@ -170,17 +171,18 @@ func (mg *merged) copyServerSide(dir string) error {
 		}
 		return nil
 	}
+	from := mg.startNS() - preStartNS
 	var errs []error
 	if s := pick(rundir.TableServerMetrics); s != nil {
-		errs = append(errs, copyTable(s, dir, rundir.TableServerMetrics, func(r *rundir.ServerMetricRow) *int64 { return &r.TimeNS }))
+		errs = append(errs, copyTable(s, dir, rundir.TableServerMetrics, from, func(r *rundir.ServerMetricRow) *int64 { return &r.TimeNS }))
 		notes = append(notes, fmt.Sprintf("server_metrics from shard %d", s.m.Shard.Index))
 	}
 	if s := pick(rundir.TableGPUTelemetry); s != nil {
-		errs = append(errs, copyTable(s, dir, rundir.TableGPUTelemetry, func(r *rundir.GPUTelemetryRow) *int64 { return &r.TimeNS }))
+		errs = append(errs, copyTable(s, dir, rundir.TableGPUTelemetry, from, func(r *rundir.GPUTelemetryRow) *int64 { return &r.TimeNS }))
 		notes = append(notes, fmt.Sprintf("gpu_telemetry from shard %d", s.m.Shard.Index))
 	}
 	if s := pick(rundir.TableServerCPU); s != nil {
-		errs = append(errs, copyTable(s, dir, rundir.TableServerCPU, func(r *rundir.ServerCPURow) *int64 { return &r.TimeNS }))
+		errs = append(errs, copyTable(s, dir, rundir.TableServerCPU, from, func(r *rundir.ServerCPURow) *int64 { return &r.TimeNS }))
 		notes = append(notes, fmt.Sprintf("server_cpu from shard %d", s.m.Shard.Index))
 	}
 	for _, s := range mg.ss {
@@ -191,7 +193,7 @@ func (mg *merged) copyServerSide(dir string) error {
 		for _, name := range logs {
 			errs = append(errs, copyFile(s.dir, name, filepath.Join(dir, name)))
 		}
-		errs = append(errs, copyTable(s, dir, rundir.TableServerLogLines, func(r *rundir.ServerLogLineRow) *int64 { return &r.RecvNS }))
+		errs = append(errs, copyTable(s, dir, rundir.TableServerLogLines, 0, func(r *rundir.ServerLogLineRow) *int64 { return &r.RecvNS }))
 		notes = append(notes, fmt.Sprintf("%s from shard %d", strings.Join(logs, ", "), s.m.Shard.Index))
 		break
 	}
@@ -218,15 +220,22 @@ func serverLogs(d rundir.Dir) []string {
 var serverLogName = regexp.MustCompile(`^server(-[0-9]+)?\.log$`)
 
 // copyTable copies a table of the shard into the merged run with the time
-// column that at points to moved onto the reference clock.
-func copyTable[T any](s *shard, dir, table string, at func(*T) *int64) error {
+// column that at points to moved onto the reference clock, leaving out the
+// rows before from on it.
+func copyTable[T any](s *shard, dir, table string, from int64, at func(*T) *int64) error {
 	rows, err := rundir.ReadDirTable[T](s.dir, table)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
+	kept := rows[:0]
 	for i := range rows {
 		t := at(&rows[i])
-		*t = s.refNS(*t)
+		if *t = s.refNS(*t); *t >= from {
+			kept = append(kept, rows[i])
+		}
 	}
-	return rundir.WriteTable(dir, table, rows)
+	if len(kept) == 0 {
+		return nil
+	}
+	return rundir.WriteTable(dir, table, kept)
 }

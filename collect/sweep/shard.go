@@ -59,7 +59,11 @@ func (c *config) checkShard() error {
 	case c.traceCfg != nil || c.ramp != nil:
 		return errors.New("--shard splits fixed levels (--concurrency or --rate); a trace replay or a ramp cannot be sharded yet")
 	}
-	if n := max(len(c.levels), len(c.rates)); n > 1 && c.shard.levelEvery == 0 {
+	n := len(c.levels)
+	if len(c.rates) > 0 {
+		n = len(c.rates) // an open loop's levels are its rates; c.levels keeps the closed loop's default
+	}
+	if n > 1 && c.shard.levelEvery == 0 {
 		return fmt.Errorf("a shard of a sweep with %d levels needs --level-every: level k starts at --start-at + k × --level-every on every shard", n)
 	}
 	return nil
@@ -179,15 +183,21 @@ func (ss *session) measureClock(ctx context.Context) error {
 }
 
 // checkShardStart warns when a level of a shard started well after its
-// shared start time (the previous level ran past --level-every): the
-// shards' levels then overlapped.
+// shared start time: level 0 when the shard was not ready by --start-at, a
+// later one when the previous level ran past --level-every (the shards'
+// levels then overlapped).
 func (s *Sweep) checkShardStart(row rundir.LevelRow) {
 	sp := s.cfg.shard
 	if sp == nil || row.Concurrency == 0 {
 		return
 	}
 	want := sp.startAt.UnixNano() + int64(row.LevelIndex)*int64(sp.levelEvery) + s.clockOffsetNS
-	if late := time.Duration(row.StartNS - want); late > lateStart {
+	late := time.Duration(row.StartNS - want)
+	switch {
+	case late <= lateStart:
+	case row.LevelIndex == 0:
+		s.warn(fmt.Sprintf("level 0 started %.1f s after --start-at: this shard was not ready by then (start the shards earlier), so its load began later than the other shards'", late.Seconds()))
+	default:
 		s.warn(fmt.Sprintf("level %d started %.1f s after its shared start time (the level before ran past --level-every): its load overlapped the other shards' previous level", row.LevelIndex, late.Seconds()))
 	}
 }

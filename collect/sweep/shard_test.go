@@ -2,10 +2,12 @@ package sweep
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/headroom-llm/headroom/collect/loadgen"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // Every request of the plan's level is sent by exactly one shard, warm-up
@@ -89,7 +91,34 @@ func TestShardNeedsLevelEvery(t *testing.T) {
 	if _, err := New("http://127.0.0.1:1", WithLevels(4), WithShard(1, 2, time.Now(), 0)); err != nil {
 		t.Fatal(err)
 	}
+	// One open-loop rate is one level, whatever the closed loop's default levels.
+	if _, err := New("http://127.0.0.1:1", WithRates(64, 8), WithShard(1, 2, time.Now(), 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New("http://127.0.0.1:1", WithRates(64, 8, 16), WithShard(1, 2, time.Now(), 0)); err == nil {
+		t.Fatal("two rates without --level-every: no error")
+	}
 	if _, err := New("http://127.0.0.1:1", WithShard(2, 2, time.Now(), time.Second)); err == nil {
 		t.Fatal("shard 2 of 2: no error")
+	}
+}
+
+// A shard's level that starts late says why: level 0 because the shard was
+// not ready by --start-at, a later one because the level before ran long.
+func TestShardLateStartSaysWhy(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	s, err := New("http://127.0.0.1:1", WithLevels(2, 4), WithShard(0, 2, start, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.checkShardStart(rundir.LevelRow{LevelIndex: 0, Concurrency: 1, StartNS: start.UnixNano() + 100e6})
+	if len(s.warnings) != 0 {
+		t.Fatalf("100 ms late is on time: %q", s.warnings)
+	}
+	s.checkShardStart(rundir.LevelRow{LevelIndex: 0, Concurrency: 1, StartNS: start.UnixNano() + 30e9})
+	s.checkShardStart(rundir.LevelRow{LevelIndex: 1, Concurrency: 2, StartNS: start.Add(time.Minute).UnixNano() + 5e9})
+	if len(s.warnings) != 2 || !strings.Contains(s.warnings[0], "level 0 started 30.0 s after --start-at: this shard was not ready") ||
+		!strings.Contains(s.warnings[1], "level 1 started 5.0 s after its shared start time (the level before ran past --level-every)") {
+		t.Errorf("warnings %q", s.warnings)
 	}
 }
