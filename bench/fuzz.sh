@@ -24,7 +24,10 @@
 # is marked "ok*", only when no new input was written.
 #
 # Environment: FUZZ_PARALLEL (workers per target; default 1, as the
-# machine is shared), FUZZ_MINIMIZE (time to minimize a new input; default
+# machine is shared), FUZZ_JOBS (targets fuzzed at the same time, default
+# 1; CI uses one per CPU: a target with one worker keeps about one core
+# busy, so on an idle machine each target gets the executions it would get
+# alone, in a fraction of the wall time), FUZZ_MINIMIZE (time to minimize a new input; default
 # 10s, so that a slow target does not spend its budget minimizing), ONLY.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +39,7 @@ if [ "${1:-}" = --light ]; then
 fi
 FUZZTIME=${1:-10m}
 PARALLEL=${FUZZ_PARALLEL:-1}
+JOBS=${FUZZ_JOBS:-1}
 MINIMIZE=${FUZZ_MINIMIZE:-10s}
 ONLY=${ONLY:-.}
 
@@ -75,11 +79,11 @@ if ((LIGHT)); then
 fi
 
 n=$(printf '%s\n' "$targets" | wc -l)
-echo "# fuzzing $n targets for $FUZZTIME each ($PARALLEL worker(s), minimize $MINIMIZE), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "# fuzzing $n targets for $FUZZTIME each, $JOBS at a time ($PARALLEL worker(s) each, minimize $MINIMIZE), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# go $(go env GOVERSION), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-failed=()
-start=$(date +%s)
-while IFS=$'\t' read -r pkg target; do
+# One target: its result line (and, when it failed, its log's tail) on stdout.
+fuzz_one() {
+  local pkg=$1 target=$2 t0 log corpus before status execs
   t0=$(date +%s)
   log=$(mktemp)
   corpus="$pkg/testdata/fuzz/$target"
@@ -91,7 +95,6 @@ while IFS=$'\t' read -r pkg target; do
     status='ok*' # go.dev/issue/75804: the deadline, no failing input
   else
     status=FAIL
-    failed+=("$pkg $target")
   fi
   execs=$(grep -Eo 'execs: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
   printf '%-4s %-44s %-34s %4ss  %s execs\n' "$status" "$target" "$pkg" "$(( $(date +%s) - t0 ))" "${execs:-?}"
@@ -99,7 +102,23 @@ while IFS=$'\t' read -r pkg target; do
     sed 's/^/     /' "$log" | tail -40
   fi
   rm -f "$log"
+}
+
+# FUZZ_JOBS targets at a time, each printing its lines when it ends.
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+start=$(date +%s)
+i=0
+while IFS=$'\t' read -r pkg target; do
+  while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n || true; done
+  i=$((i + 1))
+  ( fuzz_one "$pkg" "$target" >"$results/$i"; cat "$results/$i" ) &
 done <<<"$targets"
+wait
+failed=()
+for f in "$results"/*; do
+  if read -r status target pkg _ <"$f" && [ "$status" = FAIL ]; then failed+=("$pkg $target"); fi
+done
 
 echo "# $n targets in $(( $(date +%s) - start ))s; ${#failed[@]} failed"
 if ((${#failed[@]})); then
