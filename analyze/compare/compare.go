@@ -290,25 +290,22 @@ func CompareDirs(ctx context.Context, dirs []rundir.Dir, labels map[string]strin
 	return compareSummaries(runs, sums, opts)
 }
 
-// summarizeDir is run d's summary and manifest: from the cache when it
+// summarizeDir is run d's summary and manifest: the run's own summary
+// when it holds (and the run is not relabelled), else the cache's when it
 // holds the run, else loaded and analysed (and then cached, if a cache is
 // given). labels rename runs as in CompareDirs (before the analysis, as
 // without a cache; the cache keys on the new name too).
 func summarizeDir(d rundir.Dir, per analyze.Settings, cache SummaryCache, labels map[string]string) (*rundir.Manifest, Run, error) {
 	name, relabel := labels[d.Name]
-	var key string
-	if cache != "" {
-		m, s, k, ok, err := cache.lookup(d, name, per)
-		if err != nil {
-			return nil, Run{}, err
+	m, s, key, ok, err := lookupSummary(d, name, !relabel, per, cache)
+	if err != nil {
+		return nil, Run{}, err
+	}
+	if ok {
+		if relabel {
+			m.Label = name
 		}
-		if ok {
-			if relabel {
-				m.Label = name
-			}
-			return m, s, nil
-		}
-		key = k
+		return m, s, nil
 	}
 	r, err := analyze.LoadFrom(d, loadOptions)
 	if err != nil {
@@ -317,7 +314,7 @@ func summarizeDir(d rundir.Dir, per analyze.Settings, cache SummaryCache, labels
 	if relabel {
 		r.Manifest.Label = name
 	}
-	s, err := summarize(r, per)
+	s, err = summarize(r, per)
 	if err != nil {
 		return nil, Run{}, fmt.Errorf("%s: %w", r.Dir, err)
 	}

@@ -278,8 +278,9 @@ func Index(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set analyze.
 	return IndexWith(ctx, dirs, st, set, "")
 }
 
-// IndexWith is Index with a summary cache (see SummaryCache): a run the
-// cache holds is loaded for its rows but not analysed again, and a run it
+// IndexWith is Index with a summary cache (see SummaryCache): a run whose
+// own summary holds (runsummary.go) or that the cache holds is loaded for
+// its rows (levels and requests only) but not analysed again, and a run it
 // does not hold is added to it, so that a compare of the same runs with
 // the same settings after an index reads only the cache.
 func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set analyze.Settings, cache SummaryCache) (IndexStats, error) {
@@ -311,15 +312,14 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 		if skip {
 			return nil
 		}
-		var key string
-		var s Run
-		hit := false
-		if cache != "" {
-			if _, s, key, hit, err = cache.lookup(dirs[i], "", set); err != nil {
-				return err
-			}
+		_, s, key, hit, err := lookupSummary(dirs[i], "", true, set, cache)
+		if err != nil {
+			return err
 		}
-		run, err := analyze.LoadFrom(dirs[i], loadOptions)
+		opts := loadOptions
+		// With the summary known, the rows need only the levels and requests.
+		opts.RowsOnly = hit
+		run, err := analyze.LoadFrom(dirs[i], opts)
 		if err != nil {
 			return err
 		}
