@@ -46,7 +46,7 @@ func goodput(levels []LevelStats, timings map[int][]requestTiming, slo *SLO, sou
 		if lg.Pass {
 			lg.GoodputOutputTokPerS = l.OutputTokPerS
 		}
-		if ts, ok := timings[l.LevelIndex]; ok && l.Requests > 0 && (l.ITL != nil || !slo.has("itl")) {
+		if ts, ok := timings[l.LevelIndex]; ok && l.Requests > 0 && (l.ITL != nil || !slo.Has("itl")) {
 			lg.PerRequestKnown = true
 			good, goodTokens := 0, int64(0)
 			for _, t := range ts {

@@ -10,7 +10,7 @@ import (
 func TestParseSLOConverts(t *testing.T) {
 	t.Parallel()
 	got, err := ParseSLO("ttft_p99=2s, e2e_p50=1.5s")
-	if err != nil || got.Spec != "ttft_p99=2s, e2e_p50=1.5s" || !reflect.DeepEqual(got.Bounds, []SLOBound{{"ttft", 99, 2}, {"e2e", 50, 1.5}}) {
+	if err != nil || got.Spec != "ttft_p99=2s, e2e_p50=1.5s" || !reflect.DeepEqual(got.Bounds, []SLOBound{{Metric: "ttft", Percentile: 99, MaxS: 2}, {Metric: "e2e", Percentile: 50, MaxS: 1.5}}) {
 		t.Errorf("got %+v, %v", got, err)
 	}
 	if _, err := ParseSLO("ttft=2s"); err == nil || !strings.Contains(err.Error(), "METRIC_pPCT") {

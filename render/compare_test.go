@@ -8,13 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yuin/goldmark"
-	extast "github.com/yuin/goldmark/extension/ast"
-
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	"github.com/yuin/goldmark/text"
-
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/analyze/compare"
 	"github.com/headroom-llm/headroom/examples"
@@ -136,38 +129,12 @@ func TestComparisonMarkdownParses(t *testing.T) {
 	for _, s := range p.Sections {
 		want += len(s.Tables)
 	}
-	doc := goldmark.New(goldmark.WithExtensions(extension.Table)).Parser().Parse(text.NewReader(md))
-	tables := 0
-	var headings []string
-	err = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n := n.(type) {
-		case *ast.Heading:
-			headings = append(headings, string(nodeText(n, md)))
-		case *extast.Table:
-			tables++
-			head := n.FirstChild()
-			for row := head.NextSibling(); row != nil; row = row.NextSibling() {
-				if row.ChildCount() != head.ChildCount() {
-					t.Errorf("table row with %d cells under a head of %d", row.ChildCount(), head.ChildCount())
-				}
-			}
-		case *ast.Paragraph:
-			if strings.HasPrefix(strings.TrimSpace(string(nodeText(n, md))), "|") {
-				t.Errorf("a table did not parse: %q", nodeText(n, md))
-			}
-		}
-		return ast.WalkContinue, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := readMarkdown(t, md)
+	tables, headings := doc.tables, doc.headings
 	if tables != want || want < 8 {
 		t.Errorf("goldmark found %d tables, the view has %d", tables, want)
 	}
-	if len(headings) != 9 || headings[0] != "headroom comparison" || headings[8] != "How the comparison was made" {
+	if len(headings) != 9 || headings[0] != "# headroom comparison" || headings[8] != "## How the comparison was made" {
 		t.Errorf("headings %q", headings)
 	}
 }

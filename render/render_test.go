@@ -115,18 +115,46 @@ func checkMarkdown(t *testing.T, rep *analyze.Report, firstRun string, minLogBlo
 			}
 		}
 	}
+	doc := readMarkdown(t, md)
+	headings, tables, logBlocks := doc.headings, doc.tables, doc.logBlocks
+	if tables != wantTables {
+		t.Errorf("goldmark found %d tables, the view has %d", tables, wantTables)
+	}
+	if logBlocks < minLogBlocks {
+		t.Errorf("goldmark found %d log excerpts, want at least %d", logBlocks, minLogBlocks)
+	}
+	if logBlocks != wantLogBlocks {
+		t.Errorf("goldmark found %d log excerpts, the view has %d", logBlocks, wantLogBlocks)
+	}
+	sections := len(p.allSections())
+	if len(headings) < 1+len(p.Runs)+sections || headings[0] != "# headroom report" || !slices.Contains(headings, firstRun) {
+		t.Errorf("headings: %q", headings)
+	}
+}
+
+// markdownDoc is what goldmark reads in a rendered Markdown file.
+type markdownDoc struct {
+	headings  []string // "## Title"
+	tables    int
+	logBlocks int // text code blocks (log excerpts)
+}
+
+// readMarkdown parses md as GitHub Markdown; a table row whose cells do not
+// match its head, a table left as a paragraph, or a log excerpt outside its
+// evidence list item fails t.
+func readMarkdown(t *testing.T, md []byte) markdownDoc {
+	t.Helper()
+	var d markdownDoc
 	doc := goldmark.New(goldmark.WithExtensions(extension.Table)).Parser().Parse(text.NewReader(md))
-	var headings []string
-	tables, logBlocks := 0, 0
-	err = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
 		switch n := n.(type) {
 		case *ast.Heading:
-			headings = append(headings, strings.Repeat("#", n.Level)+" "+string(nodeText(n, md)))
+			d.headings = append(d.headings, strings.Repeat("#", n.Level)+" "+string(nodeText(n, md)))
 		case *extast.Table:
-			tables++
+			d.tables++
 			head := n.FirstChild()
 			cols := head.ChildCount()
 			for row := head.NextSibling(); row != nil; row = row.NextSibling() {
@@ -136,7 +164,7 @@ func checkMarkdown(t *testing.T, rep *analyze.Report, firstRun string, minLogBlo
 			}
 		case *ast.FencedCodeBlock:
 			if string(n.Language(md)) == "text" {
-				logBlocks++
+				d.logBlocks++
 				if _, ok := n.Parent().(*ast.ListItem); !ok {
 					t.Errorf("a log excerpt is not inside its evidence list item")
 				}
@@ -151,19 +179,7 @@ func checkMarkdown(t *testing.T, rep *analyze.Report, firstRun string, minLogBlo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tables != wantTables {
-		t.Errorf("goldmark found %d tables, the view has %d", tables, wantTables)
-	}
-	if logBlocks < minLogBlocks {
-		t.Errorf("goldmark found %d log excerpts, want at least %d", logBlocks, minLogBlocks)
-	}
-	if logBlocks != wantLogBlocks {
-		t.Errorf("goldmark found %d log excerpts, the view has %d", logBlocks, wantLogBlocks)
-	}
-	sections := len(p.allSections())
-	if len(headings) < 1+len(p.Runs)+sections || headings[0] != "# headroom report" || !slices.Contains(headings, firstRun) {
-		t.Errorf("headings: %q", headings)
-	}
+	return d
 }
 
 func nodeText(n ast.Node, src []byte) []byte {

@@ -48,9 +48,13 @@ type DatasetRun struct {
 	Kinds      string            `parquet:"kinds"`
 	SourceTool string            `parquet:"source_tool"`
 	Complete   bool              `parquet:"complete"`
-	// LeftOut says why compare would list the run apart (it failed or
-	// measured nothing); NULL for a run with numbers.
-	LeftOut         *string   `parquet:"left_out"`
+	// LeftOut says why compare would list the run apart (a LeftOut*
+	// code: it failed or measured nothing); NULL for a run with numbers.
+	LeftOut *string `parquet:"left_out"`
+	// StopReason and StopError are why the collector stopped early, as its
+	// manifest says ("error", "connection refused"); NULL when it did not.
+	StopReason      *string   `parquet:"stop_reason"`
+	StopError       *string   `parquet:"stop_error"`
 	HeadroomVersion string    `parquet:"headroom_version"`
 	FormatVersion   int64     `parquet:"format_version"`
 	StartNS         int64     `parquet:"start_ns"`
@@ -483,6 +487,9 @@ func runRow(s Run, m *rundir.Manifest, leftOut string) DatasetRun {
 	}
 	if leftOut != "" {
 		r.LeftOut = &leftOut
+	}
+	if st := m.Stopped; st != nil {
+		r.StopReason, r.StopError = nonEmpty(st.Reason), nonEmpty(st.Error)
 	}
 	if !m.EndTime.IsZero() {
 		r.EndNS, r.EndTime = ptr(m.EndTime.UnixNano()), m.EndTime.UTC()

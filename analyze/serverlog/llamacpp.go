@@ -490,6 +490,23 @@ func (f llamaFields) int(name string) (int, bool) {
 	return n, err == nil
 }
 
+// levelWord is the level a line's leading word names, as llama.cpp's text
+// records and the Node engines write it: INFO, WARN, ERR or ERROR, VERB or
+// DEBUG; LevelUnknown for any other word.
+func levelWord(w []byte) Level {
+	switch bstr(w) {
+	case "INFO":
+		return LevelInfo
+	case "WARN":
+		return LevelWarning
+	case "ERR", "ERROR":
+		return LevelError
+	case "VERB", "DEBUG":
+		return LevelDebug
+	}
+	return LevelUnknown
+}
+
 // llamaTextRecord reads format B text records:
 // `INFO [   launch_slot_with_task] slot is processing task | tid="1" timestamp=1751529199 id_slot=1 id_task=7`.
 func llamaTextRecord(b []byte) (Level, string, []byte, llamaFields, bool) {
@@ -497,17 +514,8 @@ func llamaTextRecord(b []byte) (Level, string, []byte, llamaFields, bool) {
 	if sp < 0 || sp > 8 {
 		return LevelUnknown, "", nil, nil, false
 	}
-	var lvl Level
-	switch bstr(b[:sp]) {
-	case "INFO":
-		lvl = LevelInfo
-	case "WARN":
-		lvl = LevelWarning
-	case "ERR", "ERROR":
-		lvl = LevelError
-	case "VERB", "DEBUG":
-		lvl = LevelDebug
-	default:
+	lvl := levelWord(b[:sp])
+	if lvl == LevelUnknown {
 		return LevelUnknown, "", nil, nil, false
 	}
 	rest := b[sp+2:]

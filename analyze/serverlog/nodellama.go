@@ -24,17 +24,8 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 	if sp < 0 {
 		return stUnknown
 	}
-	var lvl Level
-	switch bstr(b[:sp]) {
-	case "INFO":
-		lvl = LevelInfo
-	case "WARN":
-		lvl = LevelWarning
-	case "ERROR":
-		lvl = LevelError
-	case "DEBUG":
-		lvl = LevelDebug
-	default:
+	lvl := levelWord(b[:sp])
+	if lvl == LevelUnknown {
 		return stUnknown
 	}
 	if wst.q != TimeComplete {

@@ -265,7 +265,7 @@ func printLevels(r row) {
 		if l.TTFTFromIntended != nil {
 			ttft = l.TTFTFromIntended
 		}
-		fmt.Printf("%d %s %d %.4f %.4f %.4f %.0f %.1f %.0f %.0f(%.1f) %.2f %d %.2f(%s) %.2f(%d/%d)\n", l.LevelIndex, l.Load, l.OK,
+		fmt.Printf("%d %s %d %.4f %.4f %.4f %.0f %.1f %.0f %.0f(%.1f) %.2f %d %.2f(%s) %.2f(%d/%d)\n", l.LevelIndex, l.Load.ID(), l.OK,
 			v(ttft, p50), v(ttft, p99), v(l.TPOT, p50), l.OutputTokPerS, l.RequestsPerS, l.Server.RunningMax, l.Server.WaitingMax, l.Server.WaitingMean,
 			l.Server.KVUsageMaxFraction, l.Server.Preemptions, l.Server.CPUThreadDemand, l.Server.CPUBusiestThread, l.Client.CPUDemand, l.Client.LagSamples, l.Client.Samples)
 	}

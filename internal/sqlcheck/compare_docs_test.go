@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/analyze/compare"
 	"github.com/headroom-llm/headroom/collect/importer"
 )
@@ -97,8 +98,17 @@ func TestCompareDocsSQL(t *testing.T) {
 	}
 	q.Close()
 	for _, r := range c.Runs {
-		if r.Sweep != nil && (r.Sweep.WallShort == "" || walls[r.Label] != r.Sweep.WallShort) {
-			t.Errorf("%s: wall_short %q in the index, %q in the comparison", r.Label, walls[r.Label], r.Sweep.WallShort)
+		if r.Sweep == nil {
+			continue
+		}
+		// wall_short is the primary wall (compare's code) at its load's
+		// identifier, then the secondary walls.
+		at := r.Sweep.Wall
+		if r.Sweep.WallAt != (analyze.LoadKey{}) {
+			at += " at " + r.Sweep.WallAt.ID()
+		}
+		if !strings.HasPrefix(walls[r.Label], at) || len(r.Sweep.Then) > 0 && !strings.Contains(walls[r.Label], "; then "+r.Sweep.Then[0].Wall) {
+			t.Errorf("%s: wall_short %q in the index, %q then %+v in the comparison", r.Label, walls[r.Label], at, r.Sweep.Then)
 		}
 	}
 	// The last query: p99 TTFT per run label and concurrency. Check the
