@@ -18,25 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void (*fake_logf)(const char *s);
-static int (*fake_failing)(const char *name);
-static void (*fake_advance_ms)(double ms);
-static void *(*fake_current_ctx)(void);
-static unsigned long long (*fake_generation)(void);
+#include "fake_driver_client.h"
 
-int fake_cublaslt_bind(void *driver) {
-	fake_logf = (void (*)(const char *))dlsym(driver, "fake_logf");
-	fake_failing = (int (*)(const char *))dlsym(driver, "fake_failing");
-	fake_advance_ms = (void (*)(double))dlsym(driver, "fake_advance_ms");
-	fake_current_ctx = (void *(*)(void))dlsym(driver, "fake_current_ctx");
-	fake_generation = (unsigned long long (*)(void))dlsym(driver, "fake_generation");
-	return fake_logf && fake_failing && fake_advance_ms && fake_current_ctx && fake_generation ? 0 : -1;
-}
-
-__attribute__((constructor)) static void fake_cublaslt_autobind(void) {
-	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (driver) fake_cublaslt_bind(driver);
-}
+int fake_cublaslt_bind(void *driver) { return bind_driver(driver); }
 
 #define STATUS_NOT_INITIALIZED 1
 #define STATUS_INVALID_VALUE 7
@@ -56,8 +40,6 @@ void fake_cublaslt_set_matmul_align(int a) { matmul_align = a > 0 ? a : 1; }
 static int refuse_first, refuse_fast;
 void fake_cublaslt_refuse(int k, int fast) { refuse_first = k; refuse_fast = fast; }
 
-#define LOG(...) do { char l_[1024]; snprintf(l_, sizeof l_, __VA_ARGS__); fake_logf(l_); } while (0)
-#define FAIL(name) do { int c_ = fake_failing(name); if (c_) { LOG("%s -> %d", name, c_); return c_; } } while (0)
 #define NEED_CTX(name) do { if (!fake_current_ctx()) { LOG("%s -> no current context", name); return STATUS_NOT_INITIALIZED; } } while (0)
 
 typedef struct { int compute, scale, transa, transb, fast; const float *a_scale, *b_scale; } desc;
