@@ -19,10 +19,6 @@
 
 int fake_cublas_bind(void *driver) { return bind_driver(driver); }
 
-#define CUBLAS_STATUS_NOT_INITIALIZED 1
-#define CUBLAS_STATUS_INVALID_VALUE 7
-#define CUBLAS_STATUS_NOT_SUPPORTED 15
-
 static double peak_tflops = 100, bandwidth_gbps = 1000;
 static int corrupt; // fake_cublas_corrupt: return a wrong product
 static int handles;
@@ -32,8 +28,6 @@ void fake_cublas_set_roofline(double tflops, double gbps) {
 	bandwidth_gbps = gbps;
 }
 void fake_cublas_corrupt(int on) { corrupt = on; }
-
-#define NEED_CTX(name) do { if (!fake_current_ctx()) { LOG("%s -> no current context", name); return CUBLAS_STATUS_NOT_INITIALIZED; } } while (0)
 
 int cublasCreate_v2(void **h) {
 	NEED_CTX("cublasCreate_v2");

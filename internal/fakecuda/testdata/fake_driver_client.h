@@ -1,9 +1,10 @@
-// What the fake libcublas.so.13 and libcublasLt.so.13 share: each binds to
-// the fake libcuda.so.1 (as the real libraries use the real driver) for its
-// log, its failure switch, its current context and its virtual clock. Each
-// library includes this once, so each has its own binding: a test hands a
-// library the driver's dlopen handle (fake_cublas_bind, fake_cublaslt_bind),
-// which keeps each test's set of fakes apart from every other test's.
+// What the fake libcublas.so.13 and libcublasLt.so.13 share: the cuBLAS
+// status codes both return, and the binding to the fake libcuda.so.1 (as
+// the real libraries use the real driver) for their log, failure switch,
+// current context and virtual clock. Each library includes this once, so
+// each has its own binding: a test hands a library the driver's dlopen
+// handle (fake_cublas_bind, fake_cublaslt_bind), which keeps each test's
+// set of fakes apart from every other test's.
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -36,3 +37,9 @@ __attribute__((constructor)) static void autobind_driver(void) {
 
 #define LOG(...) do { char l_[1024]; snprintf(l_, sizeof l_, __VA_ARGS__); fake_logf(l_); } while (0)
 #define FAIL(name) do { int c_ = fake_failing(name); if (c_) { LOG("%s -> %d", name, c_); return c_; } } while (0)
+
+#define CUBLAS_STATUS_NOT_INITIALIZED 1
+#define CUBLAS_STATUS_INVALID_VALUE 7
+#define CUBLAS_STATUS_NOT_SUPPORTED 15
+
+#define NEED_CTX(name) do { if (!fake_current_ctx()) { LOG("%s -> no current context", name); return CUBLAS_STATUS_NOT_INITIALIZED; } } while (0)
