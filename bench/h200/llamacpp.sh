@@ -101,18 +101,7 @@ script02() { # port
   # Script 02 sizes prompts at 1.3 tokens per word; give it the word count that makes 1024 tokens
   # with this server's tokenizer (measured through /tokenize on its own word list).
   local arg
-  arg=$("$PY" - "http://127.0.0.1:$port" 1024 <<'EOF'
-import json, random, sys, urllib.request
-sys.path.insert(0, "bench/seed")
-words = __import__("02_serving_sweep").WORDS
-base, target = sys.argv[1], int(sys.argv[2])
-random.seed(0)
-text = " ".join(random.choice(words) for _ in range(2000))
-req = urllib.request.Request(base + "/tokenize", data=json.dumps({"content": text}).encode(), headers={"Content-Type": "application/json"})
-count = len(json.load(urllib.request.urlopen(req))["tokens"])
-print(round(target * 1.3 * 2000 / count))
-EOF
-)
+  arg=$("$PY" "$REPO/bench/h200/script02_words.py" "http://127.0.0.1:$port" 1024 content)
   log "script 02: --prompt-tokens $arg (= 1024 tokens with this tokenizer)"
   echo "$arg" > "$W/runs/$name/prompt-tokens-arg.txt"
   (cd "$REPO" && timeout -s INT 240 "$PY" bench/seed/02_serving_sweep.py --base-url "http://127.0.0.1:$port" \
