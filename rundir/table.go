@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,7 +41,7 @@ func TableParts(dir, table string) ([]string, error) {
 // and gives their names in write (part number) order; a name that is a
 // part's but not one headroom writes is an error naming the entry as
 // where says.
-func partNames(entries []fs.DirEntry, where func(name string) string) ([]string, error) {
+func partNames(entries []os.DirEntry, where func(name string) string) ([]string, error) {
 	type part struct {
 		n    int
 		name string
