@@ -1,7 +1,6 @@
 package cuda_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
 	"strings"
@@ -43,13 +42,9 @@ func TestE4M3RoundTrip(t *testing.T) {
 // that a row-major X·W with W stored output-major needs, the scales, one
 // heuristic query per shape, and the product itself.
 func TestGemmFP8(t *testing.T) {
-	f, d := openFake(t)
-	const batch, k, n = 3, 32, 16
-	ctx, err := d.OpenContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ctx := openContext(t)
 	defer ctx.Close()
+	const batch, k, n = 3, 32, 16
 	lt, err := ctx.OpenLt(cuda.LibraryPaths{CUBLASLt: f.CUBLASLtPath}, 1<<20)
 	if err != nil {
 		t.Fatal(err)
@@ -87,18 +82,9 @@ func TestGemmFP8(t *testing.T) {
 	if err := ctx.CopyToHost(out, yPtr); err != nil {
 		t.Fatal(err)
 	}
-	for b := 0; b < batch; b++ {
-		for j := 0; j < n; j++ {
-			var want float32
-			for p := 0; p < k; p++ {
-				want += cuda.E4M3ToFloat32(x[b*k+p]) * cuda.E4M3ToFloat32(wt[j*k+p])
-			}
-			want *= 2 * 0.5
-			if got := cuda.BF16ToFloat32(binary.LittleEndian.Uint16(out[2*(b*n+j):])); got != want {
-				t.Errorf("Y[%d][%d] = %v, want %v", b, j, got, want)
-			}
-		}
-	}
+	checkProduct(t, out, batch, k, n, func(b, p, j int) float32 {
+		return 2 * 0.5 * cuda.E4M3ToFloat32(x[b*k+p]) * cuda.E4M3ToFloat32(wt[j*k+p])
+	})
 	log := strings.Join(f.Log(), "\n")
 	if got := strings.Count(log, "cublasLtMatmulAlgoGetHeuristic"); got != 1 {
 		t.Errorf("%d heuristic queries for one shape, want 1 (the plan is cached)", got)
@@ -126,13 +112,9 @@ func TestGemmFP8(t *testing.T) {
 }
 
 func TestMissingCUBLASLt(t *testing.T) {
-	f, d := openFake(t)
-	ctx, err := d.OpenContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ctx := openContext(t)
 	defer ctx.Close()
-	_, err = ctx.OpenLt(cuda.LibraryPaths{CUBLASLt: f.Dir + "/nope.so"}, 0)
+	_, err := ctx.OpenLt(cuda.LibraryPaths{CUBLASLt: f.Dir + "/nope.so"}, 0)
 	if !errors.Is(err, cuda.ErrLibraryNotFound) || !strings.Contains(err.Error(), "cuBLASLt") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("OpenLt with a missing library: %v, want a one-line library error", err)
 	}
@@ -147,11 +129,7 @@ func TestMissingCUBLASLt(t *testing.T) {
 // TestGemmFP8FallsBack: when cublasLtMatmul refuses the heuristic's first
 // algorithms, or fast accumulation, the bindings find the one that runs.
 func TestGemmFP8FallsBack(t *testing.T) {
-	f, d := openFake(t)
-	ctx, err := d.OpenContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ctx := openContext(t)
 	defer ctx.Close()
 	lt, err := ctx.OpenLt(cuda.LibraryPaths{CUBLASLt: f.CUBLASLtPath}, 1<<20)
 	if err != nil {

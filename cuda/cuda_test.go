@@ -27,6 +27,50 @@ func openFake(t *testing.T) (*fakecuda.Fake, *cuda.Driver) {
 	return f, d
 }
 
+// openContext opens the fake driver and a context on device 0, which the
+// caller closes (from its own goroutine: the context holds its thread).
+func openContext(t *testing.T) (*fakecuda.Fake, *cuda.Context) {
+	t.Helper()
+	f, d := openFake(t)
+	ctx, err := d.OpenContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, ctx
+}
+
+// inContext opens the fake driver and a context on device 0 as a program
+// would, runs fn in it and closes it: an error of any step is returned.
+func inContext(f *fakecuda.Fake, fn func(*cuda.Context) error) error {
+	d, err := cuda.OpenDriver(cuda.LibraryPaths{Driver: f.DriverPath})
+	if err != nil {
+		return err
+	}
+	ctx, err := d.OpenContext(0)
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	return fn(ctx)
+}
+
+// checkProduct fails the test for each element of the row-major bf16
+// (batch,n) result out that is not the sum over p < k of term(b, p, j).
+func checkProduct(t *testing.T, out []byte, batch, k, n int, term func(b, p, j int) float32) {
+	t.Helper()
+	for b := 0; b < batch; b++ {
+		for j := 0; j < n; j++ {
+			var want float32
+			for p := 0; p < k; p++ {
+				want += term(b, p, j)
+			}
+			if got := cuda.BF16ToFloat32(binary.LittleEndian.Uint16(out[2*(b*n+j):])); got != want {
+				t.Errorf("Y[%d][%d] = %v, want %v", b, j, got, want)
+			}
+		}
+	}
+}
+
 // callNames keeps the first word of each logged call.
 func callNames(log []string) []string {
 	var names []string
@@ -88,18 +132,7 @@ func TestGemmCallSequenceAndArguments(t *testing.T) {
 	if err := ctx.CopyToHost(out, yPtr); err != nil {
 		t.Fatal(err)
 	}
-	for b := 0; b < batch; b++ {
-		for j := 0; j < n; j++ {
-			var want float32
-			for p := 0; p < k; p++ {
-				want += x[b*k+p] * w[p*n+j]
-			}
-			got := cuda.BF16ToFloat32(binary.LittleEndian.Uint16(out[2*(b*n+j):]))
-			if got != want {
-				t.Errorf("Y[%d][%d] = %v, want %v", b, j, got, want)
-			}
-		}
-	}
+	checkProduct(t, out, batch, k, n, func(b, p, j int) float32 { return x[b*k+p] * w[p*n+j] })
 	if err := blas.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -161,15 +194,11 @@ func TestMissingDriverIsOneLineError(t *testing.T) {
 }
 
 func TestMissingCUBLAS(t *testing.T) {
-	f, d := openFake(t)
-	ctx, err := d.OpenContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ctx := openContext(t)
 	defer ctx.Close()
 	missing := filepath.Join(t.TempDir(), "libcublas.so.13")
 	t.Setenv(cuda.EnvCUBLAS, missing)
-	_, err = ctx.OpenBLAS(cuda.LibraryPaths{}, 0)
+	_, err := ctx.OpenBLAS(cuda.LibraryPaths{}, 0)
 	if err == nil {
 		t.Fatal("OpenBLAS with HEADROOM_CUBLAS pointing nowhere succeeded")
 	}
@@ -212,46 +241,24 @@ func TestDriverErrorsAreNamed(t *testing.T) {
 			return err
 		}, "cuda: cuInit: CUDA_ERROR_STUB_LIBRARY (34)"},
 		{"cublasGemmEx", 13, func(f *fakecuda.Fake) error {
-			d, err := cuda.OpenDriver(cuda.LibraryPaths{Driver: f.DriverPath})
-			if err != nil {
-				return err
-			}
-			ctx, err := d.OpenContext(0)
-			if err != nil {
-				return err
-			}
-			defer ctx.Close()
-			blas, err := ctx.OpenBLAS(cuda.LibraryPaths{CUBLAS: f.CUBLASPath}, 1<<20)
-			if err != nil {
-				return err
-			}
-			defer blas.Close()
-			buf, _ := ctx.Alloc(1 << 10)
-			return blas.GemmBF16(buf, buf, buf, 2, 4, 4)
+			return inContext(f, func(ctx *cuda.Context) error {
+				blas, err := ctx.OpenBLAS(cuda.LibraryPaths{CUBLAS: f.CUBLASPath}, 1<<20)
+				if err != nil {
+					return err
+				}
+				defer blas.Close()
+				buf, _ := ctx.Alloc(1 << 10)
+				return blas.GemmBF16(buf, buf, buf, 2, 4, 4)
+			})
 		}, "cuda: cublasGemmEx: CUBLAS_STATUS_EXECUTION_FAILED (13) (shape (2,4)@(4,4) bf16)"},
 		{"cuMemAlloc_v2", 2, func(f *fakecuda.Fake) error {
-			d, err := cuda.OpenDriver(cuda.LibraryPaths{Driver: f.DriverPath})
-			if err != nil {
+			return inContext(f, func(ctx *cuda.Context) error {
+				_, err := ctx.Alloc(1 << 30)
 				return err
-			}
-			ctx, err := d.OpenContext(0)
-			if err != nil {
-				return err
-			}
-			defer ctx.Close()
-			_, err = ctx.Alloc(1 << 30)
-			return err
+			})
 		}, "cuda: cuMemAlloc_v2(1073741824 bytes): CUDA_ERROR_OUT_OF_MEMORY (2)"},
 		{"cuDevicePrimaryCtxRetain", 46, func(f *fakecuda.Fake) error {
-			d, err := cuda.OpenDriver(cuda.LibraryPaths{Driver: f.DriverPath})
-			if err != nil {
-				return err
-			}
-			ctx, err := d.OpenContext(0)
-			if err == nil {
-				ctx.Close()
-			}
-			return err
+			return inContext(f, func(*cuda.Context) error { return nil })
 		}, "cuda: cuDevicePrimaryCtxRetain: CUDA_ERROR_DEVICE_UNAVAILABLE (46)"},
 	}
 	f := fakecuda.Build(t)
@@ -302,11 +309,7 @@ func TestDeviceInfo(t *testing.T) {
 }
 
 func TestKernelsCopyAndSum(t *testing.T) {
-	f, d := openFake(t)
-	ctx, err := d.OpenContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ctx := openContext(t)
 	defer ctx.Close()
 	k, err := ctx.LoadKernels()
 	if err != nil {

@@ -7,6 +7,7 @@ package modelspec
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -201,7 +202,7 @@ func Parse(data []byte) (*Spec, error) {
 			return nil, fmt.Errorf("kv_lora_rank without qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
 		}
 	}
-	m.DType = NormalizeDType(firstString(c.TorchDType, c.DType))
+	m.DType = NormalizeDType(cmp.Or(c.TorchDType, c.DType))
 	if m.DType == "" {
 		m.DType = "bfloat16"
 		m.Notes = append(m.Notes, "no torch_dtype: bfloat16 assumed")
@@ -227,15 +228,6 @@ func first(ps ...*int) int {
 		}
 	}
 	return 0
-}
-
-func firstString(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // NormalizeDType maps dtype spellings (torch.bfloat16, bf16, fp16, f32, …)

@@ -7,19 +7,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
 func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
-
-func mustRead[T any](t *testing.T, dir, table string) []T {
-	t.Helper()
-	rows, err := rundir.ReadTable[T](dir, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
-}
 
 // TestRealProbeRuns recomputes the roofline of real H200 probe runs
 // (testdata/probe-h200: three solo runs and one of two GPUs, solo and
@@ -32,7 +24,7 @@ func TestRealProbeRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gemm, bw := mustRead[rundir.ProbeGEMMRow](t, dir, rundir.TableProbeGEMM), mustRead[rundir.ProbeBandwidthRow](t, dir, rundir.TableProbeBandwidth)
+		gemm, bw := runtest.Table[rundir.ProbeGEMMRow](t, dir, rundir.TableProbeGEMM), runtest.Table[rundir.ProbeBandwidthRow](t, dir, rundir.TableProbeBandwidth)
 		p := m.Probe
 		rl := Compute(gemm, bw, Select{Device: gemm[0].Device})
 		if !near(rl.PeakFLOPPerS, p.PeakFLOPPerS, 1e-12) || rl.PeakBatch != int64(p.PeakBatch) ||

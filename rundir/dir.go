@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 )
 
 // Dir is a run directory to read: a local directory, or a run kept in
@@ -124,26 +123,11 @@ func (s Dir) Parts(table string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	type part struct {
-		n    int
-		name string
+	names, err := partNames(entries, func(name string) string { return s.Path(path.Join(table, name)) })
+	for i, n := range names {
+		names[i] = path.Join(table, n)
 	}
-	var parts []part
-	for _, e := range entries {
-		n, ok, err := partName(e.Name())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Path(path.Join(table, e.Name())), err)
-		}
-		if ok && !e.IsDir() {
-			parts = append(parts, part{n, path.Join(table, e.Name())})
-		}
-	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i].n < parts[j].n })
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		out[i] = p.name
-	}
-	return out, nil
+	return names, err
 }
 
 // ReadDirTable reads every part of a table of the run, in order, as

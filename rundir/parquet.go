@@ -254,6 +254,9 @@ func decodeParquet[T any](r parquet.ReaderAtSeeker) (rows []T, err error) {
 }
 
 func fillColumn[T any](rows []T, start int, f codecField, chunk arrow.Array) error {
+	// The chunk's type is the same on every row: whether it fits the field
+	// is known once, and said at the first value it would have to fill.
+	misfit := columnFits(chunk, f.kind)
 	for i := 0; i < chunk.Len(); i++ {
 		dst := reflect.ValueOf(&rows[start+i]).Elem().Field(f.index)
 		if chunk.IsNull(i) {
@@ -262,6 +265,9 @@ func fillColumn[T any](rows []T, start int, f codecField, chunk arrow.Array) err
 			}
 			continue
 		}
+		if misfit != nil {
+			return misfit
+		}
 		if f.nullable {
 			p := reflect.New(dst.Type().Elem())
 			dst.Set(p)
@@ -269,38 +275,44 @@ func fillColumn[T any](rows []T, start int, f codecField, chunk arrow.Array) err
 		}
 		switch a := chunk.(type) {
 		case *array.Int32:
-			if f.kind != reflect.Int32 && f.kind != reflect.Int64 {
-				return fmt.Errorf("type int32 does not fit %v", f.kind)
-			}
 			dst.SetInt(int64(a.Value(i)))
 		case *array.Int64:
-			if f.kind != reflect.Int64 {
-				return fmt.Errorf("type int64 does not fit %v", f.kind)
-			}
 			dst.SetInt(a.Value(i))
 		case *array.Float64:
-			if f.kind != reflect.Float64 {
-				return fmt.Errorf("type float64 does not fit %v", f.kind)
-			}
 			dst.SetFloat(a.Value(i))
 		case *array.String:
-			if f.kind != reflect.String {
-				return fmt.Errorf("type string does not fit %v", f.kind)
-			}
 			dst.SetString(a.Value(i))
 		case *array.LargeString:
-			if f.kind != reflect.String {
-				return fmt.Errorf("type string does not fit %v", f.kind)
-			}
 			dst.SetString(a.Value(i))
 		case *array.Boolean:
-			if f.kind != reflect.Bool {
-				return fmt.Errorf("type bool does not fit %v", f.kind)
-			}
 			dst.SetBool(a.Value(i))
-		default:
-			return fmt.Errorf("unsupported Arrow type %v", chunk.DataType())
 		}
+	}
+	return nil
+}
+
+// columnFits says whether an Arrow column of chunk's type can fill a field
+// of the given kind (an int32 column fills int64 fields too): nil, or the
+// error that says why not.
+func columnFits(chunk arrow.Array, kind reflect.Kind) error {
+	var name string
+	var fits bool
+	switch chunk.(type) {
+	case *array.Int32:
+		name, fits = "int32", kind == reflect.Int32 || kind == reflect.Int64
+	case *array.Int64:
+		name, fits = "int64", kind == reflect.Int64
+	case *array.Float64:
+		name, fits = "float64", kind == reflect.Float64
+	case *array.String, *array.LargeString:
+		name, fits = "string", kind == reflect.String
+	case *array.Boolean:
+		name, fits = "bool", kind == reflect.Bool
+	default:
+		return fmt.Errorf("unsupported Arrow type %v", chunk.DataType())
+	}
+	if !fits {
+		return fmt.Errorf("type %s does not fit %v", name, kind)
 	}
 	return nil
 }

@@ -78,44 +78,62 @@ func (r *Run) Finish(stopped *Stopped) error {
 // Path returns the path of a file or table inside the run.
 func (r *Run) Path(name string) string { return filepath.Join(r.Dir, name) }
 
+// tableTypes pairs every table this format defines with a reader of its
+// rows as their Go type: the one list Check, ReadRows and AllTables share.
+var tableTypes = []struct {
+	name string
+	read func(dir, table string) (any, error)
+}{
+	{TableProbeGEMM, readRows[ProbeGEMMRow]},
+	{TableProbeBandwidth, readRows[ProbeBandwidthRow]},
+	{TableProbeModelGEMM, readRows[ProbeModelGEMMRow]},
+	{TableLevels, readRows[LevelRow]},
+	{TableRequests, readRows[RequestRow]},
+	{TableTokens, readRows[TokenRow]},
+	{TableServerMetrics, readRows[ServerMetricRow]},
+	{TableGPUTelemetry, readRows[GPUTelemetryRow]},
+	{TableClientSamples, readRows[ClientSampleRow]},
+	{TableServerLogLines, readRows[ServerLogLineRow]},
+	{TableLevelStats, readRows[LevelStatsRow]},
+	{TableServerCPU, readRows[ServerCPURow]},
+}
+
+func readRows[T any](dir, table string) (any, error) {
+	rows, err := ReadTable[T](dir, table)
+	return rows, err
+}
+
 // AllTables lists every table this format defines.
-var AllTables = []string{
-	TableProbeGEMM, TableProbeBandwidth, TableProbeModelGEMM, TableLevels, TableRequests, TableTokens,
-	TableServerMetrics, TableGPUTelemetry, TableClientSamples, TableServerLogLines, TableLevelStats,
-	TableServerCPU,
+var AllTables = func() []string {
+	names := make([]string, len(tableTypes))
+	for i, t := range tableTypes {
+		names[i] = t.name
+	}
+	return names
+}()
+
+// ReadRows reads every row of one of AllTables as a slice of its row type
+// ([]RequestRow for TableRequests, ...), for code that handles every table
+// alike. A table this format does not define is an error.
+func ReadRows(dir, table string) (any, error) {
+	for _, t := range tableTypes {
+		if t.name == table {
+			return t.read(dir, table)
+		}
+	}
+	return nil, fmt.Errorf("%s: not a table of run format %d", table, FormatVersion)
 }
 
 // Check reads every table of the run with its row type, so that a corrupt
 // or truncated part file is found before any analysis starts. The error
 // names the file and the problem.
 func (r *Run) Check() error {
-	checks := []func() error{
-		checkTable[ProbeGEMMRow](r.Dir, TableProbeGEMM),
-		checkTable[ProbeBandwidthRow](r.Dir, TableProbeBandwidth),
-		checkTable[ProbeModelGEMMRow](r.Dir, TableProbeModelGEMM),
-		checkTable[LevelRow](r.Dir, TableLevels),
-		checkTable[RequestRow](r.Dir, TableRequests),
-		checkTable[TokenRow](r.Dir, TableTokens),
-		checkTable[ServerMetricRow](r.Dir, TableServerMetrics),
-		checkTable[GPUTelemetryRow](r.Dir, TableGPUTelemetry),
-		checkTable[ClientSampleRow](r.Dir, TableClientSamples),
-		checkTable[ServerLogLineRow](r.Dir, TableServerLogLines),
-		checkTable[LevelStatsRow](r.Dir, TableLevelStats),
-		checkTable[ServerCPURow](r.Dir, TableServerCPU),
-	}
-	for _, c := range checks {
-		if err := c(); err != nil {
+	for _, t := range tableTypes {
+		if _, err := t.read(r.Dir, t.name); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func checkTable[T any](dir, table string) func() error {
-	return func() error {
-		_, err := ReadTable[T](dir, table)
-		return err
-	}
 }
 
 // IsRun reports whether dir holds a manifest (it may still be invalid).

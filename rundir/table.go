@@ -29,26 +29,39 @@ func TableParts(dir, table string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	join := func(name string) string { return filepath.Join(dir, table, name) }
+	names, err := partNames(entries, join)
+	for i, n := range names {
+		names[i] = join(n)
+	}
+	return names, err
+}
+
+// partNames picks the part files among the entries of a table's folder
+// and gives their names in write (part number) order; a name that is a
+// part's but not one headroom writes is an error naming the entry as
+// where says.
+func partNames(entries []os.DirEntry, where func(name string) string) ([]string, error) {
 	type part struct {
 		n    int
-		path string
+		name string
 	}
 	var parts []part
 	for _, e := range entries {
 		n, ok, err := partName(e.Name())
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, table, e.Name()), err)
+			return nil, fmt.Errorf("%s: %w", where(e.Name()), err)
 		}
 		if ok && !e.IsDir() {
-			parts = append(parts, part{n, filepath.Join(dir, table, e.Name())})
+			parts = append(parts, part{n, e.Name()})
 		}
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i].n < parts[j].n })
-	out := make([]string, len(parts))
+	names := make([]string, len(parts))
 	for i, p := range parts {
-		out[i] = p.path
+		names[i] = p.name
 	}
-	return out, nil
+	return names, nil
 }
 
 func partNumber(name string) (int, bool) {

@@ -278,3 +278,29 @@ func TestFindRuns(t *testing.T) {
 		t.Fatalf("Open on a non-run: %v", err)
 	}
 }
+
+// ReadRows gives every table's rows as its own row type, and refuses a
+// name that is no table.
+func TestReadRows(t *testing.T) {
+	dir := t.TempDir()
+	want := randomRows[RequestRow](rand.New(rand.NewPCG(3, 4)), 5)
+	if err := WriteTable(dir, TableRequests, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadRows(dir, TableRequests)
+	if err != nil || !reflect.DeepEqual(got, any(want)) {
+		t.Fatalf("ReadRows(requests) = %+v, %v; want the 5 rows written", got, err)
+	}
+	for _, table := range AllTables {
+		rows, err := ReadRows(dir, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typ := reflect.TypeOf(rows); typ.Kind() != reflect.Slice || !strings.HasSuffix(typ.Elem().Name(), "Row") {
+			t.Errorf("ReadRows(%s) is a %v, want a slice of the table's row type", table, typ)
+		}
+	}
+	if _, err := ReadRows(dir, "request"); err == nil || !strings.Contains(err.Error(), "request") {
+		t.Errorf("ReadRows of no table: %v, want an error naming it", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/slo"
 )
@@ -90,14 +91,8 @@ func latency(l analyze.LevelStats, metric string) *analyze.Latency {
 // levelRequests reads a run's measured requests by level.
 func levelRequests(t *testing.T, dir string) map[int][]slo.Request {
 	t.Helper()
-	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	if err != nil {
-		t.Fatal(err)
-	}
-	toks, err := rundir.ReadTable[rundir.TokenRow](dir, rundir.TableTokens)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqs := runtest.Table[rundir.RequestRow](t, dir, rundir.TableRequests)
+	toks := runtest.Table[rundir.TokenRow](t, dir, rundir.TableTokens)
 	byID := map[string][]rundir.TokenRow{}
 	for _, k := range toks {
 		byID[k.RequestID] = append(byID[k.RequestID], k)
@@ -112,10 +107,7 @@ func levelRequests(t *testing.T, dir string) map[int][]slo.Request {
 }
 
 func judgeRun(t *testing.T, dir string, byLevel map[int][]slo.Request, s *slo.SLO) map[int]slo.Verdict {
-	levels, err := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
-	if err != nil {
-		t.Fatal(err)
-	}
+	levels := runtest.Table[rundir.LevelRow](t, dir, rundir.TableLevels)
 	out := map[int]slo.Verdict{}
 	for _, l := range levels {
 		out[int(l.LevelIndex)] = s.Judge(slo.Level{Requests: byLevel[int(l.LevelIndex)], Complete: l.Complete}, slo.DefaultMaxErrorFraction)

@@ -193,27 +193,8 @@ func resampledPercentile(r *rand.Rand, sorted []float64, p float64) float64 {
 
 // betaVariate draws from Beta(a, b) as X/(X+Y), X ~ Gamma(a), Y ~ Gamma(b).
 func betaVariate(r *rand.Rand, a, b float64) float64 {
-	x, y := gammaVariate(r, a), gammaVariate(r, b)
+	x, y := Gamma(r, a), Gamma(r, b)
 	return x / (x + y)
-}
-
-// gammaVariate draws from Gamma(shape, 1) for shape >= 1 by Marsaglia and
-// Tsang's method (ACM TOMS 26(3), 2000).
-func gammaVariate(r *rand.Rand, shape float64) float64 {
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
 }
 
 func trimFloat(v float64) string {

@@ -115,18 +115,7 @@ if [ "$PHASE" = large ] && [ "$(left)" -gt 60 ]; then
   model=$(curl -s "$base/v1/models" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["id"])')
   # Script 02 sizes prompts at 1.3 tokens per word; give it the word count that makes PROMPT_TOKENS
   # with this server's tokenizer, measured on its own word list, so both clients send the same load.
-  arg=$("$PY" - "$base" "$PROMPT_TOKENS" <<'EOF'
-import json, random, sys, urllib.request
-sys.path.insert(0, "bench/seed")
-words = __import__("02_serving_sweep").WORDS
-base, target = sys.argv[1], int(sys.argv[2])
-random.seed(0)
-text = " ".join(random.choice(words) for _ in range(2000))
-req = urllib.request.Request(base + "/tokenize", data=json.dumps({"prompt": text}).encode(), headers={"Content-Type": "application/json"})
-count = json.load(urllib.request.urlopen(req))["count"]
-print(round(target * 1.3 * 2000 / count))
-EOF
-)
+  arg=$("$PY" bench/h200/script02_words.py "$base" "$PROMPT_TOKENS" prompt)
   log "script 02: model $model, --prompt-tokens $arg (= $PROMPT_TOKENS tokens with this tokenizer)"
   echo "$arg" > "$W/script02-prompt-tokens-arg.txt"
   timeout -s INT $(( $(left) - 15 )) "$PY" bench/seed/02_serving_sweep.py --base-url "$base" --model "$model" \

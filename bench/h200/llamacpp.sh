@@ -4,10 +4,9 @@
 # seed's script 02 against the same server; and the verdict scenarios of /work/coord/gpu-scenarios.md
 # (issue 14), three recordings each. docs/gpu-engine.md has the exact flags and what came out.
 #
-# The device tool runs one command for at most 10 minutes, and a warm machine keeps /tmp between
-# calls. So `start` launches the whole plan as a daemon (its own process session, which outlives the
-# call) working in $W=/tmp/hr, and waits; `collect` waits for more of it. Both end by packing every
-# step finished since the last pack into $OUT (tar.gz, split below 16 MiB) and printing a status.
+# The plan runs as a daemon (daemon.sh, beside this script): `start` launches it working in
+# $W=/tmp/hr and waits; `collect` waits for more of it. Both end by packing every step finished
+# since the last pack into $OUT (tar.gz, split below 16 MiB) and printing a status.
 #
 #   call 1:  bash .device/gpu/llamacpp.sh start 560
 #   call 2:  bash .device/gpu/llamacpp.sh collect 570
@@ -15,7 +14,7 @@
 # A fresh machine on call 2 (the first one was taken back) has no /tmp/hr: `collect` then starts
 # the plan again, skipping the steps named in SKIP (those that call 1 shipped).
 #
-# Needs, next to this script (put there by bench/h200/prepare-device.sh): headroom.gz and
+# Needs, next to this script (put there by bench/h200/prepare-device.sh): daemon.sh, headroom.gz and
 # write-llama (CGO_ENABLED=0 builds), llama-src.tar.xz (the llama.cpp snapshot), config-8b.json.
 # Dry run of the plan on a machine without a GPU: DRY=1 W=/tmp/hr-dry bash bench/h200/llamacpp.sh plan
 set -u
@@ -30,9 +29,7 @@ B=$W/llama/build/bin
 LLAMA_LIB=$B:/usr/local/cuda/targets/x86_64-linux/lib
 LEVELS=1,2,4,8,16,32,64,128
 
-log() { echo "[$(date -u +%H:%M:%S) +$((SECONDS))s] $*" | tee -a "$W/plan.log"; }
-done_step() { touch "$W/done/$1"; log "done $1"; }
-skipped() { case " ${SKIP:-} " in *" $1 "*) return 0 ;; esac; [ -e "$W/done/$1" ]; }
+. "$HERE/daemon.sh" # log, done_step, skipped; pack, start and collect (daemon_main)
 
 build_llama() {
   # The documented build (/work/shared/notes/gpu-box.md), at the lowest CPU priority so that the
@@ -104,18 +101,7 @@ script02() { # port
   # Script 02 sizes prompts at 1.3 tokens per word; give it the word count that makes 1024 tokens
   # with this server's tokenizer (measured through /tokenize on its own word list).
   local arg
-  arg=$("$PY" - "http://127.0.0.1:$port" 1024 <<'EOF'
-import json, random, sys, urllib.request
-sys.path.insert(0, "bench/seed")
-words = __import__("02_serving_sweep").WORDS
-base, target = sys.argv[1], int(sys.argv[2])
-random.seed(0)
-text = " ".join(random.choice(words) for _ in range(2000))
-req = urllib.request.Request(base + "/tokenize", data=json.dumps({"content": text}).encode(), headers={"Content-Type": "application/json"})
-count = len(json.load(urllib.request.urlopen(req))["tokens"])
-print(round(target * 1.3 * 2000 / count))
-EOF
-)
+  arg=$("$PY" "$REPO/bench/h200/script02_words.py" "http://127.0.0.1:$port" 1024 content)
   log "script 02: --prompt-tokens $arg (= 1024 tokens with this tokenizer)"
   echo "$arg" > "$W/runs/$name/prompt-tokens-arg.txt"
   (cd "$REPO" && timeout -s INT 240 "$PY" bench/seed/02_serving_sweep.py --base-url "http://127.0.0.1:$port" \
@@ -169,42 +155,11 @@ plan() {
   log "plan finished"
 }
 
-pack() { # call label
-  local label=$1 new=()
-  mkdir -p "$W/shipped"
-  for d in "$W"/done/*; do
-    [ -e "$d" ] || continue
-    local s
-    s=$(basename "$d")
-    [ -e "$W/shipped/$s" ] && continue
-    new+=("$s")
-  done
-  local files=()
-  for s in "${new[@]}"; do
-    [ -e "$W/runs/$s" ] && files+=("runs/$s")
-    [ -e "$W/runs/$s.out" ] && files+=("runs/$s.out")
-  done
-  for f in runs/nvidia-smi.txt runs/headroom-version.txt; do [ -e "$W/$f" ] && files+=("$f"); done
-  cp "$W/plan.log" "$OUT/plan-$label.log" 2> /dev/null
-  tail -c 200000 "$W/build.log" > "$OUT/build-$label.log" 2> /dev/null
-  if [ ${#files[@]} -gt 0 ]; then
-    tar -czf "$W/pack-$label.tar.gz" -C "$W" "${files[@]}" &&
-      split -b 15m -d "$W/pack-$label.tar.gz" "$OUT/runs-$label.tar.gz." &&
-      for s in "${new[@]}"; do touch "$W/shipped/$s"; done
-  fi
-  echo "packed: ${new[*]:-nothing}"
-  ls -la "$OUT"
-}
+# What a finished step ships, and what every pack ships (see daemon.sh).
+step_files() { echo "runs/$1 runs/$1.out"; }
+extra_files() { echo runs/nvidia-smi.txt runs/headroom-version.txt; }
 
-wait_plan() { # deadline_s
-  local deadline=$1
-  while [ $SECONDS -lt "$deadline" ]; do
-    [ -e "$W/plan.pid" ] && kill -0 "$(cat "$W/plan.pid")" 2> /dev/null || break
-    sleep 5
-  done
-}
-
-status() {
+show_status() {
   echo "=== status at +${SECONDS}s"
   ls "$W/done" 2> /dev/null | tr '\n' ' '
   echo
@@ -212,25 +167,4 @@ status() {
   grep -h "peak observed\|FP8 peak\|bandwidth  \|B=1    \|real" "$W/runs/probe.out" 2> /dev/null | head -12
 }
 
-start_plan() {
-  mkdir -p "$W"
-  setsid nohup bash "$HERE/llamacpp.sh" plan > "$W/plan.out" 2>&1 < /dev/null &
-  echo $! > "$W/plan.pid"
-}
-
-case ${1:-} in
-plan) plan ;;
-start)
-  start_plan
-  wait_plan "${2:-560}"
-  pack 1
-  status
-  ;;
-collect)
-  if [ ! -d "$W/done" ]; then echo "fresh machine: starting the plan again (skip: ${SKIP:-none})"; start_plan; fi
-  wait_plan "${2:-570}"
-  pack "${LABEL:-2}"
-  status
-  ;;
-*) echo "usage: $0 start|collect [deadline_s] | plan" >&2; exit 2 ;;
-esac
+daemon_main "$HERE/llamacpp.sh" "$@"

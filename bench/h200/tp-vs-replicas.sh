@@ -10,14 +10,14 @@
 # The interconnect is recorded twice: `nvidia-smi topo -m` (runs/topo.txt) and NVML in each run's
 # manifest (gpu_links, "GPU interconnect" in the report context).
 #
-# Same orchestration as bench/h200/llamacpp.sh (branch gpu): `start` launches the plan as a daemon in
+# Same orchestration as bench/h200/llamacpp.sh (daemon.sh): `start` launches the plan as a daemon in
 # $W=/tmp/hr2 and waits; `collect` waits for more. Both pack what finished into $OUT and print a status.
 #
 #   prepare (here): bash bench/h200/prepare-device.sh; cp bench/h200/tp-vs-replicas.sh /work/main/.device/gpu/
 #   call 1 (kind nvidia-h200-x2):  bash .device/gpu/tp-vs-replicas.sh start 560
 #   call 2 (kind nvidia-h200-x2):  bash .device/gpu/tp-vs-replicas.sh collect 570
 #
-# Needs, next to this script (bench/h200/prepare-device.sh puts them there): headroom.gz and
+# Needs, next to this script (bench/h200/prepare-device.sh puts them there): daemon.sh, headroom.gz and
 # write-llama (with -preset 8b: branch gpu), llama-src.tar.xz.
 # Dry run of the plan without a GPU (prints every command, runs none):
 #   DRY=1 W=/tmp/hr2-dry bash bench/h200/tp-vs-replicas.sh plan
@@ -35,9 +35,7 @@ MODEL=$W/models/8b-f16.gguf
 ALIAS=llama-3.1-8b-shape-random-f16
 DESC="llama.cpp $SNAPSHOT (0.4.0) llama-server built with CUDA for sm_90, random-weight Llama-3.1-8B-shaped f16 GGUF (meaningless text, real shapes and KV cache), 1280 tokens per slot, --cache-ram 0; client and servers on the same box"
 
-log() { echo "[$(date -u +%H:%M:%S) +$((SECONDS))s] $*" | tee -a "$W/plan.log"; }
-done_step() { touch "$W/done/$1"; log "done $1"; }
-skipped() { case " ${SKIP:-} " in *" $1 "*) return 0 ;; esac; [ -e "$W/done/$1" ]; }
+. "$HERE/daemon.sh" # log, done_step, skipped; pack, start and collect (daemon_main)
 run() { if [ -n "${DRY:-}" ]; then echo "DRY: $*" | tee -a "$W/plan.log"; else "$@"; fi; }
 
 # server PORT FLAGS...: a llama-server command line (LD_LIBRARY_PATH stays out of it, so the
@@ -157,56 +155,13 @@ plan() {
   log "plan finished"
 }
 
-pack() { # label
-  local label=$1 new=() files=() s d
-  mkdir -p "$W/shipped"
-  for d in "$W"/done/*; do
-    [ -e "$d" ] || continue
-    s=$(basename "$d")
-    [ -e "$W/shipped/$s" ] || new+=("$s")
-  done
-  for s in "${new[@]}"; do
-    for f in "runs/$s" "runs/$s.out" "runs/$s-servers"; do [ -e "$W/$f" ] && files+=("$f"); done
-  done
-  [ " ${new[*]} " != "${new[*]/report/}" ] && files+=(runs/compare runs/report)
-  for f in runs/nvidia-smi.txt runs/topo.txt runs/headroom-version.txt; do [ -e "$W/$f" ] && files+=("$f"); done
-  cp "$W/plan.log" "$OUT/plan-$label.log" 2> /dev/null
-  tail -c 200000 "$W/build.log" > "$OUT/build-$label.log" 2> /dev/null
-  if [ ${#files[@]} -gt 0 ]; then
-    tar -czf "$W/pack-$label.tar.gz" -C "$W" "${files[@]}" &&
-      split -b 15m -d "$W/pack-$label.tar.gz" "$OUT/runs-$label.tar.gz." &&
-      for s in "${new[@]}"; do touch "$W/shipped/$s"; done
-  fi
-  echo "packed: ${new[*]:-nothing}"
-  ls -la "$OUT"
+# What a finished step ships, and what every pack ships (see daemon.sh): the report step brings
+# the comparison and the report.
+step_files() { echo "runs/$1 runs/$1.out runs/$1-servers"; }
+extra_files() {
+  case " $* " in *" report "*) echo runs/compare runs/report ;; esac
+  echo runs/nvidia-smi.txt runs/topo.txt runs/headroom-version.txt
 }
+show_status() { tail -n 25 "$W/plan.log"; }
 
-wait_plan() { # deadline_s
-  while [ $SECONDS -lt "$1" ]; do
-    [ -e "$W/plan.pid" ] && kill -0 "$(cat "$W/plan.pid")" 2> /dev/null || break
-    sleep 5
-  done
-}
-
-start_plan() {
-  mkdir -p "$W"
-  setsid nohup bash "$HERE/tp-vs-replicas.sh" plan > "$W/plan.out" 2>&1 < /dev/null &
-  echo $! > "$W/plan.pid"
-}
-
-case ${1:-} in
-plan) plan ;;
-start)
-  start_plan
-  wait_plan "${2:-560}"
-  pack 1
-  tail -n 25 "$W/plan.log"
-  ;;
-collect)
-  [ -d "$W/done" ] || { echo "fresh machine: starting the plan again (skip: ${SKIP:-none})"; start_plan; }
-  wait_plan "${2:-570}"
-  pack "${LABEL:-2}"
-  tail -n 25 "$W/plan.log"
-  ;;
-*) echo "usage: $0 start|collect [deadline_s] | plan" >&2; exit 2 ;;
-esac
+daemon_main "$HERE/tp-vs-replicas.sh" "$@"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -168,7 +169,7 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 	for run := range labels {
 		return usageError{fmt.Errorf("--label %s=...: %s is not among the runs compared", run, run)}
 	}
-	cmp, err := compare.CompareDirs(ctx, dirs, byDir, opts)
+	res, err := compare.CompareDirs(ctx, dirs, byDir, opts)
 	if nothing := (*compare.NothingToCompareError)(nil); errors.As(err, &nothing) {
 		return fmt.Errorf("compare: no run has numbers to compare (%s)", render.LeftOutList(nothing.LeftOut))
 	}
@@ -178,11 +179,11 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 	paths, err := writeTo(ctx, f.out, func(dir string) ([]string, error) {
 		var paths []string
 		if f.format != "none" {
-			if paths, err = render.CompareFiles(dir, cmp, f.format); err != nil {
+			if paths, err = render.CompareFiles(dir, res, f.format); err != nil {
 				return nil, err
 			}
 		}
-		data, err := json.MarshalIndent(cmp, "", "  ")
+		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
 			return nil, fmt.Errorf("encode comparison.json: %w", err)
 		}
@@ -200,9 +201,9 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		if objstore.IsURL(f.index) {
 			where, name = path.Split(f.index)
 		}
-		ip, err := writeTo(ctx, cmpOr(where, "."), func(dir string) ([]string, error) {
+		ip, err := writeTo(ctx, cmp.Or(where, "."), func(dir string) ([]string, error) {
 			p := filepath.Join(dir, name)
-			return []string{p}, cmp.WriteIndex(p)
+			return []string{p}, res.WriteIndex(p)
 		})
 		if err != nil {
 			return fmt.Errorf("--index: %w", err)
@@ -210,18 +211,18 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		paths = append(paths, ip...)
 	}
 	left := ""
-	if n := len(cmp.LeftOut); n > 0 {
+	if n := len(res.LeftOut); n > 0 {
 		left = fmt.Sprintf("; %d left out (failed or empty, see compare.md)", n)
 	}
-	fmt.Fprintf(stdout, "compared %d runs in %d groups (grouped by %s)%s\n", len(cmp.Runs), len(cmp.Groups), cmp.GroupBy, left)
+	fmt.Fprintf(stdout, "compared %d runs in %d groups (grouped by %s)%s\n", len(res.Runs), len(res.Groups), res.GroupBy, left)
 	for _, p := range paths {
 		fmt.Fprintln(stdout, "wrote", p)
 	}
-	if g := cmp.Gate; g != nil {
+	if g := res.Gate; g != nil {
 		bad := 0
 		for _, r := range g.Results {
 			if r.Status != "pass" {
-				fmt.Fprintln(stdout, render.GateLine(cmp, r))
+				fmt.Fprintln(stdout, render.GateLine(res, r))
 				bad++
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/internal/testengine"
 	"github.com/headroom-llm/headroom/rundir"
 	"github.com/headroom-llm/headroom/slo"
@@ -125,14 +126,8 @@ func TestFindMaxMatchesFineSweep(t *testing.T) {
 // measured request that succeeded, as the SLO measures it.
 func levelTTFTs(t *testing.T, dir string) map[int][]float64 {
 	t.Helper()
-	levels, err := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	if err != nil {
-		t.Fatal(err)
-	}
+	levels := runtest.Table[rundir.LevelRow](t, dir, rundir.TableLevels)
+	reqs := runtest.Table[rundir.RequestRow](t, dir, rundir.TableRequests)
 	conc := map[int32]int{}
 	for _, l := range levels {
 		conc[l.LevelIndex] = int(l.Concurrency)

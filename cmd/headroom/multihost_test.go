@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/collect/merge"
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -299,14 +300,8 @@ type levelFact struct {
 
 func levelFacts(t *testing.T, dir string) []levelFact {
 	t.Helper()
-	levels, err := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	if err != nil {
-		t.Fatal(err)
-	}
+	levels := runtest.Table[rundir.LevelRow](t, dir, rundir.TableLevels)
+	reqs := runtest.Table[rundir.RequestRow](t, dir, rundir.TableRequests)
 	sums := merge.Summarize(reqs)
 	var out []levelFact
 	for i, l := range levels {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +21,7 @@ import (
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/fakecuda"
 	"github.com/headroom-llm/headroom/internal/fakeserver"
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -47,11 +47,10 @@ func faultyServer(t *testing.T, key string, fail func(n int64) bool) *httptest.S
 			http.NotFound(w, r)
 			return
 		}
-		var body struct {
-			Prompt    string `json:"prompt"`
-			MaxTokens int    `json:"max_tokens"`
+		body, ok := fakeserver.ReadCompletion(w, r)
+		if !ok {
+			return
 		}
-		json.NewDecoder(r.Body).Decode(&body)
 		if fail(n.Add(1)) {
 			w.Header().Set("Retry-After", "0")
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -128,45 +127,6 @@ func TestFailuresAreVisibleInTheReport(t *testing.T) {
 	}
 }
 
-// textOf is everything a directory says, for greps: text files as they
-// are, Parquet tables decoded (their pages are compressed).
-func textOf(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(path, ".parquet") {
-			return err
-		}
-		data, _ := os.ReadFile(path)
-		out[path] = string(data)
-		return nil
-	})
-	decode := func(table string, rows any, err error) {
-		if err != nil {
-			t.Errorf("%s: %v", table, err)
-		}
-		out[table+" table"] = fmt.Sprintf("%+v", rows)
-	}
-	// every table a run can hold, every column of every row
-	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	decode(rundir.TableRequests, reqs, err)
-	toks, err := rundir.ReadTable[rundir.TokenRow](dir, rundir.TableTokens)
-	decode(rundir.TableTokens, toks, err)
-	levels, err := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
-	decode(rundir.TableLevels, levels, err)
-	metrics, err := rundir.ReadTable[rundir.ServerMetricRow](dir, rundir.TableServerMetrics)
-	decode(rundir.TableServerMetrics, metrics, err)
-	gpu, err := rundir.ReadTable[rundir.GPUTelemetryRow](dir, rundir.TableGPUTelemetry)
-	decode(rundir.TableGPUTelemetry, gpu, err)
-	samples, err := rundir.ReadTable[rundir.ClientSampleRow](dir, rundir.TableClientSamples)
-	decode(rundir.TableClientSamples, samples, err)
-	lines, err := rundir.ReadTable[rundir.ServerLogLineRow](dir, rundir.TableServerLogLines)
-	decode(rundir.TableServerLogLines, lines, err)
-	stats, err := rundir.ReadTable[rundir.LevelStatsRow](dir, rundir.TableLevelStats)
-	decode(rundir.TableLevelStats, stats, err)
-	return out
-}
-
 // Every secret a sweep knows stays out of every byte it writes and prints,
 // the report's included: the base URL's user, password and query secret
 // (which connection errors, preparation errors and the server's access log
@@ -226,7 +186,7 @@ func TestSecretsInEveryByte(t *testing.T) {
 		t.Fatalf("sweep: exit %d, want 1 for the server's exit\n%s", code, out)
 	}
 	out += report(dir)
-	texts := textOf(t, dir)
+	texts := runtest.Text(t, dir)
 	texts["output"] = out
 	grep("a run whose started server exits", texts)
 	log := texts[filepath.Join(dir, rundir.ServerLogFile)]
@@ -234,7 +194,7 @@ func TestSecretsInEveryByte(t *testing.T) {
 		!strings.Contains(log, "Basic <redacted>") {
 		t.Errorf("server.log does not show the redacted arguments and requests:\n%s", log)
 	}
-	if !strings.Contains(texts["requests table"], "bad credentials: Basic <redacted> for /v1/completions?api_key=xxxxx") {
+	if !strings.Contains(texts[filepath.Join(dir, rundir.TableRequests)], "bad credentials: Basic <redacted> for /v1/completions?api_key=xxxxx") {
 		t.Errorf("no echoed credentials in the requests: the test does not test what it means to")
 	}
 
@@ -268,10 +228,10 @@ func TestSecretsInEveryByte(t *testing.T) {
 		t.Fatalf("sweep: exit %d\n%s", code, out)
 	}
 	out += report(dir)
-	texts = textOf(t, dir)
+	texts = runtest.Text(t, dir)
 	texts["output"] = out
 	grep("a run whose server goes away", texts)
-	if !strings.Contains(texts["requests table"], "connect_error") || !strings.Contains(texts["requests table"], "//xxxxx:***@") {
+	if !strings.Contains(texts[filepath.Join(dir, rundir.TableRequests)], "connect_error") || !strings.Contains(texts[filepath.Join(dir, rundir.TableRequests)], "//xxxxx:***@") {
 		t.Errorf("no connection error naming the URL: the test does not test what it means to")
 	}
 
@@ -284,7 +244,7 @@ func TestSecretsInEveryByte(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("sweep against nothing: exit %d\n%s", code, out)
 	}
-	texts = textOf(t, dir)
+	texts = runtest.Text(t, dir)
 	texts["output"] = out
 	grep("a run that cannot prepare", texts)
 
@@ -527,10 +487,7 @@ func TestOpenFilesLimitLosesNoLevel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sweep: %v\n%s", err, out)
 	}
-	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqs := runtest.Table[rundir.RequestRow](t, dir, rundir.TableRequests)
 	levels, _ := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
 	var emfile int
 	for _, r := range reqs {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +21,7 @@ import (
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/fakecuda"
 	"github.com/headroom-llm/headroom/internal/fakeserver"
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -93,12 +93,8 @@ func (p *pacedServer) handle(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	var body struct {
-		Prompt    string `json:"prompt"`
-		MaxTokens int    `json:"max_tokens"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		http.Error(w, "bad request", 400)
+	body, ok := fakeserver.ReadCompletion(w, r)
+	if !ok {
 		return
 	}
 	p.started.Add(1)
@@ -459,10 +455,7 @@ func TestCtrlCWithThousandsOfStreams(t *testing.T) {
 	if code != 130 || cpu > stopBudget {
 		t.Errorf("exit %d after %v of CPU; want 130 within %v\n%s", code, cpu, stopBudget, p.errText())
 	}
-	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqs := runtest.Table[rundir.RequestRow](t, dir, rundir.TableRequests)
 	canceled := 0
 	for _, r := range reqs {
 		if r.Status == rundir.StatusCanceled {

@@ -212,10 +212,3 @@ func uploadRun(ctx context.Context, dir, out string) error {
 	}
 	return err
 }
-
-func cmpOr(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
-}

@@ -10,6 +10,7 @@ package importer
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -203,7 +204,7 @@ func aiperfRequest(rec *aiperfRecord) (sourceRequest, error) {
 	md := rec.Metadata
 	var req sourceRequest
 	req.id = md.XRequestID
-	req.warmup = strings.EqualFold(cmpOr(md.BenchmarkPhase, md.CreditPhase), "warmup")
+	req.warmup = strings.EqualFold(cmp.Or(md.BenchmarkPhase, md.CreditPhase), "warmup")
 	switch {
 	case md.RequestStartNS != nil:
 		req.sendNS = *md.RequestStartNS
@@ -337,7 +338,7 @@ type statBlock struct {
 
 func (s *aiperfSummaryFile) config() aiperfConfig {
 	ic := s.InputConfig
-	c := aiperfConfig{endpoint: ic.Endpoint.Type, url: redactURL(ic.Endpoint.URL), command: redactCommand(cmpOr(ic.CLICommand, s.CLICommand))}
+	c := aiperfConfig{endpoint: ic.Endpoint.Type, url: redactURL(ic.Endpoint.URL), command: redactCommand(cmp.Or(ic.CLICommand, s.CLICommand))}
 	if len(ic.Endpoint.ModelNames) > 0 {
 		c.model = ic.Endpoint.ModelNames[0]
 	}

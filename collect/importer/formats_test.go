@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -25,18 +26,9 @@ func importOne(t *testing.T, opts Options, paths ...string) (*rundir.Run, []rund
 	if err := run.Check(); err != nil {
 		t.Fatal(err)
 	}
-	levels, err := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	if err != nil {
-		t.Fatal(err)
-	}
-	toks, err := rundir.ReadTable[rundir.TokenRow](dir, rundir.TableTokens)
-	if err != nil {
-		t.Fatal(err)
-	}
+	levels := runtest.Table[rundir.LevelRow](t, dir, rundir.TableLevels)
+	reqs := runtest.Table[rundir.RequestRow](t, dir, rundir.TableRequests)
+	toks := runtest.Table[rundir.TokenRow](t, dir, rundir.TableTokens)
 	return run, levels, reqs, toks
 }
 
@@ -179,10 +171,7 @@ func TestImportVLLMAggregateAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := rundir.ReadTable[rundir.LevelStatsRow](dir, rundir.TableLevelStats)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := runtest.Table[rundir.LevelStatsRow](t, dir, rundir.TableLevelStats)
 	want := []rundir.LevelStatsRow{
 		{Concurrency: 1, RequestsOK: 100, WindowS: 160, RequestsPerS: 0.625, OutputTokPerS: 80, TotalTokPerS: 400, MeanPromptTokens: 512, MeanOutputTokens: 128,
 			TTFTP50S: 0.040, TTFTP99S: 0.044, TPOTP50S: 0.012, TPOTP99S: 0.0125, ITLP50S: 0.012, ITLP99S: 0.015, PercentileMethod: VLLMPercentileMethod},
@@ -250,10 +239,7 @@ func TestImportAIPerfSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := rundir.ReadTable[rundir.LevelStatsRow](dir, rundir.TableLevelStats)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := runtest.Table[rundir.LevelStatsRow](t, dir, rundir.TableLevelStats)
 	// AIPerf's own figures (its console and CSV export show the same); its
 	// 11 error requests are all its own cancellations (error_summary:
 	// RequestCancellationError, --request-cancellation-rate 10).
@@ -326,10 +312,7 @@ func TestImportGenAIPerfTritonTwoExperiments(t *testing.T) {
 	if err != nil || len(levels) != 1 || levels[0].RateRPS != 2 {
 		t.Fatalf("open-loop levels %+v %v", levels, err)
 	}
-	reqs, err := rundir.ReadTable[rundir.RequestRow](runs[1].Dir, rundir.TableRequests)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqs := runtest.Table[rundir.RequestRow](t, runs[1].Dir, rundir.TableRequests)
 	base := ns(at) - 1
 	var ttft []int64
 	for _, r := range reqs {
@@ -502,10 +485,7 @@ func TestImportGuideLLMSampled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := rundir.ReadTable[rundir.LevelStatsRow](dir, rundir.TableLevelStats)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := runtest.Table[rundir.LevelStatsRow](t, dir, rundir.TableLevelStats)
 	want := rundir.LevelStatsRow{Concurrency: 8, RequestsOK: 500, Errors: 2, OutputTokPerS: 812.5, TTFTP50S: 0.095, TTFTP99S: 0.240,
 		TPOTP50S: 0.0125, TPOTP99S: 0.019, E2EP50S: 1.7, PercentileMethod: GuideLLMPercentileMethod}
 	if len(rows) != 1 || rows[0] != want || rundir.HasTable(dir, rundir.TableRequests) {

@@ -9,6 +9,7 @@ package importer
 // itself has no token counts unless the server sent usage.
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,9 +51,9 @@ func parseGenAIPerf(f fileRef, opts Options) ([]*sweepSource, error) {
 		return nil, errors.New(`"experiments" is empty`)
 	}
 	src := &sweepSource{
-		kind: KindGenAIPerf, tool: "GenAI-Perf (perf_analyzer profile_export.json, service kind " + cmpOr(ex.ServiceKind, "unknown") + ")",
+		kind: KindGenAIPerf, tool: "GenAI-Perf (perf_analyzer profile_export.json, service kind " + cmp.Or(ex.ServiceKind, "unknown") + ")",
 		file: f.path, sha256: f.sha256(),
-		engine:   rundir.Engine{Name: "unknown (" + cmpOr(ex.ServiceKind, "OpenAI-compatible") + " server measured with GenAI-Perf)"},
+		engine:   rundir.Engine{Name: "unknown (" + cmp.Or(ex.ServiceKind, "OpenAI-compatible") + " server measured with GenAI-Perf)"},
 		workload: rundir.Workload{Endpoint: "completions"},
 		lacks: []string{
 			"output token counts unless the server sent usage (GenAI-Perf counts tokens with a tokenizer when it reports; the export has text only): otherwise the number of streamed chunks with text",
@@ -278,8 +279,8 @@ func parseGenAIPerfSummary(f fileRef) ([]*sweepSource, error) {
 	} else {
 		ep.Type = rawString(cfg.Endpoint)
 	}
-	serviceKind := cmpOr(cfg.ServiceKind, ep.ServiceKind)
-	endpointType := cmpOr(cfg.EndpointType, ep.Type)
+	serviceKind := cmp.Or(cfg.ServiceKind, ep.ServiceKind)
+	endpointType := cmp.Or(cfg.EndpointType, ep.Type)
 	streaming := cfg.Streaming
 	if streaming == nil {
 		streaming = ep.Streaming
@@ -321,9 +322,9 @@ func parseGenAIPerfSummary(f fileRef) ([]*sweepSource, error) {
 		return nil, errors.New(`no "output_token_throughput": nothing to import`)
 	}
 	src := &sweepSource{
-		kind: KindGenAIPerfSummary, tool: "GenAI-Perf (profile_export_genai_perf.json, service kind " + cmpOr(serviceKind, "unknown") + ")",
+		kind: KindGenAIPerfSummary, tool: "GenAI-Perf (profile_export_genai_perf.json, service kind " + cmp.Or(serviceKind, "unknown") + ")",
 		file: f.path, sha256: f.sha256(),
-		engine:   rundir.Engine{Name: "unknown (" + cmpOr(serviceKind, "OpenAI-compatible") + " server measured with GenAI-Perf)", Model: model, BaseURL: redactURL(cmpOr(cfg.URL, ep.URL))},
+		engine:   rundir.Engine{Name: "unknown (" + cmp.Or(serviceKind, "OpenAI-compatible") + " server measured with GenAI-Perf)", Model: model, BaseURL: redactURL(cmp.Or(cfg.URL, ep.URL))},
 		workload: rundir.Workload{Endpoint: "completions"},
 		lacks: []string{
 			"per-request and per-token times (import profile_export.json, beside it, for those)",

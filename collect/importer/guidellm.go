@@ -13,6 +13,7 @@ package importer
 // the time of every token.
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -235,7 +236,7 @@ func guidellmRequest(r map[string]any, group string) (sourceRequest, error) {
 	if v, ok := r["output_tokens"].(float64); ok {
 		req.outputTokens = ptr(int64(v))
 	}
-	msg := cmpOr(str(r["error"]), str(dig(r, "info", "error")))
+	msg := cmp.Or(str(r["error"]), str(dig(r, "info", "error")))
 	switch group {
 	case "successful":
 		req.status = rundir.StatusOK
@@ -243,10 +244,10 @@ func guidellmRequest(r map[string]any, group string) (sourceRequest, error) {
 			req.firstNS = ptr(epochNSFromS(first))
 		}
 	case "incomplete":
-		req.status, req.err = rundir.StatusCanceled, cmpOr(msg, "incomplete when the benchmark ended")
+		req.status, req.err = rundir.StatusCanceled, cmp.Or(msg, "incomplete when the benchmark ended")
 	default:
 		req.status, req.httpStatus = classifyError(errorSummary(msg), 0)
-		req.err = truncate(cmpOr(msg, "errored (no message)"), 500)
+		req.err = truncate(cmp.Or(msg, "errored (no message)"), 500)
 	}
 	return req, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -38,10 +39,7 @@ func TestImportSeedSweep(t *testing.T) {
 		len(m.Workload.Levels) != 2 || m.Workload.Levels[1] != 2 || len(m.Source.Lacks) == 0 {
 		t.Fatalf("manifest: %+v %+v %+v", m, m.Engine, m.Workload)
 	}
-	rows, err := rundir.ReadTable[rundir.LevelStatsRow](dir, rundir.TableLevelStats)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := runtest.Table[rundir.LevelStatsRow](t, dir, rundir.TableLevelStats)
 	want := rundir.LevelStatsRow{Concurrency: 2, RequestsOK: 3, Errors: 1, OutputTokPerS: 150.25,
 		TTFTP50S: 0.043, TTFTP99S: 0.060, TPOTP50S: 0.01275, TPOTP99S: 0.013, E2EP50S: 1.7,
 		PercentileMethod: SeedPercentileMethod}

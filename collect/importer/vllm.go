@@ -9,6 +9,7 @@ package importer
 // readings, so they are relative to an unknown origin.
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/json"
 	"errors"
@@ -129,7 +130,7 @@ func parseVLLMResult(f fileRef, raw json.RawMessage, opts Options, where string)
 	if err != nil {
 		return nil, err
 	}
-	backend := cmpOr(r.Backend, r.EndpointType, "openai")
+	backend := cmp.Or(r.Backend, r.EndpointType, "openai")
 	src := &sweepSource{
 		kind: KindVLLMBench, tool: "vllm bench serve --save-result (backend " + backend + ")",
 		file: f.path, sha256: f.sha256(),
@@ -505,15 +506,6 @@ func lengthDist(sum, n, lo, hi int64) rundir.Dist {
 		return rundir.Dist{Kind: "fixed", Mean: float64(lo)}
 	}
 	return rundir.Dist{Kind: "dataset", Mean: float64(sum) / float64(n), Min: int(lo), Max: int(hi)}
-}
-
-func cmpOr(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // errorSummary keeps the line of an error text that says most: the last

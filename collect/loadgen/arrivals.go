@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/headroom-llm/headroom/stats"
 )
 
 // Gamma is a renewal arrival process of rate requests per second whose
@@ -86,28 +88,5 @@ func gammaGap(rng *rand.Rand, rate, shape float64) float64 {
 	if math.IsInf(shape, 1) {
 		return 1 / rate
 	}
-	return gammaUnit(rng, shape) / (rate * shape)
-}
-
-// gammaUnit draws from the gamma distribution of the given shape and scale
-// 1, by Marsaglia and Tsang's method (ACM TOMS 26(3), 2000); a shape below 1
-// is boosted from shape+1 by U^(1/shape), as they describe.
-func gammaUnit(rng *rand.Rand, shape float64) float64 {
-	if shape < 1 {
-		return gammaUnit(rng, shape+1) * math.Pow(rng.Float64(), 1/shape)
-	}
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := rng.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := rng.Float64()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
+	return stats.Gamma(rng, shape) / (rate * shape)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -103,10 +104,7 @@ func TestMergeCorrectsClocksAndKeepsEveryRow(t *testing.T) {
 	if !m.Complete || m.Merged == nil || len(m.Merged.Missing) > 0 || len(m.Merged.PartialLevels) > 0 {
 		t.Fatalf("manifest: complete %v merged %+v", m.Complete, m.Merged)
 	}
-	reqs, err := rundir.ReadTable[rundir.RequestRow](out, rundir.TableRequests)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqs := runtest.Table[rundir.RequestRow](t, out, rundir.TableRequests)
 	if len(reqs) != 14 {
 		t.Fatalf("%d requests, want all 14", len(reqs))
 	}

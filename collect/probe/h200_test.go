@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -29,14 +30,8 @@ func TestH200ValidationRuns(t *testing.T) {
 			if err := run.Check(); err != nil {
 				t.Fatal(err)
 			}
-			gemm, err := rundir.ReadTable[rundir.ProbeGEMMRow](dir, rundir.TableProbeGEMM)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bw, err := rundir.ReadTable[rundir.ProbeBandwidthRow](dir, rundir.TableProbeBandwidth)
-			if err != nil {
-				t.Fatal(err)
-			}
+			gemm := runtest.Table[rundir.ProbeGEMMRow](t, dir, rundir.TableProbeGEMM)
+			bw := runtest.Table[rundir.ProbeBandwidthRow](t, dir, rundir.TableProbeBandwidth)
 			if len(gemm) != len(DefaultBatches) || len(bw) != 3*len(DefaultBufferSizes) {
 				t.Fatalf("%d GEMM and %d bandwidth rows", len(gemm), len(bw))
 			}

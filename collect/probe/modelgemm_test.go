@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/fakecuda"
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/modelspec"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -180,10 +181,7 @@ func TestModelGEMMs(t *testing.T) {
 	if err := res.WriteTo(run); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := rundir.ReadTable[rundir.ProbeModelGEMMRow](run.Dir, rundir.TableProbeModelGEMM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := runtest.Table[rundir.ProbeModelGEMMRow](t, run.Dir, rundir.TableProbeModelGEMM)
 	if len(rows) != len(d.ModelGEMM) || rows[0].Model != "tiny" || rows[0].Op != modelspec.OpQKV || rows[0].CallsPerStep != 2 {
 		t.Errorf("%d rows, first %+v", len(rows), rows[0])
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/cuda/nvml"
 	"github.com/headroom-llm/headroom/internal/fakecuda"
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -417,10 +418,7 @@ func TestResultToRunDir(t *testing.T) {
 	if err := back.Check(); err != nil {
 		t.Fatal(err)
 	}
-	gemm, err := rundir.ReadTable[rundir.ProbeGEMMRow](run.Dir, rundir.TableProbeGEMM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gemm := runtest.Table[rundir.ProbeGEMMRow](t, run.Dir, rundir.TableProbeGEMM)
 	if len(gemm) != 2*2*3 { // 2 GPUs × (solo, concurrent) × 3 batch sizes
 		t.Fatalf("%d GEMM rows", len(gemm))
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/internal/testengine"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -40,10 +41,7 @@ func TestSweepAgainstTestEngine(t *testing.T) {
 	if !m.Workload.FixedOutput || !strings.Contains(m.Workload.Tokenizer, "/tokenize") {
 		t.Errorf("workload %+v", m.Workload)
 	}
-	reqs, err := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqs := runtest.Table[rundir.RequestRow](t, dir, rundir.TableRequests)
 	levels, _ := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
 	if len(reqs) != 24 || len(levels) != 3 {
 		t.Fatalf("%d requests, %d levels", len(reqs), len(levels))

@@ -22,6 +22,7 @@ import (
 	"github.com/headroom-llm/headroom/collect/loadgen"
 	"github.com/headroom-llm/headroom/collect/server"
 	"github.com/headroom-llm/headroom/internal/fakeserver"
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -554,42 +555,6 @@ func TestResumeRefuses(t *testing.T) {
 	}
 }
 
-// runText is everything a run directory says, for greps: its text files
-// as they are and every table decoded (Parquet pages are compressed, so a
-// grep of the raw files would miss a secret inside them).
-func runText(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(path, ".parquet") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		out[path] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dump := func(table string, rows any, err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[filepath.Join(dir, table)] = fmt.Sprintf("%+v", rows)
-	}
-	r1, e1 := rundir.ReadTable[rundir.RequestRow](dir, rundir.TableRequests)
-	dump(rundir.TableRequests, r1, e1)
-	r2, e2 := rundir.ReadTable[rundir.ServerMetricRow](dir, rundir.TableServerMetrics)
-	dump(rundir.TableServerMetrics, r2, e2)
-	r3, e3 := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
-	dump(rundir.TableLevels, r3, e3)
-	r4, e4 := rundir.ReadTable[rundir.TokenRow](dir, rundir.TableTokens)
-	dump(rundir.TableTokens, r4, e4)
-	r5, e5 := rundir.ReadTable[rundir.GPUTelemetryRow](dir, rundir.TableGPUTelemetry)
-	dump(rundir.TableGPUTelemetry, r5, e5)
-	return out
-}
-
 // The API key and every secret of the server command stay off the disk and
 // off the log, even when the server echoes them back: in error bodies, in
 // the facts engine detection keeps (/version), in /metrics labels and in
@@ -639,7 +604,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	if !echoed || run.Manifest.Engine.Config["api_key"] != "<redacted>" {
 		t.Fatalf("the server did not echo the key as the test intends: errors %v, config %v", reqs, run.Manifest.Engine.Config)
 	}
-	texts := runText(t, dir)
+	texts := runtest.Text(t, dir)
 	texts["the sweep's own log"] = logged.String()
 	for where, text := range texts {
 		for _, secret := range []string{key, hfToken, tokenLike} {
@@ -669,7 +634,7 @@ func TestPlaceholderKeyManglesNothing(t *testing.T) {
 	if !strings.Contains(flags, "--max-num-seqs 8 --api-key <redacted>") {
 		t.Errorf("flags: %q", flags)
 	}
-	if log := runText(t, dir)[filepath.Join(dir, rundir.ServerLogFile)]; !strings.Contains(log, "--max-num-seqs 8") {
+	if log := runtest.Text(t, dir)[filepath.Join(dir, rundir.ServerLogFile)]; !strings.Contains(log, "--max-num-seqs 8") {
 		t.Errorf("server.log lost its x: %q", log)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze/servermetrics"
 	"github.com/headroom-llm/headroom/collect/telemetry"
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/promtext"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -81,10 +82,7 @@ vllm:time_to_first_token_seconds_count{model_name="org/m \"q\""} %d
 	if err := rundir.WriteTable(dir, rundir.TableServerMetrics, written); err != nil {
 		t.Fatal(err)
 	}
-	read, err := rundir.ReadTable[rundir.ServerMetricRow](dir, rundir.TableServerMetrics)
-	if err != nil {
-		t.Fatal(err)
-	}
+	read := runtest.Table[rundir.ServerMetricRow](t, dir, rundir.TableServerMetrics)
 	if !reflect.DeepEqual(read, written) {
 		t.Fatalf("the table does not read back as written: %d rows written, %d read", len(written), len(read))
 	}

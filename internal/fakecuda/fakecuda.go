@@ -28,6 +28,9 @@ var (
 	fakeNVMLSource string
 	//go:embed testdata/fake_cublaslt.c
 	fakeCUBLASLtSource string
+	// The binding to the fake driver that both cuBLAS fakes include.
+	//go:embed testdata/fake_driver_client.h
+	fakeDriverClientHeader string
 )
 
 // Fake is one set of fake libraries, built into a test's temporary directory.
@@ -84,6 +87,9 @@ func Build(t testing.TB) *Fake {
 		{fakeCUBLASSource, f.CUBLASPath, "libcublas.so.13"},
 		{fakeNVMLSource, f.NVMLPath, "libnvidia-ml.so.1"},
 		{fakeCUBLASLtSource, f.CUBLASLtPath, "libcublasLt.so.13"},
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fake_driver_client.h"), []byte(fakeDriverClientHeader), 0o644); err != nil {
+		t.Fatalf("fakecuda: %v", err)
 	}
 	errs := make([]error, len(libs))
 	var wg sync.WaitGroup

@@ -188,12 +188,8 @@ func Serve(o Options) error {
 			fmt.Fprintf(w, `{"error":{"message":"bad credentials: %s for %s"}}`, r.Header.Get("Authorization"), r.URL.RequestURI())
 			return
 		}
-		var body struct {
-			Prompt    string `json:"prompt"`
-			MaxTokens int    `json:"max_tokens"`
-		}
-		if json.NewDecoder(r.Body).Decode(&body) != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
+		body, ok := ReadCompletion(w, r)
+		if !ok {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -238,6 +234,22 @@ func Serve(o Options) error {
 		return nil
 	}
 	return err
+}
+
+// Completion is what the test servers read of a /v1/completions request.
+type Completion struct {
+	Prompt    string `json:"prompt"`
+	MaxTokens int    `json:"max_tokens"`
+}
+
+// ReadCompletion decodes a completion request's body; a body that is not
+// one is answered 400 Bad Request, and ok is false.
+func ReadCompletion(w http.ResponseWriter, r *http.Request) (c Completion, ok bool) {
+	if json.NewDecoder(r.Body).Decode(&c) != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return c, false
+	}
+	return c, true
 }
 
 // proxy forwards every request to target, each chunk as it comes.

@@ -15,35 +15,9 @@
 #include <dlfcn.h>
 #include <string.h>
 
-static void (*fake_logf)(const char *s);
-static int (*fake_failing)(const char *name);
-static void (*fake_advance_ms)(double ms);
-static void *(*fake_current_ctx)(void);
-static unsigned long long (*fake_generation)(void);
+#include "fake_driver_client.h"
 
-// fake_cublas_bind resolves the fake driver's control functions in the
-// library with the given dlopen handle; it returns 0 on success.
-int fake_cublas_bind(void *driver) {
-	fake_logf = (void (*)(const char *))dlsym(driver, "fake_logf");
-	fake_failing = (int (*)(const char *))dlsym(driver, "fake_failing");
-	fake_advance_ms = (void (*)(double))dlsym(driver, "fake_advance_ms");
-	fake_current_ctx = (void *(*)(void))dlsym(driver, "fake_current_ctx");
-	fake_generation = (unsigned long long (*)(void))dlsym(driver, "fake_generation");
-	return fake_logf && fake_failing && fake_advance_ms && fake_current_ctx && fake_generation ? 0 : -1;
-}
-
-// In a process of its own (a headroom binary that tests run with
-// HEADROOM_LIBCUDA and HEADROOM_CUBLAS pointing at the fakes) nobody calls
-// fake_cublas_bind: bind to the fake driver already loaded there, which the
-// probe opens before cuBLAS. A test's explicit bind replaces this one.
-__attribute__((constructor)) static void fake_cublas_autobind(void) {
-	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (driver) fake_cublas_bind(driver);
-}
-
-#define CUBLAS_STATUS_NOT_INITIALIZED 1
-#define CUBLAS_STATUS_INVALID_VALUE 7
-#define CUBLAS_STATUS_NOT_SUPPORTED 15
+int fake_cublas_bind(void *driver) { return bind_driver(driver); }
 
 static double peak_tflops = 100, bandwidth_gbps = 1000;
 static int corrupt; // fake_cublas_corrupt: return a wrong product
@@ -54,10 +28,6 @@ void fake_cublas_set_roofline(double tflops, double gbps) {
 	bandwidth_gbps = gbps;
 }
 void fake_cublas_corrupt(int on) { corrupt = on; }
-
-#define LOG(...) do { char l_[1024]; snprintf(l_, sizeof l_, __VA_ARGS__); fake_logf(l_); } while (0)
-#define FAIL(name) do { int c_ = fake_failing(name); if (c_) { LOG("%s -> %d", name, c_); return c_; } } while (0)
-#define NEED_CTX(name) do { if (!fake_current_ctx()) { LOG("%s -> no current context", name); return CUBLAS_STATUS_NOT_INITIALIZED; } } while (0)
 
 int cublasCreate_v2(void **h) {
 	NEED_CTX("cublasCreate_v2");

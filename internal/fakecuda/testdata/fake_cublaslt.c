@@ -18,29 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void (*fake_logf)(const char *s);
-static int (*fake_failing)(const char *name);
-static void (*fake_advance_ms)(double ms);
-static void *(*fake_current_ctx)(void);
-static unsigned long long (*fake_generation)(void);
+#include "fake_driver_client.h"
 
-int fake_cublaslt_bind(void *driver) {
-	fake_logf = (void (*)(const char *))dlsym(driver, "fake_logf");
-	fake_failing = (int (*)(const char *))dlsym(driver, "fake_failing");
-	fake_advance_ms = (void (*)(double))dlsym(driver, "fake_advance_ms");
-	fake_current_ctx = (void *(*)(void))dlsym(driver, "fake_current_ctx");
-	fake_generation = (unsigned long long (*)(void))dlsym(driver, "fake_generation");
-	return fake_logf && fake_failing && fake_advance_ms && fake_current_ctx && fake_generation ? 0 : -1;
-}
-
-__attribute__((constructor)) static void fake_cublaslt_autobind(void) {
-	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (driver) fake_cublaslt_bind(driver);
-}
-
-#define STATUS_NOT_INITIALIZED 1
-#define STATUS_INVALID_VALUE 7
-#define STATUS_NOT_SUPPORTED 15
+int fake_cublaslt_bind(void *driver) { return bind_driver(driver); }
 
 static double peak_tflops = 200, bandwidth_gbps = 1000;
 static int align = 1, matmul_align = 1;
@@ -55,10 +35,6 @@ void fake_cublaslt_set_matmul_align(int a) { matmul_align = a > 0 ? a : 1; }
 // them, and, with fast set, any call with fast accumulation.
 static int refuse_first, refuse_fast;
 void fake_cublaslt_refuse(int k, int fast) { refuse_first = k; refuse_fast = fast; }
-
-#define LOG(...) do { char l_[1024]; snprintf(l_, sizeof l_, __VA_ARGS__); fake_logf(l_); } while (0)
-#define FAIL(name) do { int c_ = fake_failing(name); if (c_) { LOG("%s -> %d", name, c_); return c_; } } while (0)
-#define NEED_CTX(name) do { if (!fake_current_ctx()) { LOG("%s -> no current context", name); return STATUS_NOT_INITIALIZED; } } while (0)
 
 typedef struct { int compute, scale, transa, transb, fast; const float *a_scale, *b_scale; } desc;
 typedef struct { int type; uint64_t rows, cols; int64_t ld; } layout;
@@ -83,17 +59,17 @@ int cublasLtMatmulDescCreate(desc **d, int compute, int scale) {
 int cublasLtMatmulDescDestroy(desc *d) { free(d); return 0; }
 int cublasLtMatmulDescSetAttribute(desc *d, int attr, const void *buf, size_t size) {
 	switch (attr) {
-	case 3: if (size != 4) return STATUS_INVALID_VALUE; d->transa = *(const int32_t *)buf; break;
-	case 4: if (size != 4) return STATUS_INVALID_VALUE; d->transb = *(const int32_t *)buf; break;
-	case 17: if (size != 8) return STATUS_INVALID_VALUE; d->a_scale = *(const float *const *)buf; break;
-	case 18: if (size != 8) return STATUS_INVALID_VALUE; d->b_scale = *(const float *const *)buf; break;
-	case 25: if (size != 1) return STATUS_INVALID_VALUE; d->fast = *(const int8_t *)buf; break;
-	default: return STATUS_INVALID_VALUE;
+	case 3: if (size != 4) return CUBLAS_STATUS_INVALID_VALUE; d->transa = *(const int32_t *)buf; break;
+	case 4: if (size != 4) return CUBLAS_STATUS_INVALID_VALUE; d->transb = *(const int32_t *)buf; break;
+	case 17: if (size != 8) return CUBLAS_STATUS_INVALID_VALUE; d->a_scale = *(const float *const *)buf; break;
+	case 18: if (size != 8) return CUBLAS_STATUS_INVALID_VALUE; d->b_scale = *(const float *const *)buf; break;
+	case 25: if (size != 1) return CUBLAS_STATUS_INVALID_VALUE; d->fast = *(const int8_t *)buf; break;
+	default: return CUBLAS_STATUS_INVALID_VALUE;
 	}
 	return 0;
 }
 int cublasLtMatrixLayoutCreate(layout **l, int type, uint64_t rows, uint64_t cols, int64_t ld) {
-	if (ld < (int64_t)rows) return STATUS_INVALID_VALUE;
+	if (ld < (int64_t)rows) return CUBLAS_STATUS_INVALID_VALUE;
 	*l = calloc(1, sizeof(layout));
 	**l = (layout){type, rows, cols, ld};
 	return 0;
@@ -102,7 +78,7 @@ int cublasLtMatrixLayoutDestroy(layout *l) { free(l); return 0; }
 int cublasLtMatmulPreferenceCreate(void **p) { *p = malloc(8); return 0; }
 int cublasLtMatmulPreferenceDestroy(void *p) { free(p); return 0; }
 int cublasLtMatmulPreferenceSetAttribute(void *p, int attr, const void *buf, size_t size) {
-	return attr == 1 && size == 8 ? 0 : STATUS_INVALID_VALUE;
+	return attr == 1 && size == 8 ? 0 : CUBLAS_STATUS_INVALID_VALUE;
 }
 
 static int fp8_supported(const desc *d, const layout *a, const layout *b, const layout *c) {
@@ -120,7 +96,7 @@ int cublasLtMatmulAlgoGetHeuristic(void *h, desc *d, layout *a, layout *b, layou
 	    d->transb, d->fast);
 	FAIL("cublasLtMatmulAlgoGetHeuristic");
 	*returned = 0;
-	if (!fp8_supported(d, a, b, c)) return STATUS_NOT_SUPPORTED;
+	if (!fp8_supported(d, a, b, c)) return CUBLAS_STATUS_NOT_SUPPORTED;
 	if (a->rows % align || a->cols % align || b->cols % align) return 0; // no algorithm for this shape
 	int n = requested < 3 ? requested : 3;
 	memset(results, 0, n * sizeof *results);
@@ -153,14 +129,14 @@ int cublasLtMatmul(void *h, desc *d, const float *alpha, const uint8_t *A, layou
 	NEED_CTX("cublasLtMatmul");
 	LOG("cublasLtMatmul ws=%p ws_bytes=%zu stream=%p", ws, ws_bytes, stream);
 	FAIL("cublasLtMatmul");
-	if (!algo || algo->algo[0] < 0xf8 || algo->algo[0] > 0xfa) return STATUS_INVALID_VALUE;
+	if (!algo || algo->algo[0] < 0xf8 || algo->algo[0] > 0xfa) return CUBLAS_STATUS_INVALID_VALUE;
 	if ((int)(algo->algo[0] - 0xf8) < refuse_first || (refuse_fast && d->fast)) {
 		LOG("cublasLtMatmul refused algo=%#llx fast=%d", (unsigned long long)algo->algo[0], d->fast);
-		return STATUS_NOT_SUPPORTED;
+		return CUBLAS_STATUS_NOT_SUPPORTED;
 	}
-	if (!fp8_supported(d, al, bl, cl) || C != D || cl != dl) return STATUS_NOT_SUPPORTED;
+	if (!fp8_supported(d, al, bl, cl) || C != D || cl != dl) return CUBLAS_STATUS_NOT_SUPPORTED;
 	uint64_t m = al->cols, n = bl->cols, k = al->rows;
-	if (m % matmul_align || n % matmul_align || k % matmul_align) return STATUS_NOT_SUPPORTED;
+	if (m % matmul_align || n % matmul_align || k % matmul_align) return CUBLAS_STATUS_NOT_SUPPORTED;
 	float sa = d->a_scale ? *d->a_scale : 1, sb = d->b_scale ? *d->b_scale : 1;
 	// The probe times thousands of identical calls: compute the product once,
 	// unless device memory was written since (a poisoned output has been).

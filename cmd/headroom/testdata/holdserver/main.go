@@ -7,13 +7,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
+
+	"github.com/headroom-llm/headroom/internal/fakeserver"
 )
 
 func main() {
@@ -24,12 +25,8 @@ func main() {
 	})
 	mux.HandleFunc("/inflight", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, inFlight.Load()) })
 	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Prompt    string `json:"prompt"`
-			MaxTokens int    `json:"max_tokens"`
-		}
-		if json.NewDecoder(r.Body).Decode(&body) != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
+		body, ok := fakeserver.ReadCompletion(w, r)
+		if !ok {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
