@@ -77,6 +77,12 @@ func WriteRunSummary(dir string, set analyze.Settings) (written bool, err error)
 // ownSummary is run d's own summary, ok false when it has none that holds
 // for manifest bytes raw and settings set (then the run is analysed).
 func ownSummary(d rundir.Dir, raw []byte, m *rundir.Manifest, set analyze.Settings) (s Run, ok bool) {
+	defer func() {
+		// A damaged or hostile file is no summary: the run is analysed.
+		if recover() != nil {
+			s, ok = Run{}, false
+		}
+	}()
 	f, err := d.OpenFile(rundir.SummaryFile)
 	if err != nil {
 		return Run{}, false
