@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Times `headroom compare` on one archive from local disk and from a loopback
-# SeaweedFS S3 server, the first time (filling --cache) and again (from the
-# cache), printing wall and CPU seconds, max RSS and the S3 / local ratios
-# (docs/performance.md, "Archives at scale").
+# Times `headroom compare` and `headroom index` on one archive from local disk
+# and from a loopback SeaweedFS S3 server: compare the first time (filling
+# --cache; runs holding their own summary read it) and again (from the
+# cache), and index into a new dataset, printing wall and CPU seconds, max
+# RSS, the cost per run and the S3 / local ratios (docs/performance.md,
+# "Archives at scale").
 #
-#   bash bench/archive-s3.sh ARCHIVE_DIR
+#   [ROUNDS=2] bash bench/archive-s3.sh ARCHIVE_DIR
 #
 # ARCHIVE_DIR is an archive made by BenchmarkArchiveScale (HEADROOM_ARCHIVE_DIR,
 # e.g. /tmp/arch/n100). Needs the SeaweedFS binary of .ci/install-seaweedfs.sh.
@@ -48,13 +50,14 @@ while IFS= read -r m; do
 done < <(find "$archive" -name manifest.json | sort)
 echo "uploaded $n runs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# one timed compare: prints "wall_s cpu_s max_rss_mb"
-timed() {
-  /usr/bin/time -f '%e %U %S %M' -o "$work/t" "$hr" compare "$@" -o "$work/out" --format none --group-by engine.version >/dev/null
+# one timed command: prints "wall_s cpu_s max_rss_mb"
+timedCmd() {
+  /usr/bin/time -f '%e %U %S %M' -o "$work/t" "$hr" "$@" >/dev/null
   awk '{printf "%.2f %.2f %.0f\n", $1, $2 + $3, $4 / 1024}' "$work/t"
 }
+timed() { timedCmd compare "$@" -o "$work/out" --format none --group-by engine.version; }
 declare -A wall
-for round in 1 2; do
+for round in $(seq "${ROUNDS:-2}"); do
   for where in local s3; do
     src=$archive; [ "$where" = s3 ] && src=s3://bench/archive
     cache="$work/cache-$where-$round"
@@ -64,10 +67,14 @@ for round in 1 2; do
     read -r w c r < <(timed "$src" --cache "$cache")
     echo "round $round  $where  from the cache:          wall ${w} s, CPU ${c} s, max RSS ${r} MB"
     wall[$where-cached-$round]=$w
+    dest="$work/index-$where-$round"; [ "$where" = s3 ] && dest=s3://bench/index-$round
+    read -r w c r < <(timedCmd index "$src" -o "$dest")
+    echo "round $round  $where  index, new dataset:      wall ${w} s, CPU ${c} s, max RSS ${r} MB ($(awk -v w="$w" -v n="$n" 'BEGIN { printf "%.2f", 1000 * w / n }') ms wall per run)"
+    wall[$where-index-$round]=$w
   done
 done
-for round in 1 2; do
-  for k in first cached; do
+for round in $(seq "${ROUNDS:-2}"); do
+  for k in first cached index; do
     awk -v s="${wall[s3-$k-$round]}" -v l="${wall[local-$k-$round]}" -v k="$k" -v r="$round" \
       'BEGIN { printf "round %s  %-6s S3 / local = %.2f\n", r, k, s / l }'
   done

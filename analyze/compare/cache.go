@@ -41,26 +41,29 @@ type cachedSummary struct {
 	Samples []analyze.LevelSamples
 }
 
-// key is the entry's name for a run with manifest bytes raw.
-func (c SummaryCache) key(name, label string, raw []byte, set analyze.Settings) (string, error) {
+// key is the entry's name for a run with manifest bytes raw, analysed
+// with the settings encoded as set (settingsJSON).
+func (c SummaryCache) key(name, label string, raw, set []byte) string {
 	return summaryKey(name, label, raw, set)
+}
+
+// settingsJSON encodes analysis settings for summaryKey, once per compare
+// or index: the built-in price table makes it several KiB.
+func settingsJSON(set analyze.Settings) ([]byte, error) {
+	return json.Marshal(set) // Settings.Now is not encoded
 }
 
 // summaryKey names a summary by everything it depends on: the summary's
 // format, the headroom version, the run's name and label, the analysis
-// settings and the manifest's bytes (the cache's entries and the summary
-// a run keeps, runsummary.go).
-func summaryKey(name, label string, raw []byte, set analyze.Settings) (string, error) {
-	s, err := json.Marshal(set) // Settings.Now is not encoded
-	if err != nil {
-		return "", err
-	}
+// settings (settingsJSON) and the manifest's bytes (the cache's entries and
+// the summary a run keeps, runsummary.go).
+func summaryKey(name, label string, raw, set []byte) string {
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(cacheFormat), []byte(buildinfo.Version()), []byte(name), []byte(label), s, raw} {
+	for _, part := range [][]byte{[]byte(cacheFormat), []byte(buildinfo.Version()), []byte(name), []byte(label), set, raw} {
 		fmt.Fprintf(h, "%d:", len(part))
 		h.Write(part)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (c SummaryCache) path(key string) string {
@@ -133,11 +136,11 @@ func readManifest(d rundir.Dir) ([]byte, *rundir.Manifest, error) {
 // lookupSummary finds run d's summary (ok), with its manifest: the run's
 // own (runsummary.go) when own is set and it holds, else the cache's when
 // a cache is given; label is the name the comparison gives the run ("" for
-// its own). When neither holds it, key is the name to store the fresh
+// its own); set is the analysis settings, settingsJSON. When neither holds it, key is the name to store the fresh
 // summary under in the cache, "" for no cache or a run that is not to be
 // cached (incomplete, or a manifest the full load will report on in its
 // own words).
-func lookupSummary(d rundir.Dir, label string, own bool, set analyze.Settings, c SummaryCache) (m *rundir.Manifest, s Run, key string, ok bool, err error) {
+func lookupSummary(d rundir.Dir, label string, own bool, set []byte, c SummaryCache) (m *rundir.Manifest, s Run, key string, ok bool, err error) {
 	raw, m, err := readManifest(d)
 	if err != nil || !m.Complete {
 		// The full load reports a bad manifest with its own words.
@@ -151,10 +154,7 @@ func lookupSummary(d rundir.Dir, label string, own bool, set analyze.Settings, c
 	if c == "" {
 		return m, Run{}, "", false, nil
 	}
-	key, err = c.key(d.Name, label, raw, set)
-	if err != nil {
-		return nil, Run{}, "", false, err
-	}
+	key = c.key(d.Name, label, raw, set)
 	if s, ok = c.get(key); ok {
 		// gob keeps no difference between an empty list and none.
 		s.Kinds, s.Tags = m.Kinds, m.Tags

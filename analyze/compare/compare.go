@@ -279,8 +279,12 @@ func CompareDirs(ctx context.Context, dirs []rundir.Dir, labels map[string]strin
 	runs := make([]*analyze.Run, len(dirs))
 	sums := make([]Run, len(dirs))
 	per := perRunSettings(opts)
-	err := parallelOn(ctx, workersFor(dirs), len(dirs), func(i int) error {
-		m, s, err := summarizeDir(dirs[i], per, opts.Cache, labels)
+	perJSON, err := settingsJSON(per)
+	if err != nil {
+		return nil, err
+	}
+	err = parallelOn(ctx, workersFor(dirs), len(dirs), func(i int) error {
+		m, s, err := summarizeDir(dirs[i], per, perJSON, opts.Cache, labels)
 		runs[i], sums[i] = &analyze.Run{Dir: dirs[i].Name, Manifest: m}, s
 		return err
 	})
@@ -295,9 +299,9 @@ func CompareDirs(ctx context.Context, dirs []rundir.Dir, labels map[string]strin
 // holds the run, else loaded and analysed (and then cached, if a cache is
 // given). labels rename runs as in CompareDirs (before the analysis, as
 // without a cache; the cache keys on the new name too).
-func summarizeDir(d rundir.Dir, per analyze.Settings, cache SummaryCache, labels map[string]string) (*rundir.Manifest, Run, error) {
+func summarizeDir(d rundir.Dir, per analyze.Settings, perJSON []byte, cache SummaryCache, labels map[string]string) (*rundir.Manifest, Run, error) {
 	name, relabel := labels[d.Name]
-	m, s, key, ok, err := lookupSummary(d, name, !relabel, per, cache)
+	m, s, key, ok, err := lookupSummary(d, name, !relabel, perJSON, cache)
 	if err != nil {
 		return nil, Run{}, err
 	}

@@ -295,6 +295,10 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 	if set.SLO != nil {
 		slo = set.SLO.Spec
 	}
+	setJSON, err := settingsJSON(set)
+	if err != nil {
+		return stats, err
+	}
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	err = parallel(ctx, len(dirs), func(i int) error {
@@ -312,7 +316,7 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 		if skip {
 			return nil
 		}
-		_, s, key, hit, err := lookupSummary(dirs[i], "", true, set, cache)
+		_, s, key, hit, err := lookupSummary(dirs[i], "", true, setJSON, cache)
 		if err != nil {
 			return err
 		}

@@ -56,10 +56,11 @@ func WriteRunSummary(dir string, set analyze.Settings) (written bool, err error)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", dir, err)
 	}
-	key, err := summaryKey("", "", raw, set)
+	enc, err := settingsJSON(set)
 	if err != nil {
 		return false, err
 	}
+	key := summaryKey("", "", raw, enc)
 	s.Dir = ""
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(runSummaryFile{Key: key, Run: s, Samples: s.samples}); err != nil {
@@ -75,8 +76,15 @@ func WriteRunSummary(dir string, set analyze.Settings) (written bool, err error)
 }
 
 // ownSummary is run d's own summary, ok false when it has none that holds
-// for manifest bytes raw and settings set (then the run is analysed).
-func ownSummary(d rundir.Dir, raw []byte, m *rundir.Manifest, set analyze.Settings) (s Run, ok bool) {
+// for manifest bytes raw and settings set (settingsJSON; then the run is
+// analysed).
+func ownSummary(d rundir.Dir, raw []byte, m *rundir.Manifest, set []byte) (s Run, ok bool) {
+	defer func() {
+		// A damaged or hostile file is no summary: the run is analysed.
+		if recover() != nil {
+			s, ok = Run{}, false
+		}
+	}()
 	f, err := d.OpenFile(rundir.SummaryFile)
 	if err != nil {
 		return Run{}, false
@@ -90,8 +98,7 @@ func ownSummary(d rundir.Dir, raw []byte, m *rundir.Manifest, set analyze.Settin
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&e); err != nil {
 		return Run{}, false
 	}
-	key, err := summaryKey("", "", raw, set)
-	if err != nil || e.Key != key {
+	if e.Key != summaryKey("", "", raw, set) {
 		return Run{}, false
 	}
 	s = e.Run

@@ -121,7 +121,11 @@ func TestRunSummaryFollowsTheManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, ok := ownSummary(dirs[1], raw, m, perRunSettings(o))
+	set, err := settingsJSON(perRunSettings(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := ownSummary(dirs[1], raw, m, set)
 	if !ok || s.Dir != victim {
 		t.Fatalf("the moved run's summary: ok %v, dir %q, want %q", ok, s.Dir, victim)
 	}

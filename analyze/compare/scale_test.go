@@ -139,7 +139,7 @@ func BenchmarkArchiveScale(b *testing.B) {
 		b.Run(fmt.Sprintf("summaries/runs=%d", n), func(b *testing.B) {
 			measure(b, n, func() {
 				err := parallel(context.Background(), len(srcs), func(i int) error {
-					ok, err := WriteRunSummary(srcs[i].Name, analyze.Default())
+					ok, err := WriteRunSummary(srcs[i].Name, commandSettings(b))
 					if err == nil && !ok {
 						err = fmt.Errorf("%s: no summary written", srcs[i].Name)
 					}
@@ -152,18 +152,42 @@ func BenchmarkArchiveScale(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("compare-own/runs=%d", n), func(b *testing.B) {
 			measure(b, n, func() {
-				summarizeArchiveWith(b, dir, filepath.Join(b.TempDir(), "runs.parquet"), "")
+				o := DefaultOptions()
+				o.GroupBy, o.Settings = "engine.version", commandSettings(b)
+				c, err := CompareDirs(context.Background(), srcs, nil, o)
+				if err == nil {
+					err = c.WriteIndex(filepath.Join(b.TempDir(), "runs.parquet"))
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
 			})
 		})
 		b.Run(fmt.Sprintf("index-own/runs=%d", n), func(b *testing.B) {
 			measure(b, n, func() {
-				st, err := Index(context.Background(), srcs, LocalDataset(b.TempDir()), analyze.Default())
+				st, err := Index(context.Background(), srcs, LocalDataset(b.TempDir()), commandSettings(b))
 				if err != nil || st.Runs != n {
 					b.Fatalf("%+v %v", st, err)
 				}
 			})
 		})
 	}
+}
+
+// commandSettings are the analysis settings of `headroom compare`, `index`
+// and `sweep` without flags (the built-in price table besides
+// analyze.Default()), with which a sweep writes its run's summary: so the
+// archive's summaries are those a sweep leaves, and the built binary reads
+// them too (bench/archive-s3.sh). cmd/headroom's TestSweepLeavesItsSummary
+// checks that the command's compare reads what its sweep writes.
+func commandSettings(tb testing.TB) analyze.Settings {
+	set := analyze.Default()
+	prices, source, err := analyze.LoadPrices("")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	set.Cost = analyze.CostSettings{Utilization: 1, Prices: prices, PricesSource: source}
+	return set
 }
 
 func measure(b *testing.B, n int, f func()) {

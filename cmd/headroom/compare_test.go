@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/analyze/compare"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -242,5 +243,26 @@ func TestSweepLeavesItsSummary(t *testing.T) {
 	}
 	if a, b := runsOf(after), runsOf(before); a != b {
 		t.Fatalf("from the summary:\n%s\nwant\n%s", a, b)
+	}
+}
+
+// The benchmark archive's summaries (analyze/compare's commandSettings) are
+// made with the command's default analysis: analyze.Default() and the
+// built-in price table. If this fails, change both.
+func TestDefaultAnalysisIsDefaultWithBuiltInPrices(t *testing.T) {
+	got, err := defaultAnalysis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := analyze.Default()
+	prices, source, err := analyze.LoadPrices("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Cost = analyze.CostSettings{Utilization: 1, Prices: prices, PricesSource: source}
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Fatalf("the command's default analysis:\n%s\nwant\n%s", g, w)
 	}
 }
