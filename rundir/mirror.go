@@ -31,13 +31,18 @@ type Mirror struct {
 	dir    string
 	remote Remote
 
-	mu      sync.Mutex
-	queue   []string // names relative to dir, slash-separated
-	closing bool
-	lastErr error
-	wake    chan struct{}
-	done    chan struct{}
-	uploads int
+	mu    sync.Mutex
+	queue []string // names relative to dir, slash-separated
+	// inflight is the name being uploaded; requeued says it was committed
+	// again meanwhile, so the upload may have sent the older content and
+	// the name must stay queued.
+	inflight string
+	requeued bool
+	closing  bool
+	lastErr  error
+	wake     chan struct{}
+	done     chan struct{}
+	uploads  int
 
 	stop     context.CancelFunc
 	uploadCt context.Context
@@ -85,6 +90,9 @@ func committed(path string) {
 func (m *Mirror) add(name string) {
 	m.mu.Lock()
 	m.queue = append(slices.DeleteFunc(m.queue, func(q string) bool { return q == name }), name)
+	if name == m.inflight {
+		m.requeued = true
+	}
 	m.mu.Unlock()
 	select {
 	case m.wake <- struct{}{}:
@@ -132,12 +140,14 @@ func (m *Mirror) run() {
 			continue
 		}
 		name := m.queue[0]
+		m.inflight, m.requeued = name, false
 		m.mu.Unlock()
 		err := m.upload(name)
 		m.mu.Lock()
+		m.inflight = ""
 		if err == nil {
-			if len(m.queue) > 0 && m.queue[0] == name {
-				m.queue = m.queue[1:]
+			if !m.requeued {
+				m.queue = slices.DeleteFunc(m.queue, func(q string) bool { return q == name })
 			}
 			m.uploads++
 			m.lastErr = nil
