@@ -183,6 +183,10 @@ type GPUTelemetryRow struct {
 	ThrottleReasons int64   `parquet:"throttle_reasons"` // NVML clocks-event reason bitmask
 	Throttle        string  `parquet:"throttle"`         // names of the active reasons, comma-separated
 	Processes       int32   `parquet:"processes"`        // compute processes on the GPU; -1 unknown
+	// EnergyMJ is the GPU's total-energy counter (NVML, millijoules since
+	// the driver loaded) at this sample; null where the GPU has none
+	// (before Volta) and in runs recorded before the column existed.
+	EnergyMJ *int64 `parquet:"energy_mj"`
 }
 
 // ClientSampleRow is one sample of the load generator's own state, so the
