@@ -165,6 +165,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		l.Sustained = l.Complete && l.ErrorFraction <= set.MaxErrorFraction
 	}
 	obs := observe(run, sw.Levels, set)
+	levelEnergy(run, sw.Levels)
 	eng := resolveEngine(run.Manifest, obs.logSum)
 	sw.Notes = append(sw.Notes, obs.notes...)
 	samples := samplesOf(timings)

@@ -88,6 +88,12 @@ type CostPoint struct {
 	PowerPerGPUW float64 `json:"power_per_gpu_w,omitempty"`
 	PowerMatch   string  `json:"power_match,omitempty"`
 	PowerSource  string  `json:"power_source,omitempty"`
+	// Measured power only: how the energy was measured (an EnergyFrom*
+	// code), the energy per output token at the level, and that in kWh per
+	// million output tokens. PowerW is then that energy over the window.
+	EnergyFrom       string  `json:"energy_from,omitempty"`
+	JPerOutputToken  float64 `json:"j_per_output_token,omitempty"`
+	KWhPerMTokOutput float64 `json:"kwh_per_mtok_output,omitempty"`
 	USDPerHour   float64 `json:"usd_per_hour"` // GPUs + power
 	// USDPerMTokOutput charges the whole hour to output tokens (the seed's
 	// number); USDPerMTokBlended spreads it over prompt and output tokens.
@@ -104,7 +110,7 @@ type CostPoint struct {
 
 // Where a cost point's power came from (CostPoint.PowerFrom).
 const (
-	PowerMeasured = "measured"    // gpu_telemetry, mean over the level's measured window
+	PowerMeasured = "measured"    // the energy over the level's measured window (LevelStats.Energy) over its length
 	PowerLimit    = "power_limit" // the manifest's power limit × GPUs (not measured)
 	PowerBoard    = "board_power" // the price table's board power × GPUs (not measured)
 	PowerNoGPU    = "no_gpu"      // not counted: the run used no GPU
@@ -172,8 +178,14 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 			return c, nil
 		}
 		c.USDPerHostHour = cs.HostHourUSD
-		c.Notes = append(c.Notes, CostNote{Kind: CostNoteHostPower})
-		return c.points(run, levels, knees, g, set), nil
+		c.points(run, levels, knees, g, set)
+		for _, p := range c.Points {
+			if p.PowerFrom != PowerMeasured {
+				c.Notes = append(c.Notes, CostNote{Kind: CostNoteHostPower})
+				break
+			}
+		}
+		return c, nil
 	}
 	c.Basis = CostPerGPU
 	switch {
@@ -284,7 +296,10 @@ func (c *Cost) point(name string, l LevelStats, run *Run, set Settings) CostPoin
 	p := CostPoint{Name: name, LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS, OutputTokPerS: l.OutputTokPerS, TotalTokPerS: l.TotalTokPerS}
 	if c.Basis == CostPerHost {
 		p.PowerFrom = PowerNoGPU
-		p.USDPerHour = c.USDPerHostHour
+		if e := l.Energy; e != nil && e.CPUEnergyFrom != "" {
+			p.measured(e.CPUJ, e.CPUEnergyFrom, e)
+		}
+		p.USDPerHour = c.USDPerHostHour + p.PowerW/1000*c.KWhUSD
 	} else {
 		c.power(&p, l, run, set)
 		p.USDPerHour = float64(c.GPUs)*c.USDPerGPUHour + p.PowerW/1000*c.KWhUSD
@@ -345,12 +360,13 @@ func nearestAPI(cs []PriceComparison, active float64) *PriceComparison {
 	return best
 }
 
-// power sets the GPUs' draw at a level: measured (gpu_telemetry) when the
-// run has it, else the manifest's power limit, else the price table's
-// board power for the GPU name, times the GPU count.
+// power sets the GPUs' draw at a level: measured (the GPUs' energy over
+// the measured window) when the run has it, else the manifest's power
+// limit, else the price table's board power for the GPU name, times the
+// GPU count.
 func (c *Cost) power(p *CostPoint, l LevelStats, run *Run, set Settings) {
-	if l.Server.GPUKnown && l.Server.GPUPowerMeanW > 0 {
-		p.PowerW, p.PowerFrom = l.Server.GPUPowerMeanW, PowerMeasured
+	if e := l.Energy; e != nil && e.GPUEnergyFrom != "" && e.GPUJ > 0 {
+		p.measured(e.GPUJ, e.GPUEnergyFrom, e)
 		return
 	}
 	name := ""
@@ -371,6 +387,16 @@ func (c *Cost) power(p *CostPoint, l LevelStats, run *Run, set Settings) {
 		}
 	}
 	p.PowerW, p.PowerFrom = 0, PowerUnknown
+}
+
+// measured prices a point by the energy j (joules) drawn over the level's
+// window, measured as from says.
+func (p *CostPoint) measured(j float64, from string, e *LevelEnergy) {
+	p.PowerW, p.PowerFrom, p.EnergyFrom = j/e.WindowS, PowerMeasured, from
+	if e.OutputTokens > 0 {
+		p.JPerOutputToken = j / e.OutputTokens
+		p.KWhPerMTokOutput = p.JPerOutputToken * 1e6 / 3.6e6
+	}
 }
 
 func compare(api APIPrice, p CostPoint, model string) PriceComparison {

@@ -190,6 +190,9 @@ type LevelStats struct {
 	Confidence LevelConfidence `json:"confidence"`
 	Server     LevelServer     `json:"server"`
 	Client     LevelClient     `json:"client"`
+	// Energy is what the GPUs (and, where readable, the CPU) drew over the
+	// measured window, per output token; nil without telemetry.
+	Energy *LevelEnergy `json:"energy,omitempty"`
 
 	// Missing names statistics the source does not have (Lack* values).
 	Missing []string `json:"missing,omitempty"`
