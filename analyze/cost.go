@@ -94,7 +94,7 @@ type CostPoint struct {
 	EnergyFrom       string  `json:"energy_from,omitempty"`
 	JPerOutputToken  float64 `json:"j_per_output_token,omitempty"`
 	KWhPerMTokOutput float64 `json:"kwh_per_mtok_output,omitempty"`
-	USDPerHour   float64 `json:"usd_per_hour"` // GPUs + power
+	USDPerHour       float64 `json:"usd_per_hour"` // GPUs + power
 	// USDPerMTokOutput charges the whole hour to output tokens (the seed's
 	// number); USDPerMTokBlended spreads it over prompt and output tokens.
 	USDPerMTokOutput  float64 `json:"usd_per_mtok_output"`
