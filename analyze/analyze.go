@@ -190,6 +190,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		return nil, eng, err
 	}
 	sw.Cost = cost
+	sw.Pareto = paretoOf(sw.Levels, gpuCount(run, set, eng), sw.Mode)
 	sw.Timeline = obs.timeline(sw.Levels, set.MaxTimelinePoints)
 	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {
 		sw.Notes = append(sw.Notes, Note{Kind: NoteOutputNotFixed, Text: w.FixedOutputNote})

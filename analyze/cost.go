@@ -165,14 +165,11 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 		c.Utilization = 1
 	}
 	c.ActiveParams, c.ActiveParamsFrom = activeParams(run, set)
-	c.GPUs = cs.GPUs
-	if c.GPUs <= 0 {
-		c.GPUs = max(len(run.Manifest.GPUs), eng.tp())
-	}
+	c.GPUs = gpuCount(run, set, eng)
 	// A run that used no GPU is priced per host hour, unless --gpus says
 	// otherwise.
-	if cs.GPUs <= 0 && ranOnCPU(run.Manifest, eng) {
-		c.Basis, c.GPUs = CostPerHost, 0
+	if c.GPUs == 0 {
+		c.Basis = CostPerHost
 		if cs.HostHourUSD <= 0 {
 			c.Missing = append(c.Missing, CostNeedsHostPrice)
 			return c, nil
@@ -239,6 +236,20 @@ func (c *Cost) points(run *Run, levels []LevelStats, knees Knees, g *Goodput, se
 		}
 	}
 	return c
+}
+
+// gpuCount is how many GPUs served the run: --gpus when given, else the
+// manifest's GPUs or the server log's tensor-parallel size, whichever is
+// more; 0 for a run that used no GPU (ranOnCPU). Cost and the Pareto
+// view's per-GPU throughput both divide by it.
+func gpuCount(run *Run, set Settings, eng engineFacts) int {
+	if set.Cost.GPUs > 0 {
+		return set.Cost.GPUs
+	}
+	if ranOnCPU(run.Manifest, eng) {
+		return 0
+	}
+	return max(len(run.Manifest.GPUs), eng.tp())
 }
 
 // ranOnCPU reports whether a run served from the CPU alone: headroom

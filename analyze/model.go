@@ -117,6 +117,9 @@ type SweepAnalysis struct {
 	Decode    *DecodeRoofline `json:"decode_roofline,omitempty"`
 	Diagnosis Diagnosis       `json:"diagnosis"`
 	Cost      *Cost           `json:"cost,omitempty"`
+	// Pareto is output throughput per GPU against throughput per user at
+	// each level, with the frontier marked; nil without a level to place.
+	Pareto *Pareto `json:"pareto,omitempty"`
 	Timeline  *Timeline       `json:"timeline,omitempty"`
 	// Replicas is each server of a sweep spread over several (Balance
 	// says how), analyzed alone; the rest of the analysis is of the set.
