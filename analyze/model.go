@@ -119,8 +119,8 @@ type SweepAnalysis struct {
 	Cost      *Cost           `json:"cost,omitempty"`
 	// Pareto is output throughput per GPU against throughput per user at
 	// each level, with the frontier marked; nil without a level to place.
-	Pareto *Pareto `json:"pareto,omitempty"`
-	Timeline  *Timeline       `json:"timeline,omitempty"`
+	Pareto   *Pareto   `json:"pareto,omitempty"`
+	Timeline *Timeline `json:"timeline,omitempty"`
 	// Replicas is each server of a sweep spread over several (Balance
 	// says how), analyzed alone; the rest of the analysis is of the set.
 	Replicas []ReplicaAnalysis `json:"replicas,omitempty"`
