@@ -274,10 +274,16 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 		// After the per-level tables, whose roofline gap the prediction builds on.
 		rv.Sections = append(rv.Sections, pred)
 	}
+	pareto, err := paretoSection(id("pareto"), r)
+	if err != nil {
+		return rv, err
+	}
 	rv.Sections = append(rv.Sections,
 		diagnosisSection(id("diagnosis"), r),
 		overTime,
 		costSection(id("cost"), r),
+		energySection(id("energy"), r),
+		pareto,
 	)
 	return rv, nil
 }
