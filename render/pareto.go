@@ -9,6 +9,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/analyze/compare"
 )
 
 const paretoRead = "Each level as what the box delivers (output tokens per second per GPU, up) against what one user gets " +
@@ -137,5 +138,57 @@ func paretoSection(id string, r *analyze.RunAnalysis) (section, error) {
 	}
 	s.Charts = append(s.Charts, c)
 	s.Tables = append(s.Tables, paretoTable("Each level's place ("+per+"). Output tok/s ÷ concurrency is vllm bench sweep's tokens per user (closed loop): it counts the wait for the first token, which 1 / TPOT does not.", head, p.Points, false))
+	return s, nil
+}
+
+// paretoRunsCharted is how many runs the comparison's Pareto chart draws
+// point by point; beyond it the chart draws the frontier only, so an
+// archive of thousands of runs keeps a page a browser opens.
+const paretoRunsCharted = 12
+
+// paretoAcrossSection is the comparison's Pareto view: every run's levels
+// on one chart, the frontier across them joined and listed.
+func paretoAcrossSection(c *compare.Comparison, names []string) (section, error) {
+	s := section{ID: "pareto", Title: "Throughput per GPU against speed per user, across runs", Read: paretoRead +
+		" Across runs, the frontier says which run's setting to choose at each speed per user."}
+	if len(c.Pareto) == 0 {
+		s.Missing = "No run has a level with both a throughput and a median TPOT to place."
+		return s, nil
+	}
+	byRun := map[int][]analyze.ParetoPoint{}
+	var frontier []analyze.ParetoPoint
+	for _, p := range c.Pareto {
+		byRun[p.Run] = append(byRun[p.Run], p)
+		if p.Frontier {
+			frontier = append(frontier, p)
+		}
+	}
+	sort.SliceStable(frontier, func(a, b int) bool { return frontier[a].TokPerSPerUser > frontier[b].TokPerSPerUser })
+	var series []paretoSeries
+	caption := "Output tok/s per GPU (per host for a run without GPU) against tok/s per user, one colour per run, the frontier across runs joined."
+	if len(byRun) <= paretoRunsCharted {
+		for i := range c.Runs {
+			if ps := byRun[i]; len(ps) > 0 {
+				series = append(series, paretoSeries{name: names[i], color: palette[len(series)%len(palette)], points: ps})
+			}
+		}
+	} else {
+		series = []paretoSeries{{name: "frontier levels", color: colorMeasured, points: frontier}}
+		caption = fmt.Sprintf("The frontier across %d runs: output tok/s per GPU (per host for a run without GPU) against tok/s per user; with more than %d runs only the frontier's levels are drawn.", len(byRun), paretoRunsCharted)
+	}
+	var on []string
+	for _, p := range frontier {
+		on = append(on, names[p.Run]+" "+p.Load)
+	}
+	s.Sentences = append(s.Sentences, sentence("On the frontier, from the fastest per user: "+strings.Join(on, ", ")))
+	ch, err := paretoChart("cmp-pareto", caption, "Output tok/s per GPU", series)
+	if err != nil {
+		return s, err
+	}
+	s.Charts = append(s.Charts, ch)
+	for i := range frontier {
+		frontier[i].Label = names[frontier[i].Run]
+	}
+	s.Tables = append(s.Tables, paretoTable("The levels on the frontier across runs, from the fastest per user.", "Output tok/s per GPU", frontier, true))
 	return s, nil
 }

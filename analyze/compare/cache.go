@@ -34,7 +34,7 @@ import (
 type SummaryCache string
 
 // cacheFormat changes whenever cachedSummary or what summarize keeps does.
-const cacheFormat = "headroom-compare-summary-1"
+const cacheFormat = "headroom-compare-summary-2" // 2: the sweep summary carries its Pareto view
 
 type cachedSummary struct {
 	Run     Run
