@@ -161,7 +161,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	}
 	for i := range sw.Levels {
 		l := &sw.Levels[i]
-		l.Load = loadLabel(*l, axis)
+		l.Load = LoadKeyOf(axis, l.Concurrency, l.RateRPS)
 		l.Sustained = l.Complete && l.ErrorFraction <= set.MaxErrorFraction
 	}
 	obs := observe(run, sw.Levels, set)

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -16,7 +15,7 @@ const (
 	CtxLabel             = "label"              // Value
 	CtxKinds             = "kinds"              // Values
 	CtxIncomplete        = "incomplete"         // Value: the reason it stopped, "" when unknown
-	CtxGPU               = "gpu"                // Values: "index: name" per GPU
+	CtxGPU               = "gpu"                // Values: each GPU's name; Numbers: its index
 	CtxDriver            = "driver"             // Value
 	CtxCUDA              = "cuda"               // Value
 	CtxHost              = "host"               // Value
@@ -90,13 +89,14 @@ func runContext(run *Run, eng engineFacts) (items []ContextItem, missing []strin
 		add(ContextItem{Key: CtxIncomplete, Value: why})
 	}
 	var gpus, drivers, cuda []string
+	var gpuIndex []float64
 	for _, g := range m.GPUs {
-		gpus = append(gpus, fmt.Sprintf("%d: %s", g.Index, g.Name))
+		gpus, gpuIndex = append(gpus, g.Name), append(gpuIndex, float64(g.Index))
 		drivers = append(drivers, g.Driver)
 		cuda = append(cuda, g.CUDAVersion)
 	}
 	if len(m.GPUs) > 0 || m.HasKind(rundir.KindProbe) || sweep {
-		need(CtxGPU, ContextItem{Values: gpus}, len(gpus) > 0)
+		need(CtxGPU, ContextItem{Values: gpus, Numbers: gpuIndex}, len(gpus) > 0)
 		need(CtxDriver, ContextItem{Value: uniqueJoin(drivers)}, uniqueJoin(drivers) != "")
 		need(CtxCUDA, ContextItem{Value: uniqueJoin(cuda)}, uniqueJoin(cuda) != "")
 	}

@@ -96,7 +96,7 @@ type RidgeCheck struct {
 	KneeConcurrency      int     `json:"knee_concurrency"`
 	AtLevel              int     `json:"at_level"`
 	AtConcurrency        int     `json:"at_concurrency"`
-	AtLoad               string  `json:"at_load"`
+	AtLoad               LoadKey `json:"at_load"`
 	IntensityFLOPPerByte float64 `json:"intensity_flop_per_byte"`
 	// Approximate is true when the intensity is the seed's "intensity ≈
 	// batch" (16-bit weights dominating the bytes) for want of a model config.

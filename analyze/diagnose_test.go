@@ -554,7 +554,7 @@ func TestDiagnoseWindowsFromALog(t *testing.T) {
 	t.Parallel()
 	var ws []Window
 	for i, running := range []float64{1, 2, 4, 4} {
-		l := LevelStats{LevelIndex: i, Concurrency: 1 << i, Load: loadLabel(LevelStats{Concurrency: 1 << i}, AxisConcurrency)}
+		l := LevelStats{LevelIndex: i, Concurrency: 1 << i, Load: LoadKeyOf(AxisConcurrency, 1<<i, 0)}
 		l.Server.RunningMax, l.Server.RunningKnown = running, true
 		l.Server.WaitingKnown, l.Server.KVUsageKnown = true, true
 		l.Server.KVUsageMaxFraction = 0.25 * running

@@ -1,8 +1,8 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/headroom-llm/headroom/stats"
 )
@@ -22,12 +22,41 @@ func loadValue(l LevelStats, axis string) float64 {
 	return float64(l.Concurrency)
 }
 
-// loadLabel names a level in tables and charts: "c=8" or "4 req/s".
-func loadLabel(l LevelStats, axis string) string {
+// AxisInEngine is the load axis of a log-only window: the most requests
+// the engine ran at once, read from its log (no client set a load).
+const AxisInEngine = "in_engine"
+
+// LoadKey is a level's place on its load axis: the key levels of different
+// runs are matched by, and what render names ("c=8", "4 req/s"). Only the
+// axis' own value is set, so two levels at the same load are equal:
+// Concurrency on AxisConcurrency and AxisInEngine, RateRPS on AxisRate
+// (an open-loop level's cap on requests in flight is not part of its load).
+type LoadKey struct {
+	Axis        string  `json:"axis"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	RateRPS     float64 `json:"rate_rps,omitempty"`
+}
+
+// LoadKeyOf is the load of a level with that concurrency and rate on axis.
+func LoadKeyOf(axis string, concurrency int, rateRPS float64) LoadKey {
 	if axis == AxisRate {
-		return fmt.Sprintf("%.3g req/s", l.RateRPS)
+		return LoadKey{Axis: axis, RateRPS: rateRPS}
 	}
-	return fmt.Sprintf("c=%d", l.Concurrency)
+	return LoadKey{Axis: axis, Concurrency: concurrency}
+}
+
+// ID is the load as the exported tables (the dataset's level_summary,
+// runs.parquet's wall_short) write it, "c=8", "4 req/s" or "in_engine=8":
+// a stable identifier to filter and join on in SQL, not a sentence (the
+// reports name loads in render).
+func (l LoadKey) ID() string {
+	switch l.Axis {
+	case AxisRate:
+		return strconv.FormatFloat(l.RateRPS, 'g', 3, 64) + " req/s"
+	case AxisInEngine:
+		return "in_engine=" + strconv.Itoa(l.Concurrency)
+	}
+	return "c=" + strconv.Itoa(l.Concurrency)
 }
 
 // levelPos is the position of the level with the given LevelIndex in

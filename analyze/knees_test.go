@@ -183,8 +183,10 @@ func TestOpenLoopKneesByRate(t *testing.T) {
 	if op := sw.Operating; op.At.Axis != AxisRate || op.At.RateRPS != 32 || op.At.Value() != 32 || op.FreeTo.RateRPS != 8 {
 		t.Errorf("operating point %+v", op)
 	}
-	if sw.Levels[3].Load != "8 req/s" {
-		t.Errorf("label %q", sw.Levels[3].Load)
+	// An open-loop level's load is its rate alone: its cap on requests in
+	// flight (64) is no part of the key levels are matched by.
+	if l := sw.Levels[3].Load; l != (LoadKey{Axis: AxisRate, RateRPS: 8}) || l.ID() != "8 req/s" {
+		t.Errorf("load %+v (%s)", l, l.ID())
 	}
 }
 

@@ -67,6 +67,10 @@ type LoadOptions struct {
 	SkipTokens bool
 	// SkipFiles leaves Run.Files empty (the report's list of data files).
 	SkipFiles bool
+	// RowsOnly reads the manifest, levels and requests and nothing else:
+	// enough for a dataset's rows (headroom index) when the run's analysis
+	// is already known, not for an analysis.
+	RowsOnly bool
 }
 
 // LoadWith is Load with options.
@@ -100,6 +104,9 @@ func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
 		if !present[table] || table == rundir.TableTokens && o.SkipTokens {
 			return nil
 		}
+		if o.RowsOnly && table != rundir.TableLevels && table != rundir.TableRequests {
+			return nil
+		}
 		return f()
 	}
 	reads := []error{
@@ -123,7 +130,7 @@ func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
 		}
 	}
 	run.sanitize()
-	if run.Manifest.HasKind(rundir.KindProbe) && len(run.GEMM) == 0 {
+	if run.Manifest.HasKind(rundir.KindProbe) && len(run.GEMM) == 0 && !o.RowsOnly {
 		return nil, fmt.Errorf("%s: the manifest says this run holds a probe, but table %s has no rows", dir, rundir.TableProbeGEMM)
 	}
 	if present[rundir.ServerLogFile] && d.IsRegular(rundir.ServerLogFile) {

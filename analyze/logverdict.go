@@ -9,7 +9,6 @@ package analyze
 // completions below say what the lines alone support, marked as such.
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -536,7 +535,7 @@ func (ls *logSeries) windows(set Settings) ([]Window, []LogWindow) {
 		l := &a.w.Level
 		l.LevelIndex, l.Complete, l.Sustained = i, true, true
 		l.Concurrency = max(a.lw.Load, 1)
-		l.Load = fmt.Sprintf("%d in the engine", l.Concurrency)
+		l.Load = LoadKey{Axis: AxisInEngine, Concurrency: l.Concurrency}
 		ev := &a.w.Evidence
 		for _, e := range []*Evidence{ev.WaitingMax, ev.KVMax, ev.PreemptMetric} {
 			if e != nil {

@@ -149,9 +149,9 @@ type LevelStats struct {
 	// throughputs are computed over; 0 when unknown.
 	WindowS  float64 `json:"window_s"`
 	Complete bool    `json:"complete"`
-	// Load names the level in sentences: "c=8" (closed loop) or "4 req/s"
-	// (open loop).
-	Load string `json:"load"`
+	// Load is the level's place on the load axis, what levels of
+	// different runs are matched by.
+	Load LoadKey `json:"load"`
 
 	Requests       int            `json:"requests"` // measured, any status
 	OK             int            `json:"ok"`
@@ -423,7 +423,7 @@ type LevelSpan struct {
 	LevelIndex  int     `json:"level_index"`
 	Concurrency int     `json:"concurrency"`
 	RateRPS     float64 `json:"rate_rps,omitempty"`
-	Load        string  `json:"load"`
+	Load        LoadKey `json:"load"`
 	StartS      float64 `json:"start_s"`
 	WarmupEndS  float64 `json:"warmup_end_s"`
 	EndS        float64 `json:"end_s"`

@@ -29,7 +29,7 @@ type ParetoPoint struct {
 	LevelIndex  int     `json:"level_index"`
 	Concurrency int     `json:"concurrency"`
 	RateRPS     float64 `json:"rate_rps,omitempty"`
-	Load        string  `json:"load"`
+	Load        LoadKey `json:"load"`
 	// OutputTokPerSPerGPU is the level's output throughput over the GPUs
 	// (over 1 for a run without GPU).
 	OutputTokPerSPerGPU float64 `json:"output_tok_per_s_per_gpu"`

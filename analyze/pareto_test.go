@@ -9,8 +9,8 @@ import (
 // Frontier membership on constructed points, each case with the answer
 // known by construction.
 func TestMarkFrontier(t *testing.T) {
-	pt := func(load string, user, gpu float64) ParetoPoint {
-		return ParetoPoint{Load: load, TokPerSPerUser: user, OutputTokPerSPerGPU: gpu, Sustained: true}
+	pt := func(name string, user, gpu float64) ParetoPoint {
+		return ParetoPoint{Label: name, TokPerSPerUser: user, OutputTokPerSPerGPU: gpu, Sustained: true}
 	}
 	for _, tt := range []struct {
 		name   string
@@ -28,7 +28,7 @@ func TestMarkFrontier(t *testing.T) {
 		var got []string
 		for _, p := range tt.points {
 			if p.Frontier {
-				got = append(got, p.Load)
+				got = append(got, p.Label)
 			}
 		}
 		if !slices.Equal(got, tt.want) {
@@ -38,7 +38,7 @@ func TestMarkFrontier(t *testing.T) {
 	// A level that was not sustained (errors, cut short) is never on the
 	// frontier, and does not push others off it.
 	ps := []ParetoPoint{pt("c=1", 100, 100), pt("c=8", 60, 500)}
-	ps = append(ps, ParetoPoint{Load: "c=64", TokPerSPerUser: 80, OutputTokPerSPerGPU: 900})
+	ps = append(ps, ParetoPoint{Label: "c=64", TokPerSPerUser: 80, OutputTokPerSPerGPU: 900})
 	MarkFrontier(ps)
 	if !ps[0].Frontier || !ps[1].Frontier || ps[2].Frontier {
 		t.Errorf("unsustained level: %+v", ps)

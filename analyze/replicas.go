@@ -38,7 +38,7 @@ type ReplicaAnalysis struct {
 // ReplicaLevel is one replica at one level of the set's load.
 type ReplicaLevel struct {
 	LevelIndex    int     `json:"level_index"`
-	Load          string  `json:"load"` // the set's load: "c=8", "4 req/s"
+	Load          LoadKey `json:"load"` // the set's load
 	Requests      int     `json:"requests"`
 	Errors        int     `json:"errors"`
 	Share         float64 `json:"share"` // of the set's measured requests at this level

@@ -12,7 +12,14 @@
 # `run` starts one process per target (one worker each), waits, and prints a
 # line per target (status, executions, new corpus entries) and a summary. A
 # crasher is written, as by go test, to the package's testdata/fuzz/<Target>/;
-# with OUT they are also copied to OUT/crashers.tar and the logs to OUT/logs/.
+# with OUT they are also copied to OUT/crashers.tar, the logs to
+# OUT/logs.tar.gz and the generated corpus to OUT/cache.tar.gz (few files, as
+# a device machine returns only a handful).
+#
+# FUZZ_CACHE=DIR keeps the generated corpus (go's fuzz cache, one folder per
+# target) in DIR instead of a temporary folder, so that a later run, here or
+# on another machine after unpacking cache.tar.gz into DIR, goes on from
+# where this one stopped rather than from the seeds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +39,12 @@ run)
   dir=${2:?usage: fuzz-parallel.sh run DIR TIME [OUT]}
   fuzztime=${3:?usage: fuzz-parallel.sh run DIR TIME [OUT]}
   out=${4:-}
+  if [ -n "$out" ]; then out=$(realpath -m "$out"); fi
   logs=$(mktemp -d)
+  trap 'rm -rf "$logs"' EXIT
+  cache=${FUZZ_CACHE:-$logs/cache}
+  mkdir -p "$cache"
+  cache=$(realpath "$cache")
   echo "# fuzzing in parallel for $fuzztime each, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs"
   for bin in "$dir"/*.test; do
     pkg=$(basename "$bin" .test | tr _ /)
@@ -41,7 +53,7 @@ run)
       abs=$(realpath "$bin")
       (cd "$pkg" && "$abs" -test.run='^$' -test.fuzz="^$target\$" \
         -test.fuzztime="$fuzztime" -test.parallel=1 -test.fuzzminimizetime=10s \
-        -test.fuzzcachedir="$logs/cache-$target" >"$logs/$target.log" 2>&1; echo $? >"$logs/$target.rc") &
+        -test.fuzzcachedir="$cache/$target" >"$logs/$target.log" 2>&1; echo $? >"$logs/$target.rc") &
       echo "$pkg $target" >>"$logs/targets"
     done
   done
@@ -64,8 +76,9 @@ run)
     printf '%-4s %-28s %-24s %10s execs  corpus %5s  crashers %s\n' "$status" "$target" "$pkg" "${execs:-?}" "${corpus:-?}" "$new"
   done <"$logs/targets"
   if [ -n "$out" ]; then
-    mkdir -p "$out/logs"
-    cp "$logs"/*.log "$out/logs/" 2>/dev/null || true
+    mkdir -p "$out"
+    (cd "$logs" && tar -czf "$out/logs.tar.gz" ./*.log)
+    tar -czf "$out/cache.tar.gz" -C "$cache" .
     if [ -s "$logs/crashers" ]; then tar -cf "$out/crashers.tar" -T "$logs/crashers"; fi
   fi
   echo "# $(wc -l <"$logs/targets") targets, $failed failed"

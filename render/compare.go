@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/headroom-llm/headroom/analyze"
 
 	"github.com/headroom-llm/headroom/analyze/compare"
 	"github.com/headroom-llm/headroom/internal/uniq"
@@ -120,7 +121,7 @@ func CompareFiles(dir string, c *compare.Comparison, format string) ([]string, e
 func buildComparePage(c *compare.Comparison) (*comparePage, error) {
 	p := &comparePage{
 		Title: c.Title, Generated: stamp(c.GeneratedAt), Version: c.HeadroomVersion, EChartsVersion: echartsVersion,
-		Warnings: c.Warnings,
+		Warnings: compareWarnings(c.Warnings),
 	}
 	base := ""
 	for _, g := range c.Groups {
@@ -134,8 +135,8 @@ func buildComparePage(c *compare.Comparison) (*comparePage, error) {
 		p.Summary = append(p.Summary, fmt.Sprintf("%s left out: failed or measured nothing (listed under Runs compared, with why).", plural(n, "run", "runs")))
 	}
 	for _, gc := range c.Comparisons {
-		if gc.NotComparable != "" {
-			p.Summary = append(p.Summary, fmt.Sprintf("%s against %s: %s; no test is made across them.", gc.Candidate, gc.Baseline, gc.NotComparable))
+		if gc.NotComparable {
+			p.Summary = append(p.Summary, fmt.Sprintf("%s against %s: %s; no test is made across them.", gc.Candidate, gc.Baseline, notComparableText(gc.Differs)))
 		}
 	}
 	names := seriesNames(c)
@@ -208,7 +209,7 @@ func runsSection(c *compare.Comparison) section {
 			src = "import: " + r.SourceTool
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), r.Label, r.Group, stamp(r.Start), durationText(r.DurationS),
-			orText(r.GPU, "–"), orText(r.Engine, "–"), orText(r.Model, "–"), src})
+			orText(gpuCount(r.GPUName, r.GPUCount), "–"), orText(r.Engine, "–"), orText(r.Model, "–"), src})
 	}
 	s.Tables = append(s.Tables, t)
 	if len(c.LeftOut) > 0 {
@@ -219,7 +220,7 @@ func runsSection(c *compare.Comparison) section {
 				s.Notes = append(s.Notes, fmt.Sprintf("%d more runs left out are not listed; comparison.json holds every one.", len(c.LeftOut)-MaxListedRuns))
 				break
 			}
-			lt.Rows = append(lt.Rows, []string{l.Label, stamp(l.Run.Start), l.Why})
+			lt.Rows = append(lt.Rows, []string{l.Label, stamp(l.Run.Start), LeftOutWhy(l)})
 		}
 		s.Tables = append(s.Tables, lt)
 	}
@@ -254,9 +255,9 @@ func headlineNumbersSection(c *compare.Comparison) section {
 		}
 		slo := "–"
 		if sw.SLOOutputTokPerS > 0 {
-			slo = tokPerS(sw.SLOOutputTokPerS) + " at " + sw.SLOLoad
+			slo = tokPerS(sw.SLOOutputTokPerS) + " at " + loadName(sw.SLOLoad)
 		} else if sw.SLOMissing != "" {
-			sloWhy = uniq.Append(sloWhy, sw.SLOMissing)
+			sloWhy = uniq.Append(sloWhy, sloMissingText(sw.SLOMissing))
 		}
 		cost := "–"
 		if sw.USDPerMTokOutput > 0 {
@@ -264,8 +265,8 @@ func headlineNumbersSection(c *compare.Comparison) section {
 		} else if len(sw.CostMissing) > 0 {
 			costWhy = uniq.Append(costWhy, strings.Join(costNeeds(sw.CostMissing), "; "))
 		}
-		t.Rows = append(t.Rows, []string{names[i], r.Group, orDash(sw.PeakOutputTokPerS, tokPerS), orText(sw.PeakLoad, "–"),
-			orText(sw.TPOTKnee, "not reached"), orText(sw.Plateau, "not reached"), orText(sw.Recommended, "–"), slo, cost,
+		t.Rows = append(t.Rows, []string{names[i], r.Group, orDash(sw.PeakOutputTokPerS, tokPerS), orText(loadName(sw.PeakLoad), "–"),
+			orText(loadName(sw.TPOTKnee), "not reached"), orText(loadName(sw.Plateau), "not reached"), orText(loadName(sw.Recommended), "–"), slo, cost,
 			fmt.Sprintf("%s (%s)", integer(sw.Requests), integer(sw.Errors)), wallHitText(sw)})
 	}
 	s.Tables = append(s.Tables, t)
@@ -287,11 +288,11 @@ func wallHitText(sw *compare.SweepSummary) string {
 		return "–"
 	}
 	s := wallName(sw.Wall)
-	if sw.WallAt != "" {
-		s += " at " + sw.WallAt
+	if at := loadName(sw.WallAt); at != "" {
+		s += " at " + at
 	}
 	for _, w := range sw.Then {
-		s += "; then " + wallName(w.Wall) + " at " + w.At
+		s += "; then " + wallName(w.Wall) + " at " + loadName(w.At)
 	}
 	return s
 }
@@ -416,8 +417,8 @@ func series(c *compare.Comparison, names []string) ([]seriesSet, bool) {
 			lv compare.Level
 			n  map[string]int
 		}
-		byLoad := map[string]*acc{}
-		var order []string
+		byLoad := map[analyze.LoadKey]*acc{}
+		var order []analyze.LoadKey
 		for _, i := range g.Runs {
 			sw := c.Runs[i].Sweep
 			if sw == nil {
@@ -561,7 +562,7 @@ func panelsSection(c *compare.Comparison, names []string) (section, error) {
 	}
 	s.ChartRow = true
 	// The same numbers as tables, one per metric, a column per series.
-	loads := map[float64]string{}
+	loads := map[float64]analyze.LoadKey{}
 	var xs []float64
 	for _, st := range sets {
 		for _, l := range st.levels {
@@ -579,7 +580,7 @@ func panelsSection(c *compare.Comparison, names []string) (section, error) {
 			t.Right = append(t.Right, true)
 		}
 		for _, x := range xs {
-			row := []string{loads[x]}
+			row := []string{loadName(loads[x])}
 			for _, st := range sets {
 				v := "–"
 				for _, l := range st.levels {
@@ -706,21 +707,21 @@ func differencesSection(c *compare.Comparison) section {
 		t := table{Caption: fmt.Sprintf("%s against the baseline %s.", gc.Candidate, gc.Baseline),
 			Head:  []string{"Metric", "Load", "Baseline", "Candidate", "Change", "Over", "Verdict"},
 			Right: []bool{false, false, true, true, true, true, false}}
-		if gc.NotComparable != "" {
+		if gc.NotComparable {
 			// Side by side, untested: a difference between different
 			// workloads, models or machines is not a change.
-			t.Caption = fmt.Sprintf("%s against the baseline %s, side by side: %s.", gc.Candidate, gc.Baseline, gc.NotComparable)
+			t.Caption = fmt.Sprintf("%s against the baseline %s, side by side: %s.", gc.Candidate, gc.Baseline, notComparableText(gc.Differs))
 		}
 		var why []string
 		for _, d := range gc.Deltas {
 			over := fmt.Sprintf("%s %s / %s", d.Over, integer(d.N1), integer(d.N2))
 			verdict := deltaVerdict(d)
-			if gc.NotComparable != "" {
+			if gc.NotComparable {
 				verdict = "not comparable"
 			}
-			t.Rows = append(t.Rows, []string{metricLabels[d.Metric], orText(d.Load, "whole run"), deltaValue(d.Baseline, d.Unit),
+			t.Rows = append(t.Rows, []string{metricLabels[d.Metric], orText(loadName(d.Load), "whole run"), deltaValue(d.Baseline, d.Unit),
 				deltaValue(d.Candidate, d.Unit), signedPercent(d.Change), over, verdict})
-			if gc.NotComparable != "" {
+			if gc.NotComparable {
 				continue
 			}
 			if d.NoTest != "" {
@@ -760,7 +761,7 @@ func gateSection(c *compare.Comparison) section {
 	}
 	t := table{Head: []string{"Rule", "Candidate", "Result", "Detail"}}
 	for _, r := range g.Results {
-		t.Rows = append(t.Rows, []string{r.Rule, orText(r.Candidate, "–"), strings.ToUpper(r.Status), r.Line})
+		t.Rows = append(t.Rows, []string{r.Rule, orText(r.Candidate, "–"), strings.ToUpper(r.Status), GateLine(c, r)})
 	}
 	s.Tables = append(s.Tables, t)
 	return s
@@ -806,4 +807,74 @@ func noTestReason(d compare.Delta) string {
 		return "no bootstrap (no resamples set, or a zero latency)"
 	}
 	return d.NoTest
+}
+
+// notComparableText says which must-match keys differ between two groups:
+// "not comparable: workload.prompt_tokens differs (fixed 512 against fixed 128)".
+func notComparableText(rows []compare.DiffRow) string {
+	parts := make([]string, len(rows))
+	for i, r := range rows {
+		parts[i] = r.Key + " differs (" + strings.Join(r.Values, " against ") + ")"
+	}
+	return "not comparable: " + strings.Join(parts, "; ")
+}
+
+// LeftOutWhy says why a run has nothing to compare, and why its collector
+// stopped when it did.
+func LeftOutWhy(l compare.LeftOut) string {
+	why := map[string]string{
+		compare.LeftOutNoLevels:   "no request was measured (no sweep level was written)",
+		compare.LeftOutNoData:     "it holds no sweep level and no probe",
+		compare.LeftOutNoRequests: "no request was measured",
+		compare.LeftOutAllFailed:  "every one of its " + integer(l.Requests) + " measured requests failed",
+	}[l.Why]
+	if why == "" {
+		why = l.Why
+	}
+	if st := l.Stopped; st != nil {
+		why += "; the collector stopped (" + st.Reason
+		if st.Error != "" {
+			why += ": " + st.Error
+		}
+		why += ")"
+	} else if !l.Complete {
+		why += "; the collector did not finish (killed?)"
+	}
+	return why
+}
+
+// LeftOutList names the left-out runs and why, for an error.
+func LeftOutList(l []compare.LeftOut) string {
+	parts := make([]string, len(l))
+	for i, r := range l {
+		parts[i] = r.Dir + ": " + LeftOutWhy(r)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// compareWarnings says the comparison's warnings.
+func compareWarnings(ws []compare.Warning) []string {
+	var out []string
+	for _, w := range ws {
+		switch w.Kind {
+		case compare.WarnIncomplete:
+			out = append(out, w.Dir+" is incomplete (the collector was interrupted): its numbers cover only what it measured")
+		case compare.WarnNonFinite:
+			out = append(out, integer(w.Count)+" values computed were not finite numbers (an overflow) and are shown as 0 or left out")
+		default:
+			out = append(out, w.Kind)
+		}
+	}
+	return out
+}
+
+// sloMissingText says why a run has no SLO goodput.
+func sloMissingText(code string) string {
+	switch code {
+	case compare.SLOMissingNoSLO:
+		return "no SLO given (--slo)"
+	case compare.SLOMissingNoLevel:
+		return "no level inside the SLO"
+	}
+	return code
 }

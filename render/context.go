@@ -77,7 +77,14 @@ func contextValue(c analyze.ContextItem) string {
 	case analyze.CtxSourceLacks:
 		v = strings.Join(c.Values, "; ")
 	case analyze.CtxGPU:
-		v = strings.Join(c.Values, "; ")
+		gpus := make([]string, len(c.Values))
+		for i, name := range c.Values {
+			gpus[i] = name
+			if i < len(c.Numbers) {
+				gpus[i] = integer(int64(c.Numbers[i])) + ": " + name
+			}
+		}
+		v = strings.Join(gpus, "; ")
 	case analyze.CtxServerFlags:
 		v = strings.Join(c.Values, " ")
 	case analyze.CtxGPUMemory:

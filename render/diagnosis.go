@@ -126,10 +126,7 @@ func wallTitle(w analyze.Wall) string {
 
 // pointName names a level on the load axis: "c=8" or "4 req/s".
 func pointName(p analyze.LoadPoint) string {
-	if p.Axis == analyze.AxisRate {
-		return sig(p.RateRPS) + " req/s"
-	}
-	return "c=" + strconv.Itoa(p.Concurrency)
+	return loadName(analyze.LoadKeyOf(p.Axis, p.Concurrency, p.RateRPS))
 }
 
 // evidencePoint names the level of an evidence item.

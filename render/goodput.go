@@ -66,7 +66,7 @@ func goodputSection(id string, r *analyze.RunAnalysis) (section, error) {
 	s.Tables = append(s.Tables, t)
 	for _, li := range g.PassAgainLevels {
 		if l := levelByIndex(r.Sweep, li); l != nil {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s meets the SLO again after a lower level failed; the operating point stays below the first failure.", l.Load))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s meets the SLO again after a lower level failed; the operating point stays below the first failure.", loadName(l.Load)))
 		}
 	}
 	return s, nil

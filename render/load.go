@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/headroom-llm/headroom/analyze"
 )
@@ -76,4 +77,26 @@ func levelByIndex(sw *analyze.SweepAnalysis, index int) *analyze.LevelStats {
 		}
 	}
 	return nil
+}
+
+// loadName names a load on its axis: "c=8", "4 req/s", or "8 in the
+// engine" for a log-only window; "" for no load.
+func loadName(l analyze.LoadKey) string {
+	switch {
+	case l == analyze.LoadKey{}:
+		return ""
+	case l.Axis == analyze.AxisRate:
+		return sig(l.RateRPS) + " req/s"
+	case l.Axis == analyze.AxisInEngine:
+		return integer(l.Concurrency) + " in the engine"
+	}
+	return "c=" + strconv.Itoa(l.Concurrency)
+}
+
+// gpuCount names the GPUs of a run in short: "NVIDIA H200", "2× NVIDIA H200".
+func gpuCount(name string, n int) string {
+	if n > 1 && name != "" {
+		return integer(n) + "× " + name
+	}
+	return name
 }

@@ -142,7 +142,7 @@ func ridgeSentence(rc analyze.RidgeCheck) string {
 	if rc.Approximate {
 		approx = " (intensity ≈ batch, an approximation that holds for 16-bit weights; give --model-config for the model's own)"
 	}
-	at, in, ridge := rc.AtLoad, sig(rc.IntensityFLOPPerByte), sig(rc.RidgeFLOPPerByte)
+	at, in, ridge := loadName(rc.AtLoad), sig(rc.IntensityFLOPPerByte), sig(rc.RidgeFLOPPerByte)
 	switch rc.Verdict {
 	case analyze.RidgeNoKnee:
 		return fmt.Sprintf("TPOT never bent; at the highest level, %s, decode ran at about %s FLOP/byte, %s of the probe's ridge of %s FLOP/byte%s.", at, in, percent(rc.Ratio), ridge, approx)

@@ -41,9 +41,9 @@ func paretoChart(id, caption, yName string, series []paretoSeries) (chart, error
 				size = 11
 				frontier = append(frontier, p)
 			}
-			name := p.Load
+			name := loadName(p.Load)
 			if p.Label != "" {
-				name = p.Label + " " + p.Load
+				name = p.Label + " " + name
 			}
 			if !p.Sustained {
 				name += " (not sustained)"
@@ -89,7 +89,7 @@ func paretoTable(caption, perHead string, points []analyze.ParetoPoint, withRun 
 		case !p.Sustained:
 			on = "not sustained"
 		}
-		row = append(row, p.Load, sig(p.TokPerSPerUser), sig(p.OutputTokPerSPerGPU), orDash(p.OutputTokPerSPerConcurrency, sig), on)
+		row = append(row, loadName(p.Load), sig(p.TokPerSPerUser), sig(p.OutputTokPerSPerGPU), orDash(p.OutputTokPerSPerConcurrency, sig), on)
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -115,11 +115,11 @@ func paretoSection(id string, r *analyze.RunAnalysis) (section, error) {
 	for _, pt := range p.Points {
 		switch {
 		case pt.Frontier:
-			on = append(on, pt.Load)
+			on = append(on, loadName(pt.Load))
 		case !pt.Sustained:
-			off = append(off, pt.Load+" (not sustained)")
+			off = append(off, loadName(pt.Load)+" (not sustained)")
 		default:
-			off = append(off, pt.Load)
+			off = append(off, loadName(pt.Load))
 		}
 	}
 	sent := "On the frontier: " + strings.Join(on, ", ")
@@ -178,7 +178,7 @@ func paretoAcrossSection(c *compare.Comparison, names []string) (section, error)
 	}
 	var on []string
 	for _, p := range frontier {
-		on = append(on, names[p.Run]+" "+p.Load)
+		on = append(on, names[p.Run]+" "+loadName(p.Load))
 	}
 	s.Sentences = append(s.Sentences, sentence("On the frontier, from the fastest per user: "+strings.Join(on, ", ")))
 	ch, err := paretoChart("cmp-pareto", caption, "Output tok/s per GPU", series)

@@ -21,7 +21,7 @@ func replicasTable(sw *analyze.SweepAnalysis) (table, bool) {
 	for _, r := range sw.Replicas {
 		name := integer(r.Index) + ": " + r.BaseURL
 		for j, l := range r.Levels {
-			row := []string{"", l.Load, integer(l.Requests), orDash(l.Share, percent), orDash(l.OutputTokPerS, sig),
+			row := []string{"", loadName(l.Load), integer(l.Requests), orDash(l.Share, percent), orDash(l.OutputTokPerS, sig),
 				durationText(l.TTFTP50S), durationText(l.TPOTP50S), ""}
 			if j == 0 {
 				row[0], row[7] = name, wallName(r.Wall)

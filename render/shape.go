@@ -23,7 +23,7 @@ func shapeSentences(sw *analyze.SweepAnalysis) []string {
 	}
 	label := func(li int) string {
 		if l := levelByIndex(sw, li); l != nil {
-			return l.Load
+			return loadName(l.Load)
 		}
 		return "?"
 	}
@@ -36,22 +36,22 @@ func shapeSentences(sw *analyze.SweepAnalysis) []string {
 	var out []string
 	// 1. How throughput grows.
 	out = append(out, fmt.Sprintf("Output throughput goes from %s at %s to %s at %s: %s for %s %s.",
-		tokPerS(first.OutputTokPerS), first.Load, tokPerS(last.OutputTokPerS), last.Load, times(last.OutputTokPerS/first.OutputTokPerS),
+		tokPerS(first.OutputTokPerS), loadName(first.Load), tokPerS(last.OutputTokPerS), loadName(last.Load), times(last.OutputTokPerS/first.OutputTokPerS),
 		times(a.x(last)/math.Max(a.x(first), 1e-9)), what))
 	// 2. Where it flattens.
 	switch k.Plateau {
 	case analyze.PlateauSaturated:
 		l := levelByIndex(sw, k.SaturatedLevel)
 		out = append(out, fmt.Sprintf("From %s the server completes fewer requests than arrive (%s req/s of %s offered): the open loop is saturated, and a higher rate only grows the backlog.",
-			l.Load, sig(l.RequestsPerS), sig(l.RateRPS)))
+			loadName(l.Load), sig(l.RequestsPerS), sig(l.RateRPS)))
 	case analyze.PlateauReached:
 		out = append(out, fmt.Sprintf("It flattens after %s: from there every doubling of %s adds less than %s, and each extra request buys queueing delay, not throughput.",
 			label(k.PlateauLevel), what, percent(k.PlateauGainPerDoubling)))
 	case analyze.PlateauRising:
 		out = append(out, fmt.Sprintf("It has not flattened by %s (the last step still gains at least %s per doubling, beyond the noise): the sweep stopped before the ceiling.",
-			last.Load, percent(k.PlateauGainPerDoubling)))
+			loadName(last.Load), percent(k.PlateauGainPerDoubling)))
 	default:
-		out = append(out, fmt.Sprintf("Whether it flattens by %s cannot be told from the noise: the last steps' intervals overlap.", last.Load))
+		out = append(out, fmt.Sprintf("Whether it flattens by %s cannot be told from the noise: the last steps' intervals overlap.", loadName(last.Load)))
 	}
 	// 3. Peak and where it is reached.
 	if k.PeakLevel >= 0 {

@@ -79,12 +79,12 @@ func kneeNotes(sw *analyze.SweepAnalysis) []string {
 	base := levelByIndex(sw, k.BaselineLevel)
 	switch {
 	case base != nil && k.BaselineIsLowestRate:
-		out = append(out, "Open loop: TPOT is compared with the lowest arrival rate, "+base.Load+".")
+		out = append(out, "Open loop: TPOT is compared with the lowest arrival rate, "+loadName(base.Load)+".")
 	case base != nil && k.BaselineNotC1:
-		out = append(out, "The sweep has no concurrency-1 level with a TPOT; TPOT is compared with its lowest level, "+base.Load+".")
+		out = append(out, "The sweep has no concurrency-1 level with a TPOT; TPOT is compared with its lowest level, "+loadName(base.Load)+".")
 	}
 	if base != nil && k.TPOTKneeLevel < 0 {
-		out = append(out, fmt.Sprintf("p50 TPOT never cleared %s× its %s value: the sweep did not reach the knee; raise the levels.", sig(k.TPOTKneeFactor), base.Load))
+		out = append(out, fmt.Sprintf("p50 TPOT never cleared %s× its %s value: the sweep did not reach the knee; raise the levels.", sig(k.TPOTKneeFactor), loadName(base.Load)))
 	}
 	if !k.Intervals && base != nil {
 		out = append(out, "Without per-request data the TPOT knee is placed on the point estimates, not on intervals.")
@@ -94,7 +94,7 @@ func kneeNotes(sw *analyze.SweepAnalysis) []string {
 		if l.Complete {
 			why = percent(l.ErrorFraction) + " of its requests failed"
 		}
-		out = append(out, fmt.Sprintf("%s reached %s but is not sustained (%s); the peak is taken over sustained levels only.", l.Load, tokPerS(l.OutputTokPerS), why))
+		out = append(out, fmt.Sprintf("%s reached %s but is not sustained (%s); the peak is taken over sustained levels only.", loadName(l.Load), tokPerS(l.OutputTokPerS), why))
 	}
 	return out
 }

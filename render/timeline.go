@@ -193,7 +193,7 @@ func levelMarks(tl *analyze.Timeline, end float64) []vmark {
 	var out []vmark
 	last := math.Inf(-1)
 	for _, l := range tl.Levels {
-		name := l.Load // "c=8" or "4 req/s", as the analyzer names the level
+		name := loadName(l.Load)
 		if name == "" {
 			name = "c=" + strconv.Itoa(l.Concurrency)
 		}

@@ -73,6 +73,10 @@ func committed(path string) {
 		v.(*Mirror).addManifest()
 		return
 	}
+	if v, ok := mirrors.Load(tableDir); ok && filepath.Base(path) == SummaryFile {
+		v.(*Mirror).add(SummaryFile)
+		return
+	}
 	if v, ok := mirrors.Load(filepath.Dir(tableDir)); ok {
 		v.(*Mirror).add(filepath.Base(tableDir) + "/" + filepath.Base(path))
 	}
@@ -102,6 +106,11 @@ func (m *Mirror) addManifest() {
 		m.add(ReplicaLogFile(i))
 	}
 	m.add(ManifestFile)
+	// The summary names the manifest it was made from; uploaded after it,
+	// a reader never trusts one made from another manifest.
+	if hasSummary(m.dir) {
+		m.add(SummaryFile)
+	}
 }
 
 func (m *Mirror) run() {

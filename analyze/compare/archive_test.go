@@ -191,7 +191,7 @@ func TestReplayedArchive(t *testing.T) {
 	if len(c.Runs) != 12 || len(c.Groups) != 2 || c.Groups[0].Name != "3.21.1" || len(c.Groups[1].Runs) != 6 {
 		t.Fatalf("%d runs, groups %+v", len(c.Runs), c.Groups)
 	}
-	thr := find(c.Comparisons[0], "throughput", "")
+	thr := find(c.Comparisons[0], "throughput", analyze.LoadKey{})
 	if thr == nil || thr.N1 != 6 || thr.N2 != 6 || thr.P == nil {
 		t.Fatalf("throughput over the replayed runs: %+v", thr)
 	}
@@ -213,7 +213,7 @@ func TestReplayedArchive(t *testing.T) {
 	}
 	agree := 0
 	for i, r := range c.Runs {
-		if r.Sweep.Wall == "" || r.Sweep.WallShort == "" {
+		if r.Sweep.Wall == "" || wallShort(r.Sweep) == "" {
 			t.Errorf("run %d: no diagnosis", i)
 		}
 		if r.Sweep.Wall == src.Runs[i%len(recorded)].Sweep.Wall {

@@ -41,8 +41,8 @@ func TestBundledRunsWallMatchesReport(t *testing.T) {
 		if r.Sweep == nil {
 			t.Fatalf("%s: no sweep summary", rel)
 		}
-		if r.Sweep.WallShort != want[rel] {
-			t.Errorf("%s: wall %q, want %q", rel, r.Sweep.WallShort, want[rel])
+		if wallShort(r.Sweep) != want[rel] {
+			t.Errorf("%s: wall %q, want %q", rel, wallShort(r.Sweep), want[rel])
 		}
 		full, err := analyze.Load(dirs[i])
 		if err != nil {
@@ -54,12 +54,12 @@ func TestBundledRunsWallMatchesReport(t *testing.T) {
 		}
 		d := rep.Runs[0].Sweep.Diagnosis
 		if r.Sweep.Wall != d.Wall || r.Sweep.WallAt != rep.Runs[0].Sweep.Levels[d.Primary.At.LevelIndex].Load {
-			t.Errorf("%s: compare says %s at %s, its report %s at level %d", rel, r.Sweep.Wall, r.Sweep.WallAt, d.Wall, d.Primary.At.LevelIndex)
+			t.Errorf("%s: compare says %s at %+v, its report %s at level %d", rel, r.Sweep.Wall, r.Sweep.WallAt, d.Wall, d.Primary.At.LevelIndex)
 		}
 	}
 	rows := c.Index()
 	for i, row := range rows {
-		if row.Wall == nil || *row.Wall != c.Runs[i].Sweep.Wall || row.WallShort == nil || *row.WallShort != c.Runs[i].Sweep.WallShort {
+		if row.Wall == nil || *row.Wall != c.Runs[i].Sweep.Wall || row.WallShort == nil || *row.WallShort != wallShort(c.Runs[i].Sweep) {
 			t.Errorf("index row %d: wall %v / %v", i, row.Wall, row.WallShort)
 		}
 	}

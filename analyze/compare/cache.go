@@ -43,6 +43,14 @@ type cachedSummary struct {
 
 // key is the entry's name for a run with manifest bytes raw.
 func (c SummaryCache) key(name, label string, raw []byte, set analyze.Settings) (string, error) {
+	return summaryKey(name, label, raw, set)
+}
+
+// summaryKey names a summary by everything it depends on: the summary's
+// format, the headroom version, the run's name and label, the analysis
+// settings and the manifest's bytes (the cache's entries and the summary
+// a run keeps, runsummary.go).
+func summaryKey(name, label string, raw []byte, set analyze.Settings) (string, error) {
 	s, err := json.Marshal(set) // Settings.Now is not encoded
 	if err != nil {
 		return "", err
@@ -122,16 +130,26 @@ func readManifest(d rundir.Dir) ([]byte, *rundir.Manifest, error) {
 	return raw, m, nil
 }
 
-// lookup finds run d's summary in the cache (ok), with its manifest;
-// label is the name the comparison gives the run ("" for its own). When
-// the cache does not hold it, key is the name to store the fresh summary
-// under, "" for a run that is not to be cached (incomplete, or a manifest
-// the full load will report on in its own words).
-func (c SummaryCache) lookup(d rundir.Dir, label string, set analyze.Settings) (m *rundir.Manifest, s Run, key string, ok bool, err error) {
+// lookupSummary finds run d's summary (ok), with its manifest: the run's
+// own (runsummary.go) when own is set and it holds, else the cache's when
+// a cache is given; label is the name the comparison gives the run ("" for
+// its own). When neither holds it, key is the name to store the fresh
+// summary under in the cache, "" for no cache or a run that is not to be
+// cached (incomplete, or a manifest the full load will report on in its
+// own words).
+func lookupSummary(d rundir.Dir, label string, own bool, set analyze.Settings, c SummaryCache) (m *rundir.Manifest, s Run, key string, ok bool, err error) {
 	raw, m, err := readManifest(d)
 	if err != nil || !m.Complete {
 		// The full load reports a bad manifest with its own words.
 		return nil, Run{}, "", false, nil
+	}
+	if own {
+		if s, ok = ownSummary(d, raw, m, set); ok {
+			return m, s, "", true, nil
+		}
+	}
+	if c == "" {
+		return m, Run{}, "", false, nil
 	}
 	key, err = c.key(d.Name, label, raw, set)
 	if err != nil {

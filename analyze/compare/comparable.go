@@ -3,7 +3,6 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,48 +31,62 @@ type LeftOut struct {
 	Label    string   `json:"label"`
 	Kinds    []string `json:"kinds"`
 	Complete bool     `json:"complete"`
-	// Why says what is missing, and why the collector stopped when it did.
-	Why string `json:"why"`
+	// Why says what is missing (a LeftOut* value); Requests counts the
+	// measured requests of a run whose every request failed.
+	Why      string `json:"why"`
+	Requests int    `json:"requests,omitempty"`
+	// Stopped is why the collector stopped, when it said (an incomplete
+	// run without it did not finish: killed?).
+	Stopped *rundir.Stopped `json:"stopped,omitempty"`
 	// Run is the run's summary, for the index (runs.parquet); it is not
-	// part of comparison.json, where Why says it all.
+	// part of comparison.json.
 	Run Run `json:"-"`
 }
 
-// unusable says why a summarised run has nothing to compare ("" when it
-// has): a sweep without a single successful measured request, or a run
-// holding neither sweep levels nor a probe.
+// Why a run is left out (LeftOut.Why, and runs.parquet's left_out).
+const (
+	LeftOutNoLevels   = "no_levels"   // a sweep that wrote no level: no request was measured
+	LeftOutNoData     = "no_data"     // neither sweep levels nor a probe
+	LeftOutNoRequests = "no_requests" // sweep levels without a measured request
+	LeftOutAllFailed  = "all_failed"  // every measured request failed
+)
+
+// NothingToCompareError is Compare's error when every run is left out.
+type NothingToCompareError struct {
+	LeftOut []LeftOut
+}
+
+func (e *NothingToCompareError) Error() string {
+	dirs := make([]string, len(e.LeftOut))
+	for i, l := range e.LeftOut {
+		dirs[i] = l.Dir
+	}
+	return "no run has numbers to compare (" + strings.Join(dirs, ", ") + ")"
+}
+
+// unusable says why a summarised run has nothing to compare (a LeftOut*
+// value, "" when it has): a sweep without a single successful measured
+// request, or a run holding neither sweep levels nor a probe.
 func unusable(s Run, m *rundir.Manifest) string {
-	var why string
 	switch sw := s.Sweep; {
 	case sw == nil && s.Roofline == nil && m.HasKind(rundir.KindSweep):
-		why = "no request was measured (no sweep level was written)"
+		return LeftOutNoLevels
 	case sw == nil && s.Roofline == nil:
-		why = "it holds no sweep level and no probe"
+		return LeftOutNoData
 	case sw == nil:
 		return ""
 	case sw.Requests == 0:
-		why = "no request was measured"
+		return LeftOutNoRequests
 	case sw.Requests <= sw.Errors:
-		why = fmt.Sprintf("every one of its %d measured requests failed", sw.Requests)
-	default:
-		return ""
+		return LeftOutAllFailed
 	}
-	if st := m.Stopped; st != nil {
-		why += "; the collector stopped (" + st.Reason
-		if st.Error != "" {
-			why += ": " + st.Error
-		}
-		why += ")"
-	} else if !m.Complete {
-		why += "; the collector did not finish (killed?)"
-	}
-	return why
+	return ""
 }
 
 // comparability checks the keys of MustMatch over the sweeps of two
 // groups. It returns the keys that differ, each with the distinct values
-// found, and the sentence saying so ("" when the groups are comparable).
-func comparability(c *Comparison, ctx []map[string]string, a, b []int, allowed []string) ([]DiffRow, string) {
+// found (none when the groups are comparable).
+func comparability(c *Comparison, ctx []map[string]string, a, b []int, allowed []string) []DiffRow {
 	var rows []DiffRow
 	for _, key := range MustMatch {
 		if slices.Contains(allowed, key) {
@@ -92,14 +105,7 @@ func comparability(c *Comparison, ctx []map[string]string, a, b []int, allowed [
 			rows = append(rows, DiffRow{Key: key, Values: vals})
 		}
 	}
-	if len(rows) == 0 {
-		return nil, ""
-	}
-	parts := make([]string, len(rows))
-	for i, r := range rows {
-		parts[i] = fmt.Sprintf("%s differs (%s)", r.Key, strings.Join(r.Values, " against "))
-	}
-	return rows, "not comparable: " + strings.Join(parts, "; ")
+	return rows
 }
 
 // allowedToDiffer are the keys that may differ between groups: the
@@ -119,15 +125,6 @@ func contextMaps(runs []Run, ms []*rundir.Manifest) []map[string]string {
 		out[i] = mp
 	}
 	return out
-}
-
-// leftOutList names the left-out runs and why, for an error.
-func leftOutList(l []LeftOut) string {
-	parts := make([]string, len(l))
-	for i, r := range l {
-		parts[i] = r.Dir + ": " + r.Why
-	}
-	return strings.Join(parts, "; ")
 }
 
 // manifestValue is the value of a manifest field named by its JSON path,

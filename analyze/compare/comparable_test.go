@@ -2,7 +2,8 @@ package compare
 
 import (
 	"context"
-	"strings"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,15 +27,16 @@ func TestNotComparableRunsAreNotTested(t *testing.T) {
 		t.Fatal(err)
 	}
 	gc := c.Comparisons[0]
-	if gc.NotComparable != "not comparable: workload.prompt_tokens differs (fixed 512 against fixed 128)" || len(gc.Differs) != 1 {
-		t.Fatalf("not comparable %q %+v", gc.NotComparable, gc.Differs)
+	if !gc.NotComparable || len(gc.Differs) != 1 || gc.Differs[0].Key != "workload.prompt_tokens" ||
+		!slices.Equal(gc.Differs[0].Values, []string{"fixed 512", "fixed 128"}) {
+		t.Fatalf("not comparable %v %+v", gc.NotComparable, gc.Differs)
 	}
 	for _, d := range gc.Deltas {
 		if d.P != nil || d.Interval != nil || d.Significant || d.Test != "" || d.NoTest != NoTestNotComparable {
-			t.Errorf("%s at %s: %+v", d.Metric, d.Load, d)
+			t.Errorf("%s at %+v: %+v", d.Metric, d.Load, d)
 		}
 	}
-	if len(gc.Deltas) == 0 || !c.Gate.Failed || c.Gate.Results[0].Status != "unchecked" || !strings.Contains(c.Gate.Results[0].Line, "not comparable") {
+	if len(gc.Deltas) == 0 || !c.Gate.Failed || c.Gate.Results[0].Status != "unchecked" || c.Gate.Results[0].Unchecked != UncheckedNotComparable {
 		t.Errorf("gate %+v", c.Gate)
 	}
 	for _, mod := range []func(*Options){
@@ -48,8 +50,8 @@ func TestNotComparableRunsAreNotTested(t *testing.T) {
 			t.Fatal(err)
 		}
 		gc := c.Comparisons[0]
-		if gc.NotComparable != "" || find(gc, "ttft_p50", "c=4") == nil || find(gc, "ttft_p50", "c=4").P == nil {
-			t.Errorf("group by %s, allowed %v: %q %+v", o.GroupBy, o.AllowDiffer, gc.NotComparable, gc.Deltas)
+		if gc.NotComparable || find(gc, "ttft_p50", conc(4)) == nil || find(gc, "ttft_p50", conc(4)).P == nil {
+			t.Errorf("group by %s, allowed %v: %v %+v", o.GroupBy, o.AllowDiffer, gc.NotComparable, gc.Deltas)
 		}
 	}
 }
@@ -75,13 +77,14 @@ func TestFailedRunsAreLeftOut(t *testing.T) {
 	if len(c.Runs) != 1 || c.Runs[0].Dir != "good" || len(c.Groups) != 1 || len(c.LeftOut) != 2 {
 		t.Fatalf("runs %+v groups %+v left out %+v", c.Runs, c.Groups, c.LeftOut)
 	}
-	if w := c.LeftOut[0].Why; w != "no request was measured (no sweep level was written); the collector stopped (error: connection refused)" {
-		t.Errorf("failed: %q", w)
+	if l := c.LeftOut[0]; l.Why != LeftOutNoLevels || l.Stopped == nil || l.Stopped.Error != "connection refused" {
+		t.Errorf("failed: %+v", l)
 	}
-	if w := c.LeftOut[1].Why; !strings.HasPrefix(w, "every one of its 5 measured requests failed") {
-		t.Errorf("errors: %q", w)
+	if l := c.LeftOut[1]; l.Why != LeftOutAllFailed || l.Requests != 5 {
+		t.Errorf("errors: %+v", l)
 	}
-	if _, err := Compare(context.Background(), []*analyze.Run{failed}, opts()); err == nil || !strings.Contains(err.Error(), "failed: no request was measured") {
+	_, err = Compare(context.Background(), []*analyze.Run{failed}, opts())
+	if nothing := (*NothingToCompareError)(nil); !errors.As(err, &nothing) || len(nothing.LeftOut) != 1 || nothing.LeftOut[0].Dir != "failed" {
 		t.Errorf("only failed runs: %v", err)
 	}
 }

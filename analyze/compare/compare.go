@@ -82,10 +82,28 @@ type Comparison struct {
 	// Pareto is every run's levels on one Pareto chart (output tok/s per
 	// GPU against tok/s per user), the frontier marked across the runs.
 	Pareto   []analyze.ParetoPoint `json:"pareto,omitempty"`
-	Warnings []string              `json:"warnings,omitempty"`
+	Warnings []Warning             `json:"warnings,omitempty"`
 
 	manifests map[string]*rundir.Manifest // by run directory, for the index
 }
+
+// Warning is something about the comparison as a whole that its reader
+// must know: a Warn* kind and what it is about.
+type Warning struct {
+	Kind  string `json:"kind"`
+	Dir   string `json:"dir,omitempty"`   // WarnIncomplete: the run
+	Count int    `json:"count,omitempty"` // WarnNonFinite: how many values
+}
+
+// Warning kinds.
+const (
+	// WarnIncomplete: a run's collector was interrupted; its numbers cover
+	// only what it measured.
+	WarnIncomplete = "incomplete"
+	// WarnNonFinite: values computed were not finite (an overflow) and are
+	// 0 or left out.
+	WarnNonFinite = "non_finite"
+)
 
 func (c *Comparison) manifest(dir string) *rundir.Manifest {
 	if m := c.manifests[dir]; m != nil {
@@ -110,10 +128,9 @@ type Run struct {
 	// DurationS is how long the measurement took, end minus start; 0
 	// unknown. (Not the wall the run hit: that is Sweep.Wall.)
 	DurationS float64 `json:"duration_s"`
-	// Context in short, for tables: GPU ("2× NVIDIA H200"), driver,
+	// Context in short, for tables: the GPU and how many, driver,
 	// engine ("vllm 0.11.0"), model, quantization, and the tool an
 	// imported run came from with what it lacks.
-	GPU          string   `json:"gpu,omitempty"`
 	GPUName      string   `json:"gpu_name,omitempty"`
 	GPUCount     int      `json:"gpu_count,omitempty"`
 	Driver       string   `json:"driver,omitempty"`
@@ -137,35 +154,33 @@ type Run struct {
 // SweepSummary is what the headline table shows of a sweep. Zero means
 // "not available"; the *Missing fields say why.
 type SweepSummary struct {
-	Source            string  `json:"source"` // requests or level_stats
-	Axis              string  `json:"axis"`   // concurrency or rate_rps
-	PeakOutputTokPerS float64 `json:"peak_output_tok_per_s"`
-	PeakLoad          string  `json:"peak_load,omitempty"` // "c=8" or "4 req/s"
-	PeakConcurrency   int     `json:"peak_concurrency"`
+	Source            string          `json:"source"` // requests or level_stats
+	Axis              string          `json:"axis"`   // concurrency or rate_rps
+	PeakOutputTokPerS float64         `json:"peak_output_tok_per_s"`
+	PeakLoad          analyze.LoadKey `json:"peak_load,omitzero"`
+	PeakConcurrency   int             `json:"peak_concurrency"`
 	// TPOTKnee is the first level whose p50 TPOT exceeds the knee factor
-	// times the baseline; "" when the sweep did not reach it.
-	TPOTKnee            string  `json:"tpot_knee,omitempty"`
-	TPOTKneeConcurrency int     `json:"tpot_knee_concurrency"`
-	Plateau             string  `json:"plateau,omitempty"`
-	PlateauConcurrency  int     `json:"plateau_concurrency"`
-	Recommended         string  `json:"recommended,omitempty"`
-	RecommendedConc     int     `json:"recommended_concurrency"`
-	BaselineTPOTP50S    float64 `json:"baseline_tpot_p50_s"`
+	// times the baseline; zero when the sweep did not reach it.
+	TPOTKnee            analyze.LoadKey `json:"tpot_knee,omitzero"`
+	TPOTKneeConcurrency int             `json:"tpot_knee_concurrency"`
+	Plateau             analyze.LoadKey `json:"plateau,omitzero"`
+	PlateauConcurrency  int             `json:"plateau_concurrency"`
+	Recommended         analyze.LoadKey `json:"recommended,omitzero"`
+	RecommendedConc     int             `json:"recommended_concurrency"`
+	BaselineTPOTP50S    float64         `json:"baseline_tpot_p50_s"`
 	// SLO goodput: the output throughput of the highest level inside the
 	// SLO (when one was given).
-	SLOOutputTokPerS float64 `json:"slo_output_tok_per_s"`
-	SLOLoad          string  `json:"slo_load,omitempty"`
-	SLOMissing       string  `json:"slo_missing,omitempty"`
+	SLOOutputTokPerS float64         `json:"slo_output_tok_per_s"`
+	SLOLoad          analyze.LoadKey `json:"slo_load,omitzero"`
+	SLOMissing       string          `json:"slo_missing,omitempty"` // an SLOMissing* value
 	// Cost at the honest operating point (the SLO's, else the peak).
 	USDPerMTokOutput float64  `json:"usd_per_mtok_output"`
 	CostPoint        string   `json:"cost_point,omitempty"`
 	CostMissing      []string `json:"cost_missing,omitempty"` // analyze.CostNeeds* codes
-	// Wall is the diagnosis' primary wall (an analyze.Wall* value), WallAt
-	// the level it is first seen at ("c=8"), and WallShort the walls in a
-	// line with their levels ("kv_cache at c=8; then compute at c=32").
-	Wall      string `json:"wall,omitempty"`
-	WallAt    string `json:"wall_at,omitempty"`
-	WallShort string `json:"wall_short,omitempty"`
+	// Wall is the diagnosis' primary wall (an analyze.Wall* value) and
+	// WallAt the level it is first seen at.
+	Wall   string          `json:"wall,omitempty"`
+	WallAt analyze.LoadKey `json:"wall_at,omitzero"`
 	// Then are the secondary walls, in order of load, with their levels.
 	Then     []WallAt `json:"then,omitempty"`
 	Requests int      `json:"requests"`
@@ -175,27 +190,33 @@ type SweepSummary struct {
 	Pareto *analyze.Pareto `json:"pareto,omitempty"`
 }
 
+// Why a run has no SLO goodput (SweepSummary.SLOMissing).
+const (
+	SLOMissingNoSLO   = "no_slo"      // no SLO was given (--slo)
+	SLOMissingNoLevel = "no_level_in" // no level met the SLO
+)
+
 // WallAt is a wall (an analyze.Wall* value) and the level it is first
 // seen at.
 type WallAt struct {
-	Wall string `json:"wall"`
-	At   string `json:"at"`
+	Wall string          `json:"wall"`
+	At   analyze.LoadKey `json:"at"`
 }
 
 // Level is one load level of a run, for the overlaid panels and the gate.
 type Level struct {
-	Load          string  `json:"load"`
-	Concurrency   int     `json:"concurrency"`
-	RateRPS       float64 `json:"rate_rps,omitempty"`
-	Requests      int     `json:"requests"`
-	Errors        int     `json:"errors"`
-	OutputTokPerS float64 `json:"output_tok_per_s"`
-	TTFTP50S      float64 `json:"ttft_p50_s"`
-	TTFTP99S      float64 `json:"ttft_p99_s"`
-	TPOTP50S      float64 `json:"tpot_p50_s"`
-	TPOTP99S      float64 `json:"tpot_p99_s"`
-	E2EP50S       float64 `json:"e2e_p50_s"`
-	E2EP99S       float64 `json:"e2e_p99_s"`
+	Load          analyze.LoadKey `json:"load"`
+	Concurrency   int             `json:"concurrency"`
+	RateRPS       float64         `json:"rate_rps,omitempty"`
+	Requests      int             `json:"requests"`
+	Errors        int             `json:"errors"`
+	OutputTokPerS float64         `json:"output_tok_per_s"`
+	TTFTP50S      float64         `json:"ttft_p50_s"`
+	TTFTP99S      float64         `json:"ttft_p99_s"`
+	TPOTP50S      float64         `json:"tpot_p50_s"`
+	TPOTP99S      float64         `json:"tpot_p99_s"`
+	E2EP50S       float64         `json:"e2e_p50_s"`
+	E2EP99S       float64         `json:"e2e_p99_s"`
 }
 
 // ContextDiff is the diff of the context of a set of runs of one kind:
@@ -274,25 +295,22 @@ func CompareDirs(ctx context.Context, dirs []rundir.Dir, labels map[string]strin
 	return compareSummaries(runs, sums, opts)
 }
 
-// summarizeDir is run d's summary and manifest: from the cache when it
+// summarizeDir is run d's summary and manifest: the run's own summary
+// when it holds (and the run is not relabelled), else the cache's when it
 // holds the run, else loaded and analysed (and then cached, if a cache is
 // given). labels rename runs as in CompareDirs (before the analysis, as
 // without a cache; the cache keys on the new name too).
 func summarizeDir(d rundir.Dir, per analyze.Settings, cache SummaryCache, labels map[string]string) (*rundir.Manifest, Run, error) {
 	name, relabel := labels[d.Name]
-	var key string
-	if cache != "" {
-		m, s, k, ok, err := cache.lookup(d, name, per)
-		if err != nil {
-			return nil, Run{}, err
+	m, s, key, ok, err := lookupSummary(d, name, !relabel, per, cache)
+	if err != nil {
+		return nil, Run{}, err
+	}
+	if ok {
+		if relabel {
+			m.Label = name
 		}
-		if ok {
-			if relabel {
-				m.Label = name
-			}
-			return m, s, nil
-		}
-		key = k
+		return m, s, nil
 	}
 	r, err := analyze.LoadFrom(d, loadOptions)
 	if err != nil {
@@ -301,7 +319,7 @@ func summarizeDir(d rundir.Dir, per analyze.Settings, cache SummaryCache, labels
 	if relabel {
 		r.Manifest.Label = name
 	}
-	s, err := summarize(r, per)
+	s, err = summarize(r, per)
 	if err != nil {
 		return nil, Run{}, fmt.Errorf("%s: %w", r.Dir, err)
 	}
@@ -361,7 +379,11 @@ func compareSummaries(runs []*analyze.Run, sums []Run, opts Options) (*Compariso
 	for i, r := range runs {
 		s := c.Runs[i]
 		if why := unusable(s, r.Manifest); why != "" {
-			c.LeftOut = append(c.LeftOut, LeftOut{Dir: s.Dir, Label: s.Label, Kinds: s.Kinds, Complete: s.Complete, Why: why, Run: s})
+			l := LeftOut{Dir: s.Dir, Label: s.Label, Kinds: s.Kinds, Complete: s.Complete, Why: why, Stopped: r.Manifest.Stopped, Run: s}
+			if why == LeftOutAllFailed {
+				l.Requests = s.Sweep.Requests
+			}
+			c.LeftOut = append(c.LeftOut, l)
 			continue
 		}
 		summaries = append(summaries, s)
@@ -369,7 +391,7 @@ func compareSummaries(runs []*analyze.Run, sums []Run, opts Options) (*Compariso
 	}
 	c.Runs = summaries
 	if len(c.Runs) == 0 {
-		return nil, fmt.Errorf("no run has numbers to compare (%s)", leftOutList(c.LeftOut))
+		return nil, &NothingToCompareError{LeftOut: c.LeftOut}
 	}
 	opts.Baseline = slices.DeleteFunc(slices.Clone(opts.Baseline), func(b string) bool {
 		return slices.ContainsFunc(c.LeftOut, func(l LeftOut) bool { return sameDir(l.Dir, b) })
@@ -385,12 +407,12 @@ func compareSummaries(runs []*analyze.Run, sums []Run, opts Options) (*Compariso
 	}
 	for _, r := range c.Runs {
 		if !r.Complete {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s is incomplete (the collector was interrupted): its numbers cover only what it measured", r.Dir))
+			c.Warnings = append(c.Warnings, Warning{Kind: WarnIncomplete, Dir: r.Dir})
 		}
 	}
 	if n := analyze.ClearNonFinite(c); n > 0 {
 		// an overflow in a ratio or a test: the comparison still stands, and says so
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%d values computed were not finite numbers (an overflow) and are shown as 0 or left out", n))
+		c.Warnings = append(c.Warnings, Warning{Kind: WarnNonFinite, Count: n})
 	}
 	return c, nil
 }
@@ -465,10 +487,6 @@ func summarize(run *analyze.Run, set analyze.Settings) (Run, error) {
 	}
 	if len(m.GPUs) > 0 {
 		s.GPUName, s.GPUCount, s.Driver = m.GPUs[0].Name, len(m.GPUs), m.GPUs[0].Driver
-		s.GPU = s.GPUName
-		if s.GPUCount > 1 {
-			s.GPU = fmt.Sprintf("%d× %s", s.GPUCount, s.GPUName)
-		}
 	}
 	if e := m.Engine; e != nil {
 		s.EngineName, s.EngineVer, s.Model, s.Quantization = e.Name, e.Version, e.Model, e.Quantization
@@ -506,23 +524,18 @@ func sweepSummary(sw *analyze.SweepAnalysis) *SweepSummary {
 		RecommendedConc: sw.Operating.At.Concurrency, BaselineTPOTP50S: k.BaselineTPOTP50S,
 		Wall: sw.Diagnosis.Wall,
 	}
-	load := func(li int) string {
+	load := func(li int) analyze.LoadKey {
 		for _, l := range sw.Levels {
 			if l.LevelIndex == li {
 				return l.Load
 			}
 		}
-		return ""
+		return analyze.LoadKey{}
 	}
 	s.PeakLoad, s.TPOTKnee, s.Plateau, s.Recommended = load(k.PeakLevel), load(k.TPOTKneeLevel), load(k.PlateauLevel), load(sw.Operating.At.LevelIndex)
 	d := sw.Diagnosis
 	s.WallAt = load(d.Primary.At.LevelIndex)
-	s.WallShort = d.Wall
-	if s.WallAt != "" {
-		s.WallShort += " at " + s.WallAt
-	}
 	for _, w := range d.Secondary {
-		s.WallShort += "; then " + w.Kind + " at " + load(w.At.LevelIndex)
 		s.Then = append(s.Then, WallAt{Wall: w.Kind, At: load(w.At.LevelIndex)})
 	}
 	// SLO goodput compares runs against the user's SLO only; the report's
@@ -532,10 +545,10 @@ func sweepSummary(sw *analyze.SweepAnalysis) *SweepSummary {
 		s.SLOOutputTokPerS = g.OperatingOutputTokPerS
 		s.SLOLoad = load(g.OperatingLevel)
 		if g.OperatingLevel < 0 {
-			s.SLOMissing = "no level inside the SLO"
+			s.SLOMissing = SLOMissingNoLevel
 		}
 	} else {
-		s.SLOMissing = "no SLO given (--slo)"
+		s.SLOMissing = SLOMissingNoSLO
 	}
 	if c := sw.Cost; c != nil && len(c.Points) > 0 {
 		p := c.Points[len(c.Points)-1] // the SLO point when there is one

@@ -78,7 +78,10 @@ func opts() Options {
 	return o
 }
 
-func find(gc GroupComparison, metric, load string) *Delta {
+// conc is the load of a closed-loop level at concurrency n.
+func conc(n int) analyze.LoadKey { return analyze.LoadKeyOf(analyze.AxisConcurrency, n, 0) }
+
+func find(gc GroupComparison, metric string, load analyze.LoadKey) *Delta {
 	for i := range gc.Deltas {
 		if gc.Deltas[i].Metric == metric && gc.Deltas[i].Load == load {
 			return &gc.Deltas[i]
@@ -113,13 +116,13 @@ func TestCompareTwoRuns(t *testing.T) {
 		t.Fatalf("comparisons %+v", c.Comparisons)
 	}
 	gc := c.Comparisons[0]
-	thr := find(gc, "throughput", "")
+	thr := find(gc, "throughput", analyze.LoadKey{})
 	if thr == nil || thr.Test != "" || thr.NoTest != NoTestFewRuns || thr.N1 != 1 || thr.N2 != 1 || thr.Over != "runs" {
 		t.Fatalf("throughput delta %+v", thr)
 	}
 	// c=1: 200 requests of 100 ms..199.5 ms TTFT + 64 × 10 ms decode, back
 	// to back; the candidate adds 100..199.5 ms more to each.
-	ttft := find(gc, "ttft_p50", "c=1")
+	ttft := find(gc, "ttft_p50", conc(1))
 	if ttft == nil || ttft.Over != "requests" || ttft.N1 != 200 || ttft.N2 != 200 || !ttft.Significant || ttft.P == nil || *ttft.P > 1e-10 {
 		t.Fatalf("ttft_p50 at c=1: %+v", ttft)
 	}
@@ -127,11 +130,11 @@ func TestCompareTwoRuns(t *testing.T) {
 	if math.Abs(ttft.Baseline-0.1495) > 1e-12 || math.Abs(ttft.Candidate-0.299) > 1e-12 || math.Abs(ttft.Change-1) > 1e-9 {
 		t.Errorf("ttft_p50 values %v -> %v (%v)", ttft.Baseline, ttft.Candidate, ttft.Change)
 	}
-	p99 := find(gc, "ttft_p99", "c=4")
+	p99 := find(gc, "ttft_p99", conc(4))
 	if p99 == nil || p99.Interval == nil || !p99.Significant || p99.Interval.Low <= 1 {
 		t.Fatalf("ttft_p99 at c=4: %+v", p99)
 	}
-	tpot := find(gc, "tpot_p50", "c=4")
+	tpot := find(gc, "tpot_p50", conc(4))
 	if tpot == nil || tpot.Significant || tpot.Change != 0 || tpot.P == nil || *tpot.P != 1 {
 		t.Fatalf("tpot_p50 (unchanged) at c=4: %+v", tpot)
 	}
@@ -154,13 +157,13 @@ func TestCompareRepeatsTestThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	thr := find(c.Comparisons[0], "throughput", "")
+	thr := find(c.Comparisons[0], "throughput", analyze.LoadKey{})
 	if thr == nil || thr.N1 != 4 || thr.N2 != 4 || thr.P == nil || math.Abs(*thr.P-2.0/70) > 1e-12 || !thr.Significant || thr.Change <= 0 {
 		t.Fatalf("throughput over repeats: %+v", thr)
 	}
 	// Two runs a side can never be significant: say so.
 	c, _ = Compare(context.Background(), []*analyze.Run{runs[0], runs[1], runs[4], runs[5]}, opts())
-	thr = find(c.Comparisons[0], "throughput", "")
+	thr = find(c.Comparisons[0], "throughput", analyze.LoadKey{})
 	if thr == nil || thr.Significant || thr.NoTest != NoTestPFloor || math.Abs(thr.MinP-1.0/3) > 1e-9 || thr.Alpha != 0.05 {
 		t.Fatalf("two runs a side: %+v", thr)
 	}

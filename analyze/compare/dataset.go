@@ -274,8 +274,9 @@ func Index(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set analyze.
 	return IndexWith(ctx, dirs, st, set, "")
 }
 
-// IndexWith is Index with a summary cache (see SummaryCache): a run the
-// cache holds is loaded for its rows but not analysed again, and a run it
+// IndexWith is Index with a summary cache (see SummaryCache): a run whose
+// own summary holds (runsummary.go) or that the cache holds is loaded for
+// its rows (levels and requests only) but not analysed again, and a run it
 // does not hold is added to it, so that a compare of the same runs with
 // the same settings after an index reads only the cache.
 func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set analyze.Settings, cache SummaryCache) (IndexStats, error) {
@@ -307,15 +308,14 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 		if skip {
 			return nil
 		}
-		var key string
-		var s Run
-		hit := false
-		if cache != "" {
-			if _, s, key, hit, err = cache.lookup(dirs[i], "", set); err != nil {
-				return err
-			}
+		_, s, key, hit, err := lookupSummary(dirs[i], "", true, set, cache)
+		if err != nil {
+			return err
 		}
-		run, err := analyze.LoadFrom(dirs[i], loadOptions)
+		opts := loadOptions
+		// With the summary known, the rows need only the levels and requests.
+		opts.RowsOnly = hit
+		run, err := analyze.LoadFrom(dirs[i], opts)
 		if err != nil {
 			return err
 		}
@@ -509,13 +509,30 @@ func runRow(s Run, m *rundir.Manifest, leftOut string) DatasetRun {
 		r.Levels, r.Requests, r.Errors = int64(len(sw.Levels)), int64(sw.Requests), int64(sw.Errors)
 		r.PeakOutputTokS, r.PeakConcurrency = positive(sw.PeakOutputTokPerS), positiveInt(sw.PeakConcurrency)
 		r.TPOTKneeConc, r.PlateauConc, r.RecommendedConc = positiveInt(sw.TPOTKneeConcurrency), positiveInt(sw.PlateauConcurrency), positiveInt(sw.RecommendedConc)
-		r.Wall, r.WallShort = nonEmpty(sw.Wall), nonEmpty(sw.WallShort)
+		r.Wall, r.WallShort = nonEmpty(sw.Wall), nonEmpty(wallShort(sw))
 		r.BaselineTPOTS, r.SLOOutputTokS, r.USDPerMTok = positive(sw.BaselineTPOTP50S), positive(sw.SLOOutputTokPerS), positive(sw.USDPerMTokOutput)
 	}
 	if rl := s.Roofline; rl != nil {
 		r.ProbePeakFLOPS, r.ProbeBandwidth, r.ProbeRidge = positive(rl.PeakFLOPPerS), positive(rl.BandwidthBytesPerS), positive(rl.RidgeFLOPPerByte)
 	}
 	return r
+}
+
+// wallShort is the wall_short column: the walls in a line with their loads,
+// "kv_cache at c=8; then compute at c=32", codes and load identifiers for a
+// query to group by (the reports say the walls in words).
+func wallShort(sw *SweepSummary) string {
+	if sw.Wall == "" {
+		return ""
+	}
+	s := sw.Wall
+	if sw.WallAt != (analyze.LoadKey{}) {
+		s += " at " + sw.WallAt.ID()
+	}
+	for _, w := range sw.Then {
+		s += "; then " + w.Wall + " at " + w.At.ID()
+	}
+	return s
 }
 
 // datasetDetail is a run's rows of the levels, requests and level_summary
@@ -546,7 +563,7 @@ func datasetDetail(run *analyze.Run, s Run) (levels []DatasetLevel, requests []D
 	}
 	if sw := s.Sweep; sw != nil {
 		for _, l := range sw.Levels {
-			summary = append(summary, DatasetSummary{RunID: id, Load: l.Load, Concurrency: int64(l.Concurrency), RateRPS: l.RateRPS,
+			summary = append(summary, DatasetSummary{RunID: id, Load: l.Load.ID(), Concurrency: int64(l.Concurrency), RateRPS: l.RateRPS,
 				Requests: int64(l.Requests), Errors: int64(l.Errors), OutputTokPerS: l.OutputTokPerS,
 				TTFTP50S: positive(l.TTFTP50S), TTFTP99S: positive(l.TTFTP99S), TPOTP50S: positive(l.TPOTP50S),
 				TPOTP99S: positive(l.TPOTP99S), E2EP50S: positive(l.E2EP50S), E2EP99S: positive(l.E2EP99S)})

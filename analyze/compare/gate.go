@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -106,23 +105,36 @@ type Gate struct {
 // RuleResult is one rule against one candidate group.
 type RuleResult struct {
 	Rule      string `json:"rule"`
-	Candidate string `json:"candidate"`
+	Metric    string `json:"metric"`
+	Candidate string `json:"candidate,omitempty"`
+	Baseline  string `json:"baseline,omitempty"`
 	// Status is "pass", "fail", or "unchecked" (the comparison has no value
 	// of the metric, e.g. no common level, no SLO or no price: this fails
 	// the gate too, so a gate never passes by not looking).
 	Status string `json:"status"`
+	// Unchecked says why an unchecked rule could not be checked (an
+	// Unchecked* value).
+	Unchecked string `json:"unchecked,omitempty"`
 	// Delta is the change the status rests on: the worst level for a
 	// latency rule.
 	Delta *Delta `json:"delta,omitempty"`
-	// Line says it in one line, for the terminal and CI logs.
-	Line string `json:"line"`
 }
+
+// Why a rule is unchecked (RuleResult.Unchecked).
+const (
+	UncheckedOneGroup      = "one_group"       // only one group of runs: nothing to compare with
+	UncheckedNotComparable = "not_comparable"  // the groups differ in a key that must match
+	UncheckedNoLevel       = "no_common_level" // a latency rule: no load level measured by both groups
+	UncheckedNoSLO         = "no_slo_level"    // goodput: no SLO, or no level inside it, in a group
+	UncheckedNoPrice       = "no_price"        // cost: no GPU price
+	UncheckedNoValue       = "no_value"        // the metric has no value in both groups
+)
 
 func evaluateGate(c *Comparison, opts Options) *Gate {
 	g := &Gate{Rules: opts.Rules, NeedsSignificance: opts.GateNeedsSignificance}
 	for _, gc := range c.Comparisons {
 		for _, r := range opts.Rules {
-			res := RuleResult{Rule: r.Text, Candidate: gc.Candidate, Status: "pass"}
+			res := RuleResult{Rule: r.Text, Metric: r.Metric, Candidate: gc.Candidate, Baseline: gc.Baseline, Status: "pass"}
 			// The worst change is the one furthest in the rule's direction:
 			// the lowest for "<" rules, the highest for ">" rules. A rule
 			// fails on the worst change that satisfies it (and, with
@@ -150,12 +162,11 @@ func evaluateGate(c *Comparison, opts Options) *Gate {
 				res.Status, worst = "fail", worstFail
 			}
 			res.Delta = worst
-			if checked == 0 || gc.NotComparable != "" {
+			if checked == 0 || gc.NotComparable {
 				// A difference between runs that are not comparable says
 				// nothing about the change the gate guards against.
-				res.Status = "unchecked"
+				res.Status, res.Unchecked = "unchecked", uncheckedWhy(r, gc)
 			}
-			res.Line = gateLine(res, r, gc)
 			if res.Status != "pass" {
 				g.Failed = true
 			}
@@ -165,11 +176,25 @@ func evaluateGate(c *Comparison, opts Options) *Gate {
 	if len(c.Comparisons) == 0 {
 		g.Failed = true
 		for _, r := range opts.Rules {
-			g.Results = append(g.Results, RuleResult{Rule: r.Text, Status: "unchecked",
-				Line: fmt.Sprintf("UNCHECKED %s: only one group of runs; give a baseline and a candidate", r.Text)})
+			g.Results = append(g.Results, RuleResult{Rule: r.Text, Metric: r.Metric, Status: "unchecked", Unchecked: UncheckedOneGroup})
 		}
 	}
 	return g
+}
+
+// uncheckedWhy says why a rule found nothing to check.
+func uncheckedWhy(r Rule, gc GroupComparison) string {
+	switch {
+	case gc.NotComparable:
+		return UncheckedNotComparable
+	case strings.Contains(r.Metric, "_p"):
+		return UncheckedNoLevel
+	case r.Metric == "goodput":
+		return UncheckedNoSLO
+	case r.Metric == "cost":
+		return UncheckedNoPrice
+	}
+	return UncheckedNoValue
 }
 
 func worstValue(d Delta, r Rule) float64 {
@@ -177,58 +202,4 @@ func worstValue(d Delta, r Rule) float64 {
 		return d.Change
 	}
 	return d.Candidate - d.Baseline
-}
-
-func gateLine(res RuleResult, r Rule, gc GroupComparison) string {
-	who := fmt.Sprintf("[%s vs %s]", gc.Candidate, gc.Baseline)
-	d := res.Delta
-	if res.Status == "unchecked" {
-		why := "no value of " + r.Metric + " in both groups"
-		if gc.NotComparable != "" {
-			why = gc.NotComparable
-		} else if strings.Contains(r.Metric, "_p") {
-			why = "no load level measured by both groups"
-		} else if r.Metric == "goodput" {
-			why = "goodput needs an SLO (--slo) and a level inside it in both groups"
-		} else if r.Metric == "cost" {
-			why = "cost needs a GPU price (--gpu-hour-usd or --gpu-preset)"
-		}
-		return fmt.Sprintf("UNCHECKED %s %s: %s", r.Text, who, why)
-	}
-	at := ""
-	if d.Load != "" {
-		at = " at " + d.Load
-	}
-	sure := "no test"
-	switch {
-	case d.P != nil:
-		sure = fmt.Sprintf("p = %.3g", *d.P)
-	case d.Interval != nil:
-		sure = fmt.Sprintf("%.0f%% interval of the ratio %.3g–%.3g", 100*d.Interval.Confidence, d.Interval.Low, d.Interval.High)
-	}
-	if d.Test != "" {
-		if d.Significant {
-			sure += ", significant"
-		} else {
-			sure += ", not significant"
-		}
-	}
-	status := map[string]string{"fail": "FAIL", "pass": "ok"}[res.Status]
-	return fmt.Sprintf("%s %s %s: %s%s %s -> %s (%+.1f%%; %s)", status, r.Text, who, r.Metric, at,
-		formatValue(d.Baseline, d.Unit), formatValue(d.Candidate, d.Unit), 100*d.Change, sure)
-}
-
-// formatValue writes a value with its unit at three significant digits,
-// for gate lines (the report formats its own tables).
-func formatValue(v float64, unit string) string {
-	switch unit {
-	case "s":
-		if math.Abs(v) < 1 {
-			return strconv.FormatFloat(v*1e3, 'g', 3, 64) + " ms"
-		}
-		return strconv.FormatFloat(v, 'g', 3, 64) + " s"
-	case "usd/Mtok":
-		return "$" + strconv.FormatFloat(v, 'f', 3, 64) + "/Mtok"
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
 }

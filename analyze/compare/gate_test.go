@@ -2,7 +2,7 @@ package compare
 
 import (
 	"context"
-	"strings"
+	"math"
 	"testing"
 	"time"
 
@@ -71,11 +71,11 @@ func TestGate(t *testing.T) {
 		t.Fatalf("statuses %v", status)
 	}
 	r := g.Results[0]
-	if r.Delta.Load != "c=8" || !strings.HasPrefix(r.Line, "FAIL ttft_p99>+10% [cand vs base]: ttft_p99 at c=8 ") || !strings.Contains(r.Line, "(+20.0%;") {
-		t.Errorf("fail line: %q (delta %+v)", r.Line, r.Delta)
+	if r.Delta.Load != conc(8) || r.Candidate != "cand" || r.Baseline != "base" || math.Abs(r.Delta.Change-0.2) > 0.01 {
+		t.Errorf("fail: %+v (delta %+v)", r, r.Delta)
 	}
-	if !strings.HasPrefix(g.Results[3].Line, "UNCHECKED goodput<-5% [cand vs base]: goodput needs an SLO") {
-		t.Errorf("unchecked line: %q", g.Results[3].Line)
+	if r := g.Results[3]; r.Unchecked != UncheckedNoSLO || r.Metric != "goodput" {
+		t.Errorf("unchecked: %+v", r)
 	}
 	// With significance required the TTFT rise still fails: it is real.
 	o.GateNeedsSignificance = true

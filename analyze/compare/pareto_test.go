@@ -11,8 +11,8 @@ import (
 // speed per user, the run that delivers more, and a run that is beaten
 // everywhere has no point on it; each point keeps its run.
 func TestParetoAcrossRuns(t *testing.T) {
-	pt := func(load string, user, gpu float64) analyze.ParetoPoint {
-		return analyze.ParetoPoint{Load: load, TokPerSPerUser: user, OutputTokPerSPerGPU: gpu, Sustained: true}
+	pt := func(c int, user, gpu float64) analyze.ParetoPoint {
+		return analyze.ParetoPoint{Load: analyze.LoadKeyOf(analyze.AxisConcurrency, c, 0), Concurrency: c, TokPerSPerUser: user, OutputTokPerSPerGPU: gpu, Sustained: true}
 	}
 	run := func(label string, ps ...analyze.ParetoPoint) Run {
 		p := &analyze.Pareto{GPUs: 1, Points: ps}
@@ -20,9 +20,9 @@ func TestParetoAcrossRuns(t *testing.T) {
 		return Run{Label: label, Sweep: &SweepSummary{Pareto: p}}
 	}
 	runs := []Run{
-		run("tp2", pt("c=1", 120, 60), pt("c=8", 100, 400), pt("c=64", 40, 900)),
-		run("replicas", pt("c=1", 90, 90), pt("c=8", 85, 600), pt("c=64", 50, 1000)),
-		run("beaten", pt("c=1", 80, 50), pt("c=8", 60, 300)),
+		run("tp2", pt(1, 120, 60), pt(8, 100, 400), pt(64, 40, 900)),
+		run("replicas", pt(1, 90, 90), pt(8, 85, 600), pt(64, 50, 1000)),
+		run("beaten", pt(1, 80, 50), pt(8, 60, 300)),
 		{Label: "probe only"},
 	}
 	got := paretoAcross(runs)
@@ -35,7 +35,7 @@ func TestParetoAcrossRuns(t *testing.T) {
 			t.Errorf("point %+v lost its run", p)
 		}
 		if p.Frontier {
-			on = append(on, p.Label+" "+p.Load)
+			on = append(on, p.Label+" "+p.Load.ID())
 		}
 	}
 	want := []string{"tp2 c=1", "tp2 c=8", "replicas c=8", "replicas c=64"}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/internal/cputime"
+	"github.com/headroom-llm/headroom/rundir"
 )
 
 // heapPeak samples the live heap every 10 ms while f runs and returns the
@@ -80,6 +81,12 @@ func BenchmarkArchiveScale(b *testing.B) {
 	for _, n := range sizes {
 		dir := archiveOf(b, n)
 		srcs := localDirs(b, dir)
+		// The archive as older runs are: no summaries in the runs.
+		for _, d := range srcs {
+			if err := os.Remove(filepath.Join(d.Name, rundir.SummaryFile)); err != nil && !os.IsNotExist(err) {
+				b.Fatal(err)
+			}
+		}
 		// compare: the first time, analysing every run (and filling the
 		// summary cache); compare-cached: again, every run from the cache.
 		cache := SummaryCache(filepath.Join(b.TempDir(), "cache"))
@@ -120,6 +127,38 @@ func BenchmarkArchiveScale(b *testing.B) {
 			measure(b, n, func() {
 				st, err := Index(context.Background(), srcs, indexed, analyze.Default())
 				if err != nil || st.Skipped != n {
+					b.Fatalf("%+v %v", st, err)
+				}
+			})
+		})
+		// summaries: what the runs' sweeps would pay when they close, each
+		// writing its summary (here on every CPU); compare-own and
+		// index-own: compare (no cache) and index into a new dataset,
+		// every run read from its own summary, as for an archive of runs
+		// made by this version that neither has seen.
+		b.Run(fmt.Sprintf("summaries/runs=%d", n), func(b *testing.B) {
+			measure(b, n, func() {
+				err := parallel(context.Background(), len(srcs), func(i int) error {
+					ok, err := WriteRunSummary(srcs[i].Name, analyze.Default())
+					if err == nil && !ok {
+						err = fmt.Errorf("%s: no summary written", srcs[i].Name)
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("compare-own/runs=%d", n), func(b *testing.B) {
+			measure(b, n, func() {
+				summarizeArchiveWith(b, dir, filepath.Join(b.TempDir(), "runs.parquet"), "")
+			})
+		})
+		b.Run(fmt.Sprintf("index-own/runs=%d", n), func(b *testing.B) {
+			measure(b, n, func() {
+				st, err := Index(context.Background(), srcs, LocalDataset(b.TempDir()), analyze.Default())
+				if err != nil || st.Runs != n {
 					b.Fatalf("%+v %v", st, err)
 				}
 			})

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"cmp"
+	"github.com/headroom-llm/headroom/analyze"
 	"math"
 	"slices"
 
@@ -13,10 +14,9 @@ type GroupComparison struct {
 	Baseline  string `json:"baseline"`
 	Candidate string `json:"candidate"`
 	// NotComparable is set when the groups' runs differ in a key of
-	// MustMatch: it says which ("not comparable: workload.prompt_tokens
-	// differs (...)"), Differs lists the keys and values, and the deltas
-	// show both sides with no test.
-	NotComparable string    `json:"not_comparable,omitempty"`
+	// MustMatch: Differs lists the keys and values, and the deltas show
+	// both sides with no test.
+	NotComparable bool      `json:"not_comparable,omitempty"`
 	Differs       []DiffRow `json:"not_comparable_keys,omitempty"`
 	Deltas        []Delta   `json:"deltas"`
 }
@@ -27,15 +27,14 @@ type Delta struct {
 	// Metric is the name --fail-if uses: throughput, goodput, cost, or
 	// ttft_p50, ttft_p99, tpot_p50, tpot_p99, e2e_p50, e2e_p99 at a level.
 	Metric string `json:"metric"`
-	// Load names the level of a latency ("c=8", "4 req/s"); "" for the
-	// whole-run metrics.
-	Load           string  `json:"load,omitempty"`
-	Concurrency    int     `json:"concurrency,omitempty"`
-	RateRPS        float64 `json:"rate_rps,omitempty"`
-	Unit           string  `json:"unit"` // tok/s, s or usd/Mtok
-	HigherIsBetter bool    `json:"higher_is_better"`
-	Baseline       float64 `json:"baseline"`
-	Candidate      float64 `json:"candidate"`
+	// Load is the level of a latency; zero for the whole-run metrics.
+	Load           analyze.LoadKey `json:"load,omitzero"`
+	Concurrency    int             `json:"concurrency,omitempty"`
+	RateRPS        float64         `json:"rate_rps,omitempty"`
+	Unit           string          `json:"unit"` // tok/s, s or usd/Mtok
+	HigherIsBetter bool            `json:"higher_is_better"`
+	Baseline       float64         `json:"baseline"`
+	Candidate      float64         `json:"candidate"`
 	// Change is candidate/baseline − 1.
 	Change float64 `json:"change"`
 	// Over says what the values rest on: "requests" (pooled per-request
@@ -128,13 +127,6 @@ func MetricNames() []string {
 	return out
 }
 
-// levelKey identifies a load level across runs: its concurrency, or its
-// arrival rate in open loop.
-type levelKey struct {
-	conc int
-	rate float64
-}
-
 // compareGroups compares every candidate group with the baseline group.
 func compareGroups(c *Comparison, ctx []map[string]string, opts Options) []GroupComparison {
 	var base *Group
@@ -153,14 +145,15 @@ func compareGroups(c *Comparison, ctx []map[string]string, opts Options) []Group
 			continue
 		}
 		gc := GroupComparison{Baseline: base.Name, Candidate: g.Name}
-		gc.Differs, gc.NotComparable = comparability(c, ctx, base.Runs, g.Runs, allowedToDiffer(opts))
+		gc.Differs = comparability(c, ctx, base.Runs, g.Runs, allowedToDiffer(opts))
+		gc.NotComparable = len(gc.Differs) > 0
 		for _, m := range runMetrics {
 			xs, ys := runValues(c, base.Runs, m.get), runValues(c, g.Runs, m.get)
 			if len(xs) == 0 || len(ys) == 0 {
 				continue
 			}
 			d := Delta{Metric: m.name, Unit: m.unit, HigherIsBetter: m.higher, Baseline: mean(xs), Candidate: mean(ys), Over: "runs"}
-			if gc.NotComparable != "" {
+			if gc.NotComparable {
 				d.N1, d.N2, d.NoTest = len(xs), len(ys), NoTestNotComparable
 			} else {
 				testRuns(&d, xs, ys, opts.Alpha)
@@ -224,34 +217,29 @@ func minExactP(n1, n2 int) float64 {
 }
 
 // commonLevels are the levels both groups measured, in load order.
-func commonLevels(c *Comparison, a, b []int) []levelKey {
-	has := func(idx []int) map[levelKey]bool {
-		m := map[levelKey]bool{}
+func commonLevels(c *Comparison, a, b []int) []analyze.LoadKey {
+	has := func(idx []int) map[analyze.LoadKey]bool {
+		m := map[analyze.LoadKey]bool{}
 		for _, i := range idx {
 			if s := c.Runs[i].Sweep; s != nil {
 				for _, l := range s.Levels {
-					m[keyOf(l)] = true
+					m[l.Load] = true
 				}
 			}
 		}
 		return m
 	}
 	ha, hb := has(a), has(b)
-	var keys []levelKey
+	var keys []analyze.LoadKey
 	for k := range ha {
 		if hb[k] {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(x, y levelKey) int { return cmp.Or(cmp.Compare(x.rate, y.rate), cmp.Compare(x.conc, y.conc)) })
+	slices.SortFunc(keys, func(x, y analyze.LoadKey) int {
+		return cmp.Or(cmp.Compare(x.Axis, y.Axis), cmp.Compare(x.RateRPS, y.RateRPS), cmp.Compare(x.Concurrency, y.Concurrency))
+	})
 	return keys
-}
-
-func keyOf(l Level) levelKey {
-	if l.RateRPS > 0 {
-		return levelKey{rate: l.RateRPS}
-	}
-	return levelKey{conc: l.Concurrency}
 }
 
 // compareLevel compares one latency percentile at one level. When every
@@ -263,11 +251,10 @@ func keyOf(l Level) levelKey {
 //
 // With untested set (the groups are not comparable), the values are
 // computed and no test is made: NoTest says why.
-func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot stats.Bootstrap, alpha float64, untested string) (Delta, bool) {
-	d := Delta{Metric: m.name, Unit: "s", Concurrency: key.conc, RateRPS: key.rate}
-	pa, oka, loadA := pooled(c, a, key, m)
-	pb, okb, _ := pooled(c, b, key, m)
-	d.Load = loadA
+func compareLevel(c *Comparison, a, b []int, key analyze.LoadKey, m levelMetric, boot stats.Bootstrap, alpha float64, untested bool) (Delta, bool) {
+	d := Delta{Metric: m.name, Unit: "s", Load: key, Concurrency: key.Concurrency, RateRPS: key.RateRPS}
+	pa, oka := pooled(c, a, key, m)
+	pb, okb := pooled(c, b, key, m)
 	if oka && okb {
 		if len(pa) == 0 || len(pb) == 0 {
 			return d, false
@@ -277,7 +264,7 @@ func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot s
 		d.Over, d.N1, d.N2 = "requests", len(pa), len(pb)
 		need := stats.MinSamples(m.p)
 		switch {
-		case untested != "":
+		case untested:
 			d.NoTest = NoTestNotComparable
 		case len(pa) < need || len(pb) < need:
 			d.NoTest, d.Percentile, d.Need = NoTestFewRequests, m.p, need
@@ -300,7 +287,7 @@ func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot s
 		return d, false
 	}
 	d.Baseline, d.Candidate, d.Over = mean(xs), mean(ys), "runs"
-	if untested != "" {
+	if untested {
 		d.N1, d.N2, d.NoTest = len(xs), len(ys), NoTestNotComparable
 		return d, true
 	}
@@ -311,7 +298,7 @@ func compareLevel(c *Comparison, a, b []int, key levelKey, m levelMetric, boot s
 // pooled gathers the per-request values of a metric at a level from the
 // runs in idx; ok is false when a run at that level has no per-request
 // data.
-func pooled(c *Comparison, idx []int, key levelKey, m levelMetric) (vals []float64, ok bool, load string) {
+func pooled(c *Comparison, idx []int, key analyze.LoadKey, m levelMetric) (vals []float64, ok bool) {
 	ok = true
 	for _, i := range idx {
 		r := &c.Runs[i]
@@ -320,8 +307,8 @@ func pooled(c *Comparison, idx []int, key levelKey, m levelMetric) (vals []float
 		}
 		at := false
 		for _, l := range r.Sweep.Levels {
-			if keyOf(l) == key {
-				at, load = true, l.Load
+			if l.Load == key {
+				at = true
 			}
 		}
 		if !at {
@@ -329,11 +316,7 @@ func pooled(c *Comparison, idx []int, key levelKey, m levelMetric) (vals []float
 		}
 		found := false
 		for _, s := range r.samples {
-			sk := levelKey{conc: s.Concurrency}
-			if s.RateRPS > 0 {
-				sk = levelKey{rate: s.RateRPS}
-			}
-			if sk == key {
+			if analyze.LoadKeyOf(r.Sweep.Axis, s.Concurrency, s.RateRPS) == key {
 				v := &levelSamplesView{ttft: s.TTFTS, tpot: s.TPOTS, e2e: s.E2ES}
 				vals = append(vals, m.samples(v)...)
 				found = true
@@ -343,15 +326,15 @@ func pooled(c *Comparison, idx []int, key levelKey, m levelMetric) (vals []float
 			ok = false
 		}
 	}
-	return vals, ok, load
+	return vals, ok
 }
 
-func levelValues(c *Comparison, idx []int, key levelKey, m levelMetric) []float64 {
+func levelValues(c *Comparison, idx []int, key analyze.LoadKey, m levelMetric) []float64 {
 	var xs []float64
 	for _, i := range idx {
 		if s := c.Runs[i].Sweep; s != nil {
 			for _, l := range s.Levels {
-				if keyOf(l) == key {
+				if l.Load == key {
 					if v := m.value(l); v > 0 {
 						xs = append(xs, v)
 					}

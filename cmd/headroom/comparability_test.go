@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headroom-llm/headroom/analyze/compare"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -57,12 +58,18 @@ type comparisonJSON struct {
 		Name string `json:"name"`
 	} `json:"groups"`
 	LeftOut []struct {
-		Dir string `json:"dir"`
-		Why string `json:"why"`
+		Dir     string `json:"dir"`
+		Why     string `json:"why"`
+		Stopped *struct {
+			Reason string `json:"reason"`
+		} `json:"stopped"`
 	} `json:"left_out"`
 	Comparisons []struct {
-		NotComparable string `json:"not_comparable"`
-		Deltas        []struct {
+		NotComparable bool `json:"not_comparable"`
+		Differs       []struct {
+			Key string `json:"key"`
+		} `json:"not_comparable_keys"`
+		Deltas []struct {
 			Metric      string   `json:"metric"`
 			P           *float64 `json:"p"`
 			Interval    any      `json:"interval"`
@@ -122,8 +129,8 @@ func TestCompareLeavesOutFailedRuns(t *testing.T) {
 			t.Errorf("the failed run is compared, in group %q", r.Group)
 		}
 	}
-	if len(c.LeftOut) != 1 || !strings.HasSuffix(c.LeftOut[0].Dir, "failed") || !strings.Contains(c.LeftOut[0].Why, "no request was measured") ||
-		!strings.Contains(c.LeftOut[0].Why, "the collector stopped") {
+	if len(c.LeftOut) != 1 || !strings.HasSuffix(c.LeftOut[0].Dir, "failed") || c.LeftOut[0].Why != compare.LeftOutNoLevels ||
+		c.LeftOut[0].Stopped == nil {
 		t.Errorf("left out %+v", c.LeftOut)
 	}
 	if !strings.Contains(md, "Runs left out") || !strings.Contains(md, "no request was measured") {
@@ -156,9 +163,8 @@ func TestCompareRefusesDifferentWorkloads(t *testing.T) {
 		t.Fatalf("%d comparisons", len(c.Comparisons))
 	}
 	gc := c.Comparisons[0]
-	if !strings.Contains(gc.NotComparable, "not comparable: workload.prompt_tokens differs") ||
-		!strings.Contains(gc.NotComparable, "workload.output_tokens differs") {
-		t.Errorf("not_comparable %q", gc.NotComparable)
+	if !gc.NotComparable || len(gc.Differs) != 2 || gc.Differs[0].Key != "workload.prompt_tokens" || gc.Differs[1].Key != "workload.output_tokens" {
+		t.Errorf("not_comparable %v %+v", gc.NotComparable, gc.Differs)
 	}
 	if len(gc.Deltas) == 0 {
 		t.Fatal("no values side by side")
@@ -178,8 +184,8 @@ func TestCompareRefusesDifferentWorkloads(t *testing.T) {
 		"--allow-differ", "workload.prompt_tokens,workload.output_tokens"); code != 0 {
 		t.Fatalf("compare --allow-differ: exit %d: %s", code, errs)
 	}
-	if c2, _ := readComparison(t, out2); c2.Comparisons[0].NotComparable != "" {
-		t.Errorf("with --allow-differ: %q", c2.Comparisons[0].NotComparable)
+	if c2, _ := readComparison(t, out2); c2.Comparisons[0].NotComparable {
+		t.Errorf("with --allow-differ: %+v", c2.Comparisons[0].Differs)
 	}
 	if code, _, errs := headroom(t, "compare", short, long, "--allow-differ", "label"); code != 2 || !strings.Contains(errs, "not a key that must match") {
 		t.Errorf("--allow-differ label: exit %d, %s", code, errs)

@@ -169,6 +169,9 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		return usageError{fmt.Errorf("--label %s=...: %s is not among the runs compared", run, run)}
 	}
 	cmp, err := compare.CompareDirs(ctx, dirs, byDir, opts)
+	if nothing := (*compare.NothingToCompareError)(nil); errors.As(err, &nothing) {
+		return fmt.Errorf("compare: no run has numbers to compare (%s)", render.LeftOutList(nothing.LeftOut))
+	}
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
@@ -218,7 +221,7 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 		bad := 0
 		for _, r := range g.Results {
 			if r.Status != "pass" {
-				fmt.Fprintln(stdout, r.Line)
+				fmt.Fprintln(stdout, render.GateLine(cmp, r))
 				bad++
 			}
 		}

@@ -205,3 +205,42 @@ func TestCompareCache(t *testing.T) {
 		t.Fatalf("an s3 cache: exit %d, stderr %q", code, errs)
 	}
 }
+
+// A sweep leaves its run's summary in it, with the settings a compare and
+// an index without flags use: they read it instead of the run's tables.
+func TestSweepLeavesItsSummary(t *testing.T) {
+	llm := faultyServer(t, "", func(int64) bool { return false })
+	tmp := t.TempDir()
+	run := filepath.Join(tmp, "run")
+	if code, stdout, errs := headroom(t, sweepArgs(llm.URL, run, "own")...); code != 0 {
+		t.Fatalf("sweep: exit %d\n%s%s", code, stdout, errs)
+	}
+	if _, err := os.Stat(filepath.Join(run, rundir.SummaryFile)); err != nil {
+		t.Fatalf("no summary in the run: %v", err)
+	}
+	before := filepath.Join(tmp, "before")
+	if code, stdout, errs := headroom(t, "compare", run, "-o", before, "--format", "none"); code != 0 {
+		t.Fatalf("compare: exit %d\n%s%s", code, stdout, errs)
+	}
+	// Without its requests the run has no numbers, unless its summary is read.
+	if err := os.RemoveAll(filepath.Join(run, rundir.TableRequests)); err != nil {
+		t.Fatal(err)
+	}
+	after := filepath.Join(tmp, "after")
+	if code, stdout, errs := headroom(t, "compare", run, "-o", after, "--format", "none"); code != 0 {
+		t.Fatalf("compare from the summary: exit %d\n%s%s", code, stdout, errs)
+	}
+	runsOf := func(dir string) string {
+		var c struct {
+			Runs json.RawMessage `json:"runs"`
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "comparison.json"))
+		if err != nil || json.Unmarshal(data, &c) != nil {
+			t.Fatalf("comparison.json: %v", err)
+		}
+		return string(c.Runs)
+	}
+	if a, b := runsOf(after), runsOf(before); a != b {
+		t.Fatalf("from the summary:\n%s\nwant\n%s", a, b)
+	}
+}

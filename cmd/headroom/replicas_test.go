@@ -52,7 +52,7 @@ func TestReplicasSweepReportCompare(t *testing.T) {
 			share += r.Levels[li].Share
 		}
 		if sum != l.Requests || share < 0.999 || share > 1.001 {
-			t.Errorf("level %s: the replicas' requests add to %d (shares %.3f), the set measured %d", l.Load, sum, share, l.Requests)
+			t.Errorf("level %+v: the replicas' requests add to %d (shares %.3f), the set measured %d", l.Load, sum, share, l.Requests)
 		}
 	}
 	for _, r := range sw.Replicas {

@@ -44,6 +44,14 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.prices, "prices", "", "YAML price table replacing the built-in API prices, GPU presets and board powers (headroom prices --yaml writes the built-in one to start from)")
 }
 
+// defaultAnalysis is the analysis of report, compare and index without
+// flags: a run's own summary is made with it (sweep.go).
+func defaultAnalysis() (analyze.Settings, error) {
+	var f reportFlags
+	f.register(&cobra.Command{})
+	return f.settings()
+}
+
 // settings turns the flags into analysis settings; errors are usage errors.
 func (f *reportFlags) settings() (analyze.Settings, error) {
 	set := analyze.Default()

@@ -75,7 +75,7 @@ func TestS3RoundTrip(t *testing.T) {
 		t.Fatalf("manifest in S3: %+v %v", m, err)
 	}
 	keys := strings.Join(s3Keys(t, "bench", "runs/a/"), " ")
-	for _, want := range []string{"runs/a/levels/part-00000.parquet", "runs/a/requests/part-00001.parquet", "runs/a/tokens/part-00000.parquet", "runs/a/client_samples/"} {
+	for _, want := range []string{"runs/a/levels/part-00000.parquet", "runs/a/requests/part-00001.parquet", "runs/a/tokens/part-00000.parquet", "runs/a/client_samples/", "runs/a/" + rundir.SummaryFile} {
 		if !strings.Contains(keys, want) {
 			t.Errorf("S3 lacks %s: %s", want, keys)
 		}

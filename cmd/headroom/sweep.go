@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headroom-llm/headroom/analyze/compare"
 	"github.com/headroom-llm/headroom/collect/loadgen"
 	"io"
 	"net/url"
@@ -290,6 +291,7 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, concu
 	var disk writtenState
 	if run != nil {
 		disk = onDisk(run) // the local copy, read before an upload removes it
+		writeSummary(stderr, run)
 	}
 	uerr := o.finish()
 	if run != nil && o.remote != "" {
@@ -355,9 +357,26 @@ func resumeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepFlags, ba
 	var disk writtenState
 	if run != nil {
 		disk = onDisk(run)
+		writeSummary(stderr, run)
 	}
 	printSweepEnd(stdout, stderr, run, disk)
 	return err
+}
+
+// writeSummary writes a complete run's summary into it, for compare and
+// index of an archive to read instead of analysing the run again
+// (rundir.SummaryFile). The run stands without it: a failure is a warning.
+func writeSummary(stderr io.Writer, run *rundir.Run) {
+	if !run.Manifest.Complete {
+		return
+	}
+	set, err := defaultAnalysis()
+	if err == nil {
+		_, err = compare.WriteRunSummary(run.Dir, set)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %s: no summary for compare and index (they will analyse the run again): %v\n", run.Dir, err)
+	}
 }
 
 // printSweepEnd prints the run's state and warnings after a sweep; disk is
