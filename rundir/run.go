@@ -82,7 +82,7 @@ func (r *Run) Path(name string) string { return filepath.Join(r.Dir, name) }
 var AllTables = []string{
 	TableProbeGEMM, TableProbeBandwidth, TableProbeModelGEMM, TableLevels, TableRequests, TableTokens,
 	TableServerMetrics, TableGPUTelemetry, TableClientSamples, TableServerLogLines, TableLevelStats,
-	TableServerCPU,
+	TableServerCPU, TableCPUEnergy,
 }
 
 // Check reads every table of the run with its row type, so that a corrupt
@@ -102,6 +102,7 @@ func (r *Run) Check() error {
 		checkTable[ServerLogLineRow](r.Dir, TableServerLogLines),
 		checkTable[LevelStatsRow](r.Dir, TableLevelStats),
 		checkTable[ServerCPURow](r.Dir, TableServerCPU),
+		checkTable[CPUEnergyRow](r.Dir, TableCPUEnergy),
 	}
 	for _, c := range checks {
 		if err := c(); err != nil {
