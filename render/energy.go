@@ -35,34 +35,50 @@ func energySection(id string, r *analyze.RunAnalysis) section {
 		}
 	}
 	if !gpu && !cpu {
-		s.Missing = "No energy was measured: the sweep recorded neither GPU telemetry (NVML) nor the CPU's RAPL counters. Run headroom sweep on the server's host (as root for RAPL)."
+		// Nothing to say here: the over-time section says no telemetry was recorded.
 		return s
 	}
 	a := axisOf(r.Sweep)
+	// A narrow table (it sits beside the other per-level tables); the
+	// window, its tokens and the energy itself are folded.
 	t := table{
-		Caption: "Energy over each level's measured window; " + contextLine(r, nil) + ".",
-		Head:    []string{a.head(), "Output tok/s", "Window", "Output tokens"},
-		Right:   []bool{true, true, true, true},
+		Caption: "Energy per output token over each level's measured window; " + contextLine(r, nil) + ".",
+		Head:    []string{a.head()},
+		Right:   []bool{true},
+		Fold:    []bool{false},
+	}
+	col := func(head string, fold bool) {
+		t.Head, t.Right, t.Fold = append(t.Head, head), append(t.Right, true), append(t.Fold, fold)
 	}
 	if gpu {
-		t.Head = append(t.Head, "GPU power (W)", "GPU energy (J)", "GPU J/output token")
-		t.Right = append(t.Right, true, true, true)
+		col("GPU power (W)", false)
+		col("GPU J/output token", false)
 	}
 	if cpu {
-		t.Head = append(t.Head, "CPU power (W)", "CPU J/output token")
-		t.Right = append(t.Right, true, true)
+		col("CPU power (W)", false)
+		col("CPU J/output token", false)
+	}
+	col("Output tok/s", true)
+	col("Window", true)
+	col("Output tokens", true)
+	if gpu {
+		col("GPU energy (J)", true)
 	}
 	for _, l := range r.Sweep.Levels {
 		e := l.Energy
 		if e == nil {
 			continue
 		}
-		row := []string{a.cell(l.Concurrency, l.RateRPS), sig(l.OutputTokPerS), dur(e.WindowS), thousands(e.OutputTokens, 0)}
+		row := []string{a.cell(l.Concurrency, l.RateRPS)}
 		if gpu {
-			row = append(row, orDash(e.GPUPowerW, sig), orDash(e.GPUJ, sig), orDash(e.GPUJPerOutputToken, sig))
+			row = append(row, orDash(e.GPUPowerW, sig), orDash(e.GPUJPerOutputToken, sig))
 		}
 		if cpu {
 			row = append(row, orDash(e.CPUPowerW, sig), orDash(e.CPUJPerOutputToken, sig))
+		}
+		row = append(row, sig(l.OutputTokPerS), dur(e.WindowS), thousands(e.OutputTokens, 0))
+		if gpu {
+			row = append(row, orDash(e.GPUJ, sig))
 		}
 		t.Rows = append(t.Rows, row)
 	}

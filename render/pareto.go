@@ -65,7 +65,7 @@ func paretoChart(id, caption, yName string, series []paretoSeries) (chart, error
 	if err != nil {
 		return chart{}, fmt.Errorf("pareto chart: %w", err)
 	}
-	return chart{ID: id, Caption: caption, Class: "wide", Option: opt}, nil
+	return chart{ID: id, Caption: caption, Class: "half", Option: opt}, nil
 }
 
 // paretoTable lists the points, the frontier marked; withRun adds the
@@ -75,8 +75,10 @@ func paretoTable(caption, perHead string, points []analyze.ParetoPoint, withRun 
 	if withRun {
 		t.Head, t.Right = append(t.Head, "Run"), append(t.Right, false)
 	}
-	t.Head = append(t.Head, "Level", "Tok/s per user (1 / median TPOT)", perHead, "Output tok/s ÷ concurrency", "On the frontier")
-	t.Right = append(t.Right, false, true, true, true, false)
+	t.Head = append(t.Head, "Level", "Tok/s per user (1 / median TPOT)", perHead, "On the frontier", "Output tok/s ÷ concurrency")
+	t.Right = append(t.Right, false, true, true, false, true)
+	t.Fold = make([]bool, len(t.Head))
+	t.Fold[len(t.Fold)-1] = true // vllm bench sweep's figure, a click away
 	for _, p := range points {
 		var row []string
 		if withRun {
@@ -89,7 +91,7 @@ func paretoTable(caption, perHead string, points []analyze.ParetoPoint, withRun 
 		case !p.Sustained:
 			on = "not sustained"
 		}
-		row = append(row, loadName(p.Load), sig(p.TokPerSPerUser), sig(p.OutputTokPerSPerGPU), orDash(p.OutputTokPerSPerConcurrency, sig), on)
+		row = append(row, loadName(p.Load), sig(p.TokPerSPerUser), sig(p.OutputTokPerSPerGPU), on, orDash(p.OutputTokPerSPerConcurrency, sig))
 		t.Rows = append(t.Rows, row)
 	}
 	return t

@@ -267,22 +267,24 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 	// Every per-level table sits in one section, where the page sets
 	// narrow tables side by side: throughput and latency, goodput, the
 	// roofline gap, what the server and GPU said.
-	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly())
+	pareto, err := paretoSection(id("pareto"), r)
+	if err != nil {
+		return rv, err
+	}
+	// The Pareto table sits with the other per-level tables; its chart
+	// and sentence stay in their own section after the cost.
+	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly(), energySection(id("energy"), r), pareto.tablesOnly())
+	pareto.Tables = nil
 	overTime.Tables = nil
 	rv.Sections = append(rv.Sections, levels)
 	if pred, ok := predictionSection(id("prediction"), rep, r); ok {
 		// After the per-level tables, whose roofline gap the prediction builds on.
 		rv.Sections = append(rv.Sections, pred)
 	}
-	pareto, err := paretoSection(id("pareto"), r)
-	if err != nil {
-		return rv, err
-	}
 	rv.Sections = append(rv.Sections,
 		diagnosisSection(id("diagnosis"), r),
 		overTime,
 		costSection(id("cost"), r),
-		energySection(id("energy"), r),
 		pareto,
 	)
 	return rv, nil
