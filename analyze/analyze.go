@@ -165,6 +165,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		l.Sustained = l.Complete && l.ErrorFraction <= set.MaxErrorFraction
 	}
 	obs := observe(run, sw.Levels, set)
+	levelEnergy(run, sw.Levels)
 	eng := resolveEngine(run.Manifest, obs.logSum)
 	sw.Notes = append(sw.Notes, obs.notes...)
 	samples := samplesOf(timings)
@@ -189,6 +190,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 		return nil, eng, err
 	}
 	sw.Cost = cost
+	sw.Pareto = paretoOf(sw.Levels, gpuCount(run, set, eng), sw.Mode)
 	sw.Timeline = obs.timeline(sw.Levels, set.MaxTimelinePoints)
 	sw.Sessions = analyzeSessions(run, sw.Levels, timings, set)
 	if w := run.Manifest.Workload; w != nil && !w.FixedOutput {

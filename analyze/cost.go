@@ -88,7 +88,13 @@ type CostPoint struct {
 	PowerPerGPUW float64 `json:"power_per_gpu_w,omitempty"`
 	PowerMatch   string  `json:"power_match,omitempty"`
 	PowerSource  string  `json:"power_source,omitempty"`
-	USDPerHour   float64 `json:"usd_per_hour"` // GPUs + power
+	// Measured power only: how the energy was measured (an EnergyFrom*
+	// code), the energy per output token at the level, and that in kWh per
+	// million output tokens. PowerW is then that energy over the window.
+	EnergyFrom       string  `json:"energy_from,omitempty"`
+	JPerOutputToken  float64 `json:"j_per_output_token,omitempty"`
+	KWhPerMTokOutput float64 `json:"kwh_per_mtok_output,omitempty"`
+	USDPerHour       float64 `json:"usd_per_hour"` // GPUs + power
 	// USDPerMTokOutput charges the whole hour to output tokens (the seed's
 	// number); USDPerMTokBlended spreads it over prompt and output tokens.
 	USDPerMTokOutput  float64 `json:"usd_per_mtok_output"`
@@ -104,7 +110,7 @@ type CostPoint struct {
 
 // Where a cost point's power came from (CostPoint.PowerFrom).
 const (
-	PowerMeasured = "measured"    // gpu_telemetry, mean over the level's measured window
+	PowerMeasured = "measured"    // the energy over the level's measured window (LevelStats.Energy) over its length
 	PowerLimit    = "power_limit" // the manifest's power limit × GPUs (not measured)
 	PowerBoard    = "board_power" // the price table's board power × GPUs (not measured)
 	PowerNoGPU    = "no_gpu"      // not counted: the run used no GPU
@@ -159,21 +165,24 @@ func costOf(run *Run, levels []LevelStats, knees Knees, g *Goodput, set Settings
 		c.Utilization = 1
 	}
 	c.ActiveParams, c.ActiveParamsFrom = activeParams(run, set)
-	c.GPUs = cs.GPUs
-	if c.GPUs <= 0 {
-		c.GPUs = max(len(run.Manifest.GPUs), eng.tp())
-	}
+	c.GPUs = gpuCount(run, set, eng)
 	// A run that used no GPU is priced per host hour, unless --gpus says
 	// otherwise.
-	if cs.GPUs <= 0 && ranOnCPU(run.Manifest, eng) {
-		c.Basis, c.GPUs = CostPerHost, 0
+	if c.GPUs == 0 {
+		c.Basis = CostPerHost
 		if cs.HostHourUSD <= 0 {
 			c.Missing = append(c.Missing, CostNeedsHostPrice)
 			return c, nil
 		}
 		c.USDPerHostHour = cs.HostHourUSD
-		c.Notes = append(c.Notes, CostNote{Kind: CostNoteHostPower})
-		return c.points(run, levels, knees, g, set), nil
+		c.points(run, levels, knees, g, set)
+		for _, p := range c.Points {
+			if p.PowerFrom != PowerMeasured {
+				c.Notes = append(c.Notes, CostNote{Kind: CostNoteHostPower})
+				break
+			}
+		}
+		return c, nil
 	}
 	c.Basis = CostPerGPU
 	switch {
@@ -227,6 +236,20 @@ func (c *Cost) points(run *Run, levels []LevelStats, knees Knees, g *Goodput, se
 		}
 	}
 	return c
+}
+
+// gpuCount is how many GPUs served the run: --gpus when given, else the
+// manifest's GPUs or the server log's tensor-parallel size, whichever is
+// more; 0 for a run that used no GPU (ranOnCPU). Cost and the Pareto
+// view's per-GPU throughput both divide by it.
+func gpuCount(run *Run, set Settings, eng engineFacts) int {
+	if set.Cost.GPUs > 0 {
+		return set.Cost.GPUs
+	}
+	if ranOnCPU(run.Manifest, eng) {
+		return 0
+	}
+	return max(len(run.Manifest.GPUs), eng.tp())
 }
 
 // ranOnCPU reports whether a run served from the CPU alone: headroom
@@ -284,7 +307,10 @@ func (c *Cost) point(name string, l LevelStats, run *Run, set Settings) CostPoin
 	p := CostPoint{Name: name, LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS, OutputTokPerS: l.OutputTokPerS, TotalTokPerS: l.TotalTokPerS}
 	if c.Basis == CostPerHost {
 		p.PowerFrom = PowerNoGPU
-		p.USDPerHour = c.USDPerHostHour
+		if e := l.Energy; e != nil && e.CPUEnergyFrom != "" {
+			p.measured(e.CPUJ, e.CPUEnergyFrom, e)
+		}
+		p.USDPerHour = c.USDPerHostHour + p.PowerW/1000*c.KWhUSD
 	} else {
 		c.power(&p, l, run, set)
 		p.USDPerHour = float64(c.GPUs)*c.USDPerGPUHour + p.PowerW/1000*c.KWhUSD
@@ -345,12 +371,13 @@ func nearestAPI(cs []PriceComparison, active float64) *PriceComparison {
 	return best
 }
 
-// power sets the GPUs' draw at a level: measured (gpu_telemetry) when the
-// run has it, else the manifest's power limit, else the price table's
-// board power for the GPU name, times the GPU count.
+// power sets the GPUs' draw at a level: measured (the GPUs' energy over
+// the measured window) when the run has it, else the manifest's power
+// limit, else the price table's board power for the GPU name, times the
+// GPU count.
 func (c *Cost) power(p *CostPoint, l LevelStats, run *Run, set Settings) {
-	if l.Server.GPUKnown && l.Server.GPUPowerMeanW > 0 {
-		p.PowerW, p.PowerFrom = l.Server.GPUPowerMeanW, PowerMeasured
+	if e := l.Energy; e != nil && e.GPUEnergyFrom != "" && e.GPUJ > 0 {
+		p.measured(e.GPUJ, e.GPUEnergyFrom, e)
 		return
 	}
 	name := ""
@@ -371,6 +398,16 @@ func (c *Cost) power(p *CostPoint, l LevelStats, run *Run, set Settings) {
 		}
 	}
 	p.PowerW, p.PowerFrom = 0, PowerUnknown
+}
+
+// measured prices a point by the energy j (joules) drawn over the level's
+// window, measured as from says.
+func (p *CostPoint) measured(j float64, from string, e *LevelEnergy) {
+	p.PowerW, p.PowerFrom, p.EnergyFrom = j/e.WindowS, PowerMeasured, from
+	if e.OutputTokens > 0 {
+		p.JPerOutputToken = j / e.OutputTokens
+		p.KWhPerMTokOutput = p.JPerOutputToken * 1e6 / 3.6e6
+	}
 }
 
 func compare(api APIPrice, p CostPoint, model string) PriceComparison {

@@ -106,7 +106,8 @@ func TestCostPerMillionTokens(t *testing.T) {
 		hourly := 2 + 500.0/1000*0.2
 		out := wantTokPerS(p.Concurrency)
 		total := out * (512 + 16) / 16
-		if !near(p.USDPerHour, hourly, 1e-12) || p.PowerW != 500 || p.PowerFrom != PowerMeasured {
+		if !near(p.USDPerHour, hourly, 1e-12) || !near(p.PowerW, 500, 1e-12) || p.PowerFrom != PowerMeasured || p.EnergyFrom != EnergyFromPower ||
+			!near(p.JPerOutputToken, 500/out, 1e-9) || !near(p.KWhPerMTokOutput, 500/out/3.6, 1e-9) {
 			t.Errorf("%s: $%v/h, %v W (%s)", p.Name, p.USDPerHour, p.PowerW, p.PowerFrom)
 		}
 		if want := hourly / (out * 3600 * 0.5) * 1e6; !near(p.USDPerMTokOutput, want, 1e-9) {
@@ -237,6 +238,26 @@ func TestCPUOnlyRunPricedPerHost(t *testing.T) {
 			t.Errorf("%s: $%v/h, %v W; want the host's $0.50/h and no power", p.Name, p.USDPerHour, p.PowerW)
 		}
 	}
+	if !slices.Contains(c.Notes, CostNote{Kind: CostNoteHostPower}) {
+		t.Errorf("no RAPL: the host's power must be said not counted: %+v", c.Notes)
+	}
+	// With the host's RAPL counters the CPU's energy is measured and priced.
+	for i := range f.levels {
+		f.raplLevel(i, 150)
+	}
+	set.Cost = CostSettings{HostHourUSD: 0.5, KWhUSD: 0.2}
+	c = analyzeOne(t, f.write(), set).Cost
+	for _, p := range c.Points {
+		out := wantTokPerS(p.Concurrency)
+		if !near(p.PowerW, 150, 1e-6) || p.PowerFrom != PowerMeasured || p.EnergyFrom != EnergyFromRAPL || !near(p.USDPerHour, 0.5+0.15*0.2, 1e-6) ||
+			!near(p.JPerOutputToken, 150/out, 1e-6) {
+			t.Errorf("%s with RAPL: %+v", p.Name, p)
+		}
+	}
+	if slices.Contains(c.Notes, CostNote{Kind: CostNoteHostPower}) {
+		t.Errorf("RAPL measured: no 'not counted' note: %+v", c.Notes)
+	}
+	f.cpuEnergy = nil
 	// The same run against a server elsewhere: its GPUs are unknown, not
 	// absent, so it is priced per GPU (with a note).
 	f.manifest.Engine.BaseURL = "http://gpu-box.example:8000"

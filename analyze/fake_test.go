@@ -30,6 +30,8 @@ type fakeSweep struct {
 	logTimes []int64
 	// serverCPU holds the server's thread samples (serverCPULevel).
 	serverCPU []rundir.ServerCPURow
+	// cpuEnergy holds RAPL readings (raplLevel).
+	cpuEnergy []rundir.CPUEnergyRow
 	next      int64 // start of the next level, Unix ns
 	noTokens  bool
 }
@@ -117,6 +119,17 @@ func (f *fakeSweep) gpuLevel(i int, utilPct, powerW float64) {
 	}
 }
 
+// raplLevel records a RAPL package counter across level i's window at a
+// steady draw of watts.
+func (f *fakeSweep) raplLevel(i int, watts float64) {
+	l := f.levels[i]
+	for k := range 5 {
+		ns := f.at(i, float64(k)/4)
+		uj := int64(watts * float64(ns-l.WarmupEndNS) / 1e3)
+		f.cpuEnergy = append(f.cpuEnergy, rundir.CPUEnergyRow{TimeNS: ns, Zone: "intel-rapl:0", Name: "package-0", EnergyUJ: 1e9 + uj, MaxEnergyRangeUJ: 262143328850})
+	}
+}
+
 // clientLevel records client samples across level i's window at the given
 // CPU busy fraction of 2 cores.
 func (f *fakeSweep) clientLevel(i int, busy float64) {
@@ -164,6 +177,9 @@ func (f *fakeSweep) write() *Run {
 	}
 	if len(f.serverCPU) > 0 {
 		must(rundir.WriteTable(dir, rundir.TableServerCPU, f.serverCPU))
+	}
+	if len(f.cpuEnergy) > 0 {
+		must(rundir.WriteTable(dir, rundir.TableCPUEnergy, f.cpuEnergy))
 	}
 	if len(f.logLines) > 0 {
 		must(os.WriteFile(filepath.Join(dir, rundir.ServerLogFile), []byte(strings.Join(f.logLines, "\n")+"\n"), 0o644))

@@ -31,6 +31,7 @@ type Run struct {
 	LogLines  []rundir.ServerLogLineRow
 	LevelStat []rundir.LevelStatsRow
 	ServerCPU []rundir.ServerCPURow
+	CPUEnergy []rundir.CPUEnergyRow
 	// LogPath is the run's server.log, "" when the run has none.
 	LogPath string
 	// ReplicaLogs are the logs of a run spread over several replicas, by
@@ -121,6 +122,7 @@ func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
 		read(rundir.TableServerLogLines, func() error { return readInto(d, rundir.TableServerLogLines, &run.LogLines) }),
 		read(rundir.TableLevelStats, func() error { return readInto(d, rundir.TableLevelStats, &run.LevelStat) }),
 		read(rundir.TableServerCPU, func() error { return readInto(d, rundir.TableServerCPU, &run.ServerCPU) }),
+		read(rundir.TableCPUEnergy, func() error { return readInto(d, rundir.TableCPUEnergy, &run.CPUEnergy) }),
 	}
 	for _, err := range reads {
 		if err != nil {

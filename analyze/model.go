@@ -117,7 +117,10 @@ type SweepAnalysis struct {
 	Decode    *DecodeRoofline `json:"decode_roofline,omitempty"`
 	Diagnosis Diagnosis       `json:"diagnosis"`
 	Cost      *Cost           `json:"cost,omitempty"`
-	Timeline  *Timeline       `json:"timeline,omitempty"`
+	// Pareto is output throughput per GPU against throughput per user at
+	// each level, with the frontier marked; nil without a level to place.
+	Pareto   *Pareto   `json:"pareto,omitempty"`
+	Timeline *Timeline `json:"timeline,omitempty"`
 	// Replicas is each server of a sweep spread over several (Balance
 	// says how), analyzed alone; the rest of the analysis is of the set.
 	Replicas []ReplicaAnalysis `json:"replicas,omitempty"`
@@ -193,6 +196,9 @@ type LevelStats struct {
 	Confidence LevelConfidence `json:"confidence"`
 	Server     LevelServer     `json:"server"`
 	Client     LevelClient     `json:"client"`
+	// Energy is what the GPUs (and, where readable, the CPU) drew over the
+	// measured window, per output token; nil without telemetry.
+	Energy *LevelEnergy `json:"energy,omitempty"`
 
 	// Missing names statistics the source does not have (Lack* values).
 	Missing []string `json:"missing,omitempty"`

@@ -285,9 +285,9 @@ func TestBrowserRendersDemoReport(t *testing.T) {
 		writeDocScreenshot(t, res.Screenshot, res.FrontBottom, *screenshotOut)
 	}
 	// Page one's three panels and roofline; the second sweep's panels; the
-	// KV cache, utilisation and clock over time of both sweeps: 13,
-	// counted in the page once and pinned here.
-	if want := 13; len(res.Boxes) != want {
+	// KV cache, utilisation and clock over time of both sweeps; each
+	// sweep's Pareto view: 15, counted in the page once and pinned here.
+	if want := 15; len(res.Boxes) != want {
 		t.Errorf("the demo report should draw %d charts, found %d chart elements", want, len(res.Boxes))
 	}
 }

@@ -148,6 +148,10 @@ func buildComparePage(c *compare.Comparison) (*comparePage, error) {
 	if err != nil {
 		return nil, err
 	}
+	pareto, err := paretoAcrossSection(c, names)
+	if err != nil {
+		return nil, err
+	}
 	p.Sections = []section{
 		runsSection(c),
 		headlineNumbersSection(c),
@@ -156,6 +160,7 @@ func buildComparePage(c *compare.Comparison) (*comparePage, error) {
 		roof,
 		differencesSection(c),
 		gateSection(c),
+		pareto,
 		compareMethodSection(c),
 	}
 	for i := range p.Sections {

@@ -112,8 +112,8 @@ func TestGoldenComparison(t *testing.T) {
 			t.Errorf("compare.html lacks %q", want)
 		}
 	}
-	if n := len(chartOrder(page)); n != 4 {
-		t.Errorf("%d charts, want 4 (three overlaid panels and the rooflines)", n)
+	if n := len(chartOrder(page)); n != 5 {
+		t.Errorf("%d charts, want 5 (three overlaid panels, the rooflines, the Pareto view)", n)
 	}
 }
 
@@ -134,7 +134,7 @@ func TestComparisonMarkdownParses(t *testing.T) {
 	if tables != want || want < 8 {
 		t.Errorf("goldmark found %d tables, the view has %d", tables, want)
 	}
-	if len(headings) != 9 || headings[0] != "# headroom comparison" || headings[8] != "## How the comparison was made" {
+	if len(headings) != 10 || headings[0] != "# headroom comparison" || headings[9] != "## How the comparison was made" {
 		t.Errorf("headings %q", headings)
 	}
 }
@@ -173,8 +173,8 @@ func TestBrowserRendersComparison(t *testing.T) {
 	for _, p := range browserProblems(res, file) {
 		t.Error(p)
 	}
-	if len(res.Boxes) != 4 {
-		t.Errorf("found %d chart elements, want 4", len(res.Boxes))
+	if len(res.Boxes) != 5 {
+		t.Errorf("found %d chart elements, want 5", len(res.Boxes))
 	}
 }
 

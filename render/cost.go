@@ -28,12 +28,12 @@ func costSection(id string, r *analyze.RunAnalysis) section {
 	}
 	t := table{
 		Caption: "Self-hosted cost at each operating point: the hour's price ÷ the tokens served in it.",
-		Head:    []string{"Operating point", "Concurrency", "Output tok/s", "Power (W)", "$/hour", "$/Mtok output", "$/Mtok prompt + output", "Prompt share"},
-		Right:   []bool{false, true, true, true, true, true, true, true},
+		Head:    []string{"Operating point", "Concurrency", "Output tok/s", "Power (W)", "Energy (J/output token)", "$/hour", "$/Mtok output", "$/Mtok prompt + output", "Prompt share"},
+		Right:   []bool{false, true, true, true, true, true, true, true, true},
 	}
 	for _, p := range c.Points {
 		t.Rows = append(t.Rows, []string{
-			p.Name, integer(p.Concurrency), sig(p.OutputTokPerS), orDash(p.PowerW, sig), usd(p.USDPerHour),
+			p.Name, integer(p.Concurrency), sig(p.OutputTokPerS), orDash(p.PowerW, sig), orDash(p.JPerOutputToken, sig), usd(p.USDPerHour),
 			usd(p.USDPerMTokOutput), orDash(p.USDPerMTokBlended, usd), percent(p.PromptShare),
 		})
 		if p.PowerFrom != "" {
@@ -121,7 +121,8 @@ func costNoteText(n analyze.CostNote) string {
 func powerFromText(p analyze.CostPoint, gpus int) string {
 	switch p.PowerFrom {
 	case analyze.PowerMeasured:
-		return "measured (gpu_telemetry, mean over the level's measured window)"
+		return fmt.Sprintf("measured: %s over the level's measured window (%s kWh per million output tokens)",
+			nameOr(energyFromText, p.EnergyFrom), sig(p.KWhPerMTokOutput))
 	case analyze.PowerLimit:
 		return fmt.Sprintf("power limit %.0f W × %d GPU(s) from the manifest (not measured)", p.PowerPerGPUW, gpus)
 	case analyze.PowerBoard:

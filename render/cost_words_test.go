@@ -34,7 +34,8 @@ func TestCostWordsFromCodes(t *testing.T) {
 		p    analyze.CostPoint
 		want string
 	}{
-		{analyze.CostPoint{PowerFrom: analyze.PowerMeasured}, "measured (gpu_telemetry"},
+		{analyze.CostPoint{PowerFrom: analyze.PowerMeasured, EnergyFrom: analyze.EnergyFromCounter, KWhPerMTokOutput: 0.5}, "measured: NVML energy counter over the level's measured window (0.500 kWh per million output tokens)"},
+		{analyze.CostPoint{PowerFrom: analyze.PowerMeasured, EnergyFrom: analyze.EnergyFromPower, KWhPerMTokOutput: 0.5}, "measured: NVML power samples, integrated over"},
 		{analyze.CostPoint{PowerFrom: analyze.PowerLimit, PowerPerGPUW: 700}, "power limit 700 W × 2 GPU(s)"},
 		{analyze.CostPoint{PowerFrom: analyze.PowerBoard, PowerPerGPUW: 350, PowerMatch: "L40S", PowerSource: "https://example.invalid"}, `board power 350 W × 2 GPU(s) for "L40S" (not measured; source: https://example.invalid)`},
 		{analyze.CostPoint{PowerFrom: analyze.PowerNoGPU}, "no GPU"},

@@ -426,6 +426,7 @@ var tableNames = map[string]string{
 	rundir.TableServerLogLines: "sweep: receive time of each server.log line",
 	rundir.TableLevelStats:     "imported per-level statistics",
 	rundir.TableServerCPU:      "sweep: the server process's CPU, per thread",
+	rundir.TableCPUEnergy:      "sweep: the host's RAPL energy counters",
 }
 
 func short(sha string) string {

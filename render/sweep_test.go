@@ -83,9 +83,10 @@ func TestGoldenSweepReport(t *testing.T) {
 		}
 	}
 	// Page one: the three panels and the roofline with decode; the
-	// sweep's details: the KV cache and queue and the two telemetry charts.
-	if n := len(chartOrder(page)); n != 3+1+3 {
-		t.Errorf("charts: %d, want 7 (3 panels, roofline; timeline, 2 telemetry)", n)
+	// sweep's details: the KV cache and queue, the two telemetry charts
+	// and the Pareto view.
+	if n := len(chartOrder(page)); n != 3+1+3+1 {
+		t.Errorf("charts: %d, want 8 (3 panels, roofline; timeline, 2 telemetry; Pareto)", n)
 	}
 	text := strings.Join(pd.Text, "\n")
 	for _, want := range []string{
@@ -100,13 +101,13 @@ func TestGoldenSweepReport(t *testing.T) {
 	}
 }
 
-// The sweep report draws in a real browser too: seven charts, a quiet
+// The sweep report draws in a real browser too: eight charts, a quiet
 // console, no request.
 func TestBrowserRendersSweepReport(t *testing.T) {
 	rep := sweepReport(t, sweepFixture{}, true)
 	res := checkInBrowser(t, rep)
-	if len(res.Boxes) != 7 {
-		t.Errorf("found %d chart elements, want 7", len(res.Boxes))
+	if len(res.Boxes) != 8 {
+		t.Errorf("found %d chart elements, want 8", len(res.Boxes))
 	}
 }
 

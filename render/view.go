@@ -267,7 +267,14 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 	// Every per-level table sits in one section, where the page sets
 	// narrow tables side by side: throughput and latency, goodput, the
 	// roofline gap, what the server and GPU said.
-	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly())
+	pareto, err := paretoSection(id("pareto"), r)
+	if err != nil {
+		return rv, err
+	}
+	// The Pareto table sits with the other per-level tables; its chart
+	// and sentence stay in their own section after the cost.
+	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly(), energySection(id("energy"), r), pareto.tablesOnly())
+	pareto.Tables = nil
 	overTime.Tables = nil
 	rv.Sections = append(rv.Sections, levels)
 	if pred, ok := predictionSection(id("prediction"), rep, r); ok {
@@ -278,6 +285,7 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 		diagnosisSection(id("diagnosis"), r),
 		overTime,
 		costSection(id("cost"), r),
+		pareto,
 	)
 	return rv, nil
 }

@@ -96,6 +96,7 @@ var tableTypes = []struct {
 	{TableServerLogLines, readRows[ServerLogLineRow]},
 	{TableLevelStats, readRows[LevelStatsRow]},
 	{TableServerCPU, readRows[ServerCPURow]},
+	{TableCPUEnergy, readRows[CPUEnergyRow]},
 }
 
 func readRows[T any](dir, table string) (any, error) {

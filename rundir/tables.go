@@ -17,6 +17,7 @@ const (
 	TableServerLogLines = "server_log_lines"
 	TableLevelStats     = "level_stats"
 	TableServerCPU      = "server_cpu"
+	TableCPUEnergy      = "cpu_energy"
 )
 
 // ProbeGEMMRow is one GEMM shape of the probe: (batch, k) @ (k, n), timed
@@ -197,6 +198,10 @@ type GPUTelemetryRow struct {
 	ThrottleReasons int64   `parquet:"throttle_reasons"` // NVML clocks-event reason bitmask
 	Throttle        string  `parquet:"throttle"`         // names of the active reasons, comma-separated
 	Processes       int32   `parquet:"processes"`        // compute processes on the GPU; -1 unknown
+	// EnergyMJ is the GPU's total-energy counter (NVML, millijoules since
+	// the driver loaded) at this sample; null where the GPU has none
+	// (before Volta) and in runs recorded before the column existed.
+	EnergyMJ *int64 `parquet:"energy_mj"`
 }
 
 // ClientSampleRow is one sample of the load generator's own state, so the
@@ -234,6 +239,20 @@ type ServerCPURow struct {
 	// Replica is the server the thread belongs to (manifest replicas[])
 	// when the sweep ran against several; null otherwise.
 	Replica *int32 `parquet:"replica"`
+}
+
+// CPUEnergyRow is one reading of one RAPL energy counter of the sweep's
+// host (Linux powercap, /sys/class/powercap/intel-rapl:*), where it is
+// readable. The counter counts up from an arbitrary start and wraps to 0
+// after MaxEnergyRangeUJ; a reader takes differences between readings.
+type CPUEnergyRow struct {
+	TimeNS int64 `parquet:"time_ns"`
+	// Zone is the powercap folder ("intel-rapl:0", "intel-rapl:0:1"); Name
+	// its own name ("package-0", "dram", "core", "psys").
+	Zone             string `parquet:"zone"`
+	Name             string `parquet:"name"`
+	EnergyUJ         int64  `parquet:"energy_uj"`
+	MaxEnergyRangeUJ int64  `parquet:"max_energy_range_uj"`
 }
 
 // ServerLogLineRow maps a line of server.log (1-based) to the time the

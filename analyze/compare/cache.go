@@ -34,7 +34,7 @@ import (
 type SummaryCache string
 
 // cacheFormat changes whenever cachedSummary or what summarize keeps does.
-const cacheFormat = "headroom-compare-summary-2" // 2: loads as analyze.LoadKey, codes for reasons (issue 17)
+const cacheFormat = "headroom-compare-summary-3" // 2: loads as analyze.LoadKey, codes for reasons (issue 17); 3: the sweep summary carries its Pareto view
 
 type cachedSummary struct {
 	Run     Run

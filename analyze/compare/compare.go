@@ -79,7 +79,10 @@ type Comparison struct {
 	Contexts    []ContextDiff     `json:"contexts"`
 	Comparisons []GroupComparison `json:"comparisons,omitempty"`
 	Gate        *Gate             `json:"gate,omitempty"`
-	Warnings    []Warning         `json:"warnings,omitempty"`
+	// Pareto is every run's levels on one Pareto chart (output tok/s per
+	// GPU against tok/s per user), the frontier marked across the runs.
+	Pareto   []analyze.ParetoPoint `json:"pareto,omitempty"`
+	Warnings []Warning             `json:"warnings,omitempty"`
 
 	manifests map[string]*rundir.Manifest // by run directory, for the index
 }
@@ -183,6 +186,8 @@ type SweepSummary struct {
 	Requests int      `json:"requests"`
 	Errors   int      `json:"errors"`
 	Levels   []Level  `json:"levels"`
+	// Pareto is the run's own Pareto view (analyze.SweepAnalysis.Pareto).
+	Pareto *analyze.Pareto `json:"pareto,omitempty"`
 }
 
 // Why a run has no SLO goodput (SweepSummary.SLOMissing).
@@ -399,6 +404,7 @@ func compareSummaries(runs []*analyze.Run, sums []Run, opts Options) (*Compariso
 		return nil, err
 	}
 	c.Contexts = contextDiffs(c, manifests)
+	c.Pareto = paretoAcross(c.Runs)
 	c.Comparisons = compareGroups(c, contextMaps(c.Runs, manifests), opts)
 	if len(opts.Rules) > 0 {
 		c.Gate = evaluateGate(c, opts)
@@ -556,6 +562,7 @@ func sweepSummary(sw *analyze.SweepAnalysis) *SweepSummary {
 	} else {
 		s.CostMissing = []string{analyze.CostNeedsInputs}
 	}
+	s.Pareto = sw.Pareto
 	for _, l := range sw.Levels {
 		lv := Level{Load: l.Load, Concurrency: l.Concurrency, RateRPS: l.RateRPS, Requests: l.Requests, Errors: l.Errors, OutputTokPerS: l.OutputTokPerS}
 		lv.TTFTP50S, lv.TTFTP99S = quantiles(l.TTFT)

@@ -397,6 +397,7 @@ func TestSummarizeTelemetry(t *testing.T) {
 func TestResultToRunDir(t *testing.T) {
 	f := fakecuda.Build(t)
 	f.SetDevices(2)
+	f.SetNVMLEnergy(4200000)
 	res, err := fakeProber(t, f, WithBatches(1, 16, 64)).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -438,7 +439,8 @@ func TestResultToRunDir(t *testing.T) {
 		t.Errorf("bandwidth row %+v", b)
 	}
 	tel, err := rundir.ReadTable[rundir.GPUTelemetryRow](run.Dir, rundir.TableGPUTelemetry)
-	if err != nil || len(tel) < 8 || tel[0].PowerW != 500 || tel[0].Processes != 0 { // the fake lists no process by default
+	if err != nil || len(tel) < 8 || tel[0].PowerW != 500 || tel[0].Processes != 0 || // the fake lists no process by default
+		tel[0].EnergyMJ == nil || *tel[0].EnergyMJ != 4200000 {
 		t.Fatalf("%d telemetry rows (%v), the first %+v", len(tel), err, tel[0])
 	}
 	m := back.Manifest

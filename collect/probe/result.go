@@ -236,6 +236,8 @@ type TelemetrySample struct {
 	UtilMemPct        int
 	MemUsedBytes      uint64
 	ClockEventReasons uint64
+	// EnergyMJ is NVML's total-energy counter; nil where the GPU has none.
+	EnergyMJ *int64
 	// Processes counts the compute processes on the GPU, headroom's own
 	// included; -1 when NVML cannot tell. OtherPIDs are those not headroom's.
 	Processes int

@@ -114,6 +114,7 @@ func (r *Result) TelemetryRows() []rundir.GPUTelemetryRow {
 				ThrottleReasons: int64(s.ClockEventReasons),
 				Throttle:        strings.Join(nvml.ReasonNames(s.ClockEventReasons), ","),
 				Processes:       int32(s.Processes),
+				EnergyMJ:        s.EnergyMJ,
 			})
 		}
 	}

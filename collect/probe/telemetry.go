@@ -43,6 +43,10 @@ func startSampler(dev *nvml.Device, ordinal int, interval time.Duration, now fun
 			ClockEventReasons: r.ClockEventReasons,
 			Processes:         -1,
 		}
+		if r.EnergyKnown {
+			mj := int64(r.EnergyMJ)
+			ts.EnergyMJ = &mj
+		}
 		if perr == nil {
 			ts.Processes = len(procs)
 			ts.OtherPIDs = otherProcesses(procs, self)

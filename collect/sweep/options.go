@@ -117,12 +117,14 @@ type config struct {
 	metricsInterval time.Duration // 0 disables scraping
 	gpu             telemetry.GPUSource
 	noGPU           bool
+	powercap        string // where RAPL counters are read (telemetry.Powercap)
 	engineDesc      string
 }
 
 func defaultConfig() config {
 	return config{
 		endpoint:         DefaultEndpoint,
+		powercap:         telemetry.Powercap,
 		levels:           DefaultLevels,
 		maxConc:          DefaultOpenLoopMaxConc,
 		requestsPerLevel: DefaultRequestsPerLevel,
@@ -627,6 +629,12 @@ func WithGPU(src telemetry.GPUSource) Option {
 
 // WithNoGPU turns GPU telemetry off (Record only).
 func WithNoGPU() Option { return func(c *config) error { c.noGPU = true; return nil } }
+
+// WithPowercap reads the host's RAPL energy counters from dir instead of
+// telemetry.Powercap (Record only; tests give a fake folder).
+func WithPowercap(dir string) Option {
+	return func(c *config) error { c.powercap = dir; return nil }
+}
 
 // WithEngineDescription records what the engine and model are when that is
 // not obvious (manifest engine.description).

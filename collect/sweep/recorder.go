@@ -19,6 +19,7 @@ type runRecorder struct {
 	metrics  *rundir.TableWriter[rundir.ServerMetricRow]
 	gpu      *rundir.TableWriter[rundir.GPUTelemetryRow]
 	cpu      *rundir.TableWriter[rundir.ServerCPURow]
+	energy   *rundir.TableWriter[rundir.CPUEnergyRow]
 	log      *server.LogCapture
 	// Several replicas: one capture per replica's log, their line times in
 	// one shared server_log_lines writer.
@@ -104,6 +105,9 @@ func (r *runRecorder) LevelDone(row rundir.LevelRow) error {
 	if r.cpu != nil {
 		errs = append(errs, r.cpu.Flush())
 	}
+	if r.energy != nil {
+		errs = append(errs, r.energy.Flush())
+	}
 	if r.log != nil {
 		errs = append(errs, r.log.Flush())
 	}
@@ -127,6 +131,9 @@ func (r *runRecorder) stop() error {
 	}
 	if r.cpu != nil {
 		errs = append(errs, r.cpu.Stop())
+	}
+	if r.energy != nil {
+		errs = append(errs, r.energy.Stop())
 	}
 	return errors.Join(errs...)
 }

@@ -418,6 +418,11 @@ func (ss *session) startTelemetry(ctx context.Context) error {
 			src.Close()
 		}
 	}
+	if local {
+		if err := ss.startCPUEnergy(); err != nil {
+			return err
+		}
+	}
 	if s.Replicas() > 1 {
 		return ss.startReplicaTelemetry(ctx)
 	}
@@ -480,6 +485,29 @@ func (ss *session) startServerCPU(local bool) error {
 		if err != nil {
 			s.note("server CPU sampling: " + err.Error())
 		}
+	})
+	return nil
+}
+
+// startCPUEnergy records the host's RAPL counters (cpu_energy) when the
+// server runs here and they are readable, for the energy of a CPU-served
+// model. A host without them is the common case and says nothing; counters
+// that exist but cannot be read get a note saying why.
+func (ss *session) startCPUEnergy() error {
+	r, err := telemetry.OpenRAPL(ss.s.cfg.powercap)
+	if err != nil {
+		if !errors.Is(err, telemetry.ErrNoRAPL) {
+			ss.s.note(err.Error())
+		}
+		return nil
+	}
+	w, err := rundir.NewTableWriter[rundir.CPUEnergyRow](ss.run.Dir, rundir.TableCPUEnergy, 0)
+	if err != nil {
+		return err
+	}
+	ss.rec.energy = w
+	ss.goBG(func() {
+		telemetry.SampleRAPL(ss.bg, r, telemetry.DefaultGPUInterval, ss.s.clock.NowNS, func(rows []rundir.CPUEnergyRow) { w.Add(rows...) })
 	})
 	return nil
 }

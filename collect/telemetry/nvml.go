@@ -103,13 +103,18 @@ func (s *NVMLSource) Sample(timeNS int64) ([]rundir.GPUTelemetryRow, error) {
 		if ps, err := d.ComputeProcesses(); err == nil {
 			procs = int32(len(ps))
 		}
-		rows = append(rows, rundir.GPUTelemetryRow{
+		row := rundir.GPUTelemetryRow{
 			TimeNS: timeNS, Device: s.indexes[i], SMClockMHz: float64(r.SMClockMHz), MemClockMHz: float64(r.MemClockMHz),
 			PowerW: r.PowerW, TemperatureC: float64(r.TemperatureC), GPUUtilPct: float64(r.UtilGPUPct),
 			MemUtilPct: float64(r.UtilMemPct), MemUsedBytes: int64(r.MemUsedBytes),
 			ThrottleReasons: int64(r.ClockEventReasons), Throttle: strings.Join(nvml.ReasonNames(r.ClockEventReasons), ","),
 			Processes: procs, // the server's own included
-		})
+		}
+		if r.EnergyKnown {
+			mj := int64(r.EnergyMJ)
+			row.EnergyMJ = &mj
+		}
+		rows = append(rows, row)
 	}
 	return rows, first
 }

@@ -30,6 +30,13 @@ func TestNVMLSource(t *testing.T) {
 		r.MemUsedBytes != 1<<30 || r.Throttle != "sw_power_cap,hw_thermal_slowdown" || r.Processes != 2 {
 		t.Errorf("row %+v", r)
 	}
+	if r.EnergyMJ != nil {
+		t.Errorf("a GPU without the energy counter must leave energy_mj null, got %d", *r.EnergyMJ)
+	}
+	f.SetNVMLEnergy(9876543)
+	if rows, err = src.Sample(43); err != nil || len(rows) != 1 || rows[0].EnergyMJ == nil || *rows[0].EnergyMJ != 9876543 {
+		t.Errorf("energy counter row %+v, %v", rows, err)
+	}
 	if _, err := openNVML(f.NVMLPath, nil); err == nil {
 		t.Error("no GPUs: no error")
 	}

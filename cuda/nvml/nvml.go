@@ -133,6 +133,8 @@ type api struct {
 	nvmlDeviceGetTopologyCommonAncestor   func(a, b uintptr, level *uint32) int32
 	nvmlDeviceGetP2PStatus                func(a, b uintptr, caps uint32, status *uint32) int32
 	nvmlDeviceGetNvLinkState              func(dev uintptr, link uint32, active *uint32) int32
+	// Volta and later; NOT_SUPPORTED on older GPUs.
+	nvmlDeviceGetTotalEnergyConsumption func(dev uintptr, millijoules *uint64) int32
 }
 
 // processInfo is nvmlProcessInfo_t of the _v2 and _v3 process queries:
@@ -206,6 +208,8 @@ func Open(path string) (*Library, error) {
 	_ = bind(&a.nvmlDeviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor")
 	_ = bind(&a.nvmlDeviceGetP2PStatus, "nvmlDeviceGetP2PStatus")
 	_ = bind(&a.nvmlDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState")
+	// Optional: without it energy is integrated from the power samples.
+	_ = bind(&a.nvmlDeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption")
 	if err := check("nvmlInit_v2", a.nvmlInit()); err != nil {
 		return nil, err
 	}
@@ -324,10 +328,16 @@ type Sample struct {
 	MemUsedBytes uint64 // device memory in use
 	// ClockEventReasons is the nvmlClocksEventReason bit mask.
 	ClockEventReasons uint64
+	// EnergyMJ is the GPU's total energy counter (millijoules since the
+	// driver was loaded, nvmlDeviceGetTotalEnergyConsumption); EnergyKnown
+	// is false where the GPU (before Volta) or the library lacks it.
+	EnergyMJ    uint64
+	EnergyKnown bool
 }
 
 // Sample reads the device's clocks, power, temperature, utilisation,
-// memory use and clock-event reasons. It fails only if one of them cannot be read.
+// memory use, clock-event reasons and, where the GPU has it, its energy
+// counter. It fails only if one of the others cannot be read.
 func (d *Device) Sample() (Sample, error) {
 	var s Sample
 	var v uint32
@@ -360,6 +370,9 @@ func (d *Device) Sample() (Sample, error) {
 	s.MemUsedBytes = mem[2]
 	if err := check("nvmlDeviceGetCurrentClocksEventReasons", a.nvmlDeviceGetCurrentClocksEvents(d.handle, &s.ClockEventReasons)); err != nil {
 		return s, err
+	}
+	if f := a.nvmlDeviceGetTotalEnergyConsumption; f != nil && f(d.handle, &s.EnergyMJ) == 0 {
+		s.EnergyKnown = true
 	}
 	return s, nil
 }

@@ -60,6 +60,11 @@ func TestOpenAndSampleFake(t *testing.T) {
 	if s != want {
 		t.Errorf("Sample = %+v, want %+v", s, want)
 	}
+	// The energy counter where the GPU has one (Volta and later).
+	f.SetNVMLEnergy(123456789012)
+	if s, err = dev.Sample(); err != nil || !s.EnergyKnown || s.EnergyMJ != 123456789012 {
+		t.Errorf("energy counter: %+v, %v", s, err)
+	}
 	_, err = lib.DeviceByPCIBusID("not a bus id")
 	var nerr *nvml.Error
 	if !errors.As(err, &nerr) || nerr.Code != 2 || !strings.Contains(err.Error(), "NVML_ERROR_INVALID_ARGUMENT") {

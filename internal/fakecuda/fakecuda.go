@@ -56,6 +56,7 @@ type Fake struct {
 	ltRoofline       func(tflops, gbps float64)
 	ltAlign          func(n int32)
 	ltMatmulAlign    func(n int32)
+	nvmlEnergy       func(mj uint64, supported int32)
 	ltRefuse         func(k, fast int32)
 }
 
@@ -143,6 +144,7 @@ func Build(t testing.TB) *Fake {
 	purego.RegisterLibFunc(&f.nvmlSamples, nvml, "fake_nvml_samples")
 	purego.RegisterLibFunc(&f.nvmlProcesses, nvml, "fake_nvml_set_processes")
 	purego.RegisterLibFunc(&f.nvmlBaseClock, nvml, "fake_nvml_set_base_clock")
+	purego.RegisterLibFunc(&f.nvmlEnergy, nvml, "fake_nvml_set_energy")
 	purego.RegisterLibFunc(&f.ltRoofline, lt, "fake_cublaslt_set_roofline")
 	purego.RegisterLibFunc(&f.ltAlign, lt, "fake_cublaslt_set_align")
 	purego.RegisterLibFunc(&f.ltMatmulAlign, lt, "fake_cublaslt_set_matmul_align")
@@ -220,6 +222,10 @@ func (f *Fake) SetNVMLProcesses(pids ...uint32) {
 // SetNVMLBaseClock sets the default applications SM clock the fake NVML
 // reports (1755 MHz by default; 0: not supported).
 func (f *Fake) SetNVMLBaseClock(mhz uint32) { f.nvmlBaseClock(mhz) }
+
+// SetNVMLEnergy sets the total-energy counter (millijoules) the fake NVML
+// reports for every GPU; until it is called the counter is not supported.
+func (f *Fake) SetNVMLEnergy(mj uint64) { f.nvmlEnergy(mj, 1) }
 
 // SetFP8Roofline sets the fake cuBLASLt FP8 GEMM's virtual peak (TFLOP/s) and
 // memory bandwidth (GB/s); by default 200 TFLOP/s and 1000 GB/s.

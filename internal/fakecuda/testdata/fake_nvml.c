@@ -61,6 +61,20 @@ int nvmlDeviceGetDefaultApplicationsClock(void *dev, unsigned type, unsigned *mh
 }
 int fake_nvml_samples(void) { return samples; }
 
+// The total-energy counter (mJ); NOT_SUPPORTED, as on a GPU before Volta,
+// until fake_nvml_set_energy sets it.
+static unsigned long long energy_mj;
+static int energy_supported;
+void fake_nvml_set_energy(unsigned long long mj, int supported) {
+	energy_mj = mj;
+	energy_supported = supported;
+}
+int nvmlDeviceGetTotalEnergyConsumption(void *dev, unsigned long long *mj) {
+	if (!energy_supported) return 3; // NVML_ERROR_NOT_SUPPORTED
+	*mj = energy_mj;
+	return 0;
+}
+
 int nvmlInit_v2(void) {
 	if (init_fail) return init_fail;
 	initialized = 1;
