@@ -201,12 +201,23 @@ func TestS3SweepSurvivesANetworkFault(t *testing.T) {
 	srv := s3test.Start(t, "bench")
 	srv.Env(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	direct, err := objstore.Default(context.Background()) // to the store itself, past the proxy
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := newProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"))
 	t.Setenv("AWS_ENDPOINT_URL_S3", "http://"+p.ln.Addr().String())
 	t.Setenv("AWS_MAX_ATTEMPTS", "1")
 	llm := faultyServer(t, "", func(int64) bool { return false })
 	go func() {
-		time.Sleep(150 * time.Millisecond) // the run's first manifest is up
+		// The fault starts once the run's first manifest is up (the sweep has
+		// checked the prefix and started), not after a fixed time that a
+		// loaded machine can outlast.
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := direct.Get(context.Background(), "bench", "runs/fault/manifest.json"); err == nil {
+				break
+			}
+		}
 		p.setDown(true)
 		time.Sleep(3 * time.Second)
 		p.setDown(false)

@@ -26,7 +26,7 @@ import (
 // The log contract of docs/test-engine.md, one pattern per event.
 var (
 	lineHead    = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (INFO|WARN|ERROR) \S`)
-	startLine   = regexp.MustCompile(`^\S+ INFO engine start version=3\.21\.1 llama=\S+ model=\S+ n_ctx_per_seq=(\d+) sequences=(\d+) kv_budget_tokens=(\d+) threads=(\d+) batch=(\d+)$`)
+	startLine   = regexp.MustCompile(`^\S+ INFO engine start version=3\.21\.1 llama=\S+ model=\S+ n_ctx_per_seq=(\d+) sequences=(\d+) kv_budget_tokens=(\d+) threads=(\d+) batch=(\d+) prefix_cache=(on|off)$`)
 	admitLine   = regexp.MustCompile(`^\S+ INFO admit req=(\S+) prompt_tokens=(\d+) max_tokens=(\d+) running=(\d+) waiting=(\d+)$`)
 	stepLine    = regexp.MustCompile(`^\S+ INFO step n=(\d+) running=(\d+) waiting=(\d+) batch_tokens=(\d+) prefill_tokens=(\d+) kv_used_tokens=(\d+) kv_budget_tokens=(\d+) kv_usage=([01]\.\d{3})$`)
 	preemptLine = regexp.MustCompile(`^\S+ WARN preempt req=(\S+) mode=recompute generated=(\d+) kv_used_tokens=(\d+) kv_budget_tokens=(\d+) total_preemptions=(\d+)$`)
