@@ -101,13 +101,7 @@ type dialogTurn struct {
 func (s *Sweep) prepareDialogs(ctx context.Context) error {
 	d := s.cfg.datasetCfg
 	recs := s.datasetRecs
-	order := make([]int, len(recs))
-	for i := range order {
-		order[i] = i
-	}
-	if !d.DisableShuffle {
-		rand.New(rand.NewPCG(uint64(s.cfg.seed), 0xda7a5e7)).Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	}
+	order := s.datasetOrder()
 	count, method, err := s.datasetCounter(ctx, recs, order)
 	if err != nil {
 		return err

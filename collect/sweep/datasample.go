@@ -63,13 +63,7 @@ func (s *Sweep) prepareDataset(ctx context.Context) error {
 	d := s.cfg.datasetCfg
 	recs, format := s.datasetRecs, s.datasetFormat
 	stats := &rundir.DatasetSample{Format: format, Records: len(recs), Skipped: map[string]int{}, Shuffled: !d.DisableShuffle, OutputOverride: d.OutputTokens}
-	order := make([]int, len(recs))
-	for i := range order {
-		order[i] = i
-	}
-	if !d.DisableShuffle {
-		rand.New(rand.NewPCG(uint64(s.cfg.seed), 0xda7a5e7)).Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	}
+	order := s.datasetOrder()
 	count, method, err := s.datasetCounter(ctx, recs, order)
 	if err != nil {
 		return err
@@ -292,4 +286,18 @@ func fitLine(xs, ys []float64) (a, b float64, ok bool) {
 	b = (n*sxy - sx*sy) / den
 	a = (sy - b*sx) / n
 	return a, b, b > 0
+}
+
+// datasetOrder is the order the dataset's records are taken in: the file's,
+// or shuffled by the sweep's seed, the same for single requests and for
+// multi-turn conversations, so one seed picks the same records either way.
+func (s *Sweep) datasetOrder() []int {
+	order := make([]int, len(s.datasetRecs))
+	for i := range order {
+		order[i] = i
+	}
+	if !s.cfg.datasetCfg.DisableShuffle {
+		rand.New(rand.NewPCG(uint64(s.cfg.seed), 0xda7a5e7)).Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	}
+	return order
 }
