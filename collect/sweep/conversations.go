@@ -108,7 +108,7 @@ func (s *Sweep) prepareDialogs(ctx context.Context) error {
 	}
 	stats := &rundir.DatasetSample{Format: s.datasetFormat, Records: len(recs), Skipped: map[string]int{}, Shuffled: !d.DisableShuffle,
 		OutputOverride: d.OutputTokens, Tokenizer: method}
-	need := s.sessionPoolSize()
+	need := s.datasetPoolSize()
 	var prompts, outputs []float64
 	for _, i := range order {
 		if len(s.dialogs) == need {
@@ -188,19 +188,6 @@ func (s *Sweep) dialogOf(ctx context.Context, count counter, r datasetRecord) ([
 		out = append(out, dialogTurn{text: text, textTokens: n})
 	}
 	return out, nil
-}
-
-// sessionPoolSize is the most sessions one level starts (warm-up
-// included), or defaultDatasetPool when that is not known ahead.
-func (s *Sweep) sessionPoolSize() int {
-	if s.search != nil || s.cfg.durationPerLevel > 0 {
-		return defaultDatasetPool
-	}
-	n := 1
-	for _, l := range s.plan() {
-		n = max(n, l.Warmup+l.Requests)
-	}
-	return n
 }
 
 // meanTurns is the expected number of user turns of a session.

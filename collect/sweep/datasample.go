@@ -215,8 +215,9 @@ func summarize(xs []float64) *rundir.TokenSummary {
 	return t
 }
 
-// datasetPoolSize is the most requests one level sends (warm-up
-// included), or defaultDatasetPool when that is not known ahead.
+// datasetPoolSize is the most requests one level sends, or in a
+// multi-turn sweep the most sessions it starts (warm-up included), or
+// defaultDatasetPool when that is not known ahead.
 func (s *Sweep) datasetPoolSize() int {
 	if s.search != nil || s.cfg.durationPerLevel > 0 {
 		return defaultDatasetPool
