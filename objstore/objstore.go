@@ -18,12 +18,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path"
 	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -108,7 +110,7 @@ func Default(ctx context.Context) (*Client, error) {
 	if defaultClient != nil && key == defaultKey {
 		return defaultClient, nil
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(keepIdle)))
 	if err != nil {
 		return nil, fmt.Errorf("object storage configuration: %w", err)
 	}
@@ -121,6 +123,21 @@ func Default(ctx context.Context) (*Client, error) {
 	})}
 	defaultKey = key
 	return defaultClient, nil
+}
+
+// MaxParallel is the most requests a caller should have in flight at
+// once on one client; the client keeps that many connections open between
+// requests.
+const MaxParallel = 64
+
+// keepIdle keeps up to MaxParallel connections to the server open between
+// requests. The SDK's default keeps 10 per host: with more requests in
+// flight than that (runs load 16 at once), every burst closed the extra
+// connections and dialled them again (a TLS handshake each, against a
+// real endpoint).
+func keepIdle(t *http.Transport) {
+	t.MaxIdleConnsPerHost = MaxParallel
+	t.MaxIdleConns = max(t.MaxIdleConns, MaxParallel)
 }
 
 // List returns every object whose key starts with prefix (all pages).

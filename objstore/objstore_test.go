@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
@@ -61,5 +64,57 @@ func TestAgainstSeaweedFS(t *testing.T) {
 	data, err := fs.ReadFile(found[0].FS, "requests/part-00000.parquet")
 	if err != nil || string(data) != "P" {
 		t.Fatalf("%q %v", data, err)
+	}
+}
+
+// Requests in flight side by side reuse the connections of the requests
+// before them: the SDK's default kept 10 idle connections per host, so with
+// more at once (runs load 16 at a time) every burst dialled the rest again.
+// Each round starts MaxParallel/2 GETs together; over six rounds a client
+// that keeps its connections dials about one round's worth (the transport
+// may dial a spare while a connection frees up), one that keeps 10 dials
+// again in every round.
+func TestConnectionsReused(t *testing.T) {
+	srv := s3test.Start(t, "tst")
+	srv.Env(t)
+	c, err := Default(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put(context.Background(), "tst", "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	var dials, gets atomic.Int64
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		gets.Add(1)
+		if !i.Reused {
+			dials.Add(1)
+		}
+	}})
+	const parallel, rounds = MaxParallel / 2, 6
+	for range rounds {
+		var start, done sync.WaitGroup
+		start.Add(1)
+		errs := make([]error, parallel)
+		for i := range parallel {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				start.Wait()
+				_, errs[i] = c.Get(ctx, "tst", "k")
+			}()
+		}
+		start.Done()
+		done.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gets.Load() != parallel*rounds {
+		t.Fatalf("%d connections taken for %d GETs: the trace does not see the requests", gets.Load(), parallel*rounds)
+	}
+	t.Logf("%d connections dialled for %d GETs", dials.Load(), gets.Load())
+	if d := dials.Load(); d > 2*parallel {
+		t.Errorf("%d connections dialled for %d rounds of %d GETs at once: want at most %d", d, rounds, parallel, 2*parallel)
 	}
 }

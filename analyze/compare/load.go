@@ -3,9 +3,9 @@ package compare
 import (
 	"context"
 	"runtime"
-	"sync"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/internal/workers"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -57,38 +57,8 @@ func workersFor(dirs []rundir.Dir) int {
 }
 
 // parallelOn is parallel on the given number of workers.
-func parallelOn(ctx context.Context, workers, n int, f func(int) error) error {
-	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, max(n, 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				errs[i] = f(i)
-			}
-		}()
-	}
-feed:
-	for i := 0; i < n; i++ {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+func parallelOn(ctx context.Context, procs, n int, f func(int) error) error {
+	return workers.Each(ctx, procs, n, f)
 }
 
 // LoadDirs is LoadAll for run directories anywhere: local or in object

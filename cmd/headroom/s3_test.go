@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -243,5 +245,84 @@ func TestS3SweepSurvivesANetworkFault(t *testing.T) {
 	levels, _ := rundir.ReadDirTable[rundir.LevelRow](dirs[0], rundir.TableLevels)
 	if err != nil || len(levels) != 3 || len(reqs) != 3*(6+1) {
 		t.Fatalf("%d levels, %d requests in S3 (%v)", len(levels), len(reqs), err)
+	}
+}
+
+// Issue 18: an archive of thousands of runs went up one `headroom upload`
+// at a time. One upload of the directory copies every run under it to the
+// same path under the location, each file byte for byte, and names a run
+// it could not copy without stopping the others; run again, it finishes.
+func TestUploadArchive(t *testing.T) {
+	srv := s3test.Start(t, "bench")
+	srv.Env(t)
+	archive := t.TempDir()
+	if err := os.CopyFS(archive, os.DirFS("../../examples/runs")); err != nil {
+		t.Fatal(err)
+	}
+	local, err := findRuns(archive)
+	if err != nil || len(local) < 5 {
+		t.Fatalf("%d runs in the copied examples (%v)", len(local), err)
+	}
+	broken := filepath.Join(archive, "h200-probe", rundir.ManifestFile)
+	good, err := os.ReadFile(broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(broken, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := headroom(t, "upload", archive, "s3://bench/arch")
+	if want := fmt.Sprintf("uploaded %d of %d runs", len(local)-1, len(local)); code == 0 || !strings.Contains(errs, want) || !strings.Contains(errs, "h200-probe") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("upload with one broken run: exit %d, want one line with %q and the run's name: %s", code, want, errs)
+	}
+	if keys := s3Keys(t, "bench", "arch/h200-probe/"); len(keys) != 0 {
+		t.Errorf("the broken run was uploaded: %v", keys)
+	}
+	if err := os.WriteFile(broken, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs := headroom(t, "upload", archive, "s3://bench/arch")
+	if want := fmt.Sprintf("uploaded %d runs from %s to s3://bench/arch\n", len(local), archive); code != 0 || stdout != want {
+		t.Fatalf("upload: exit %d, %q (want %q) %s", code, stdout, want, errs)
+	}
+	remote, err := findRunDirs(context.Background(), "s3://bench/arch")
+	if err != nil || len(remote) != len(local) {
+		t.Fatalf("%d runs in S3, %d local (%v)", len(remote), len(local), err)
+	}
+	inS3 := map[string]bool{}
+	for _, d := range remote {
+		inS3[d.Name] = true
+	}
+	for _, run := range local {
+		rel, _ := filepath.Rel(archive, run)
+		url := "s3://bench/arch/" + filepath.ToSlash(rel)
+		if !inS3[url] {
+			t.Errorf("%s: not found in S3", url)
+			continue
+		}
+		// Every table part, the manifest and the log are there, as they are locally.
+		var names []string
+		for _, tbl := range rundir.AllTables {
+			parts, _ := rundir.TableParts(run, tbl)
+			for _, p := range parts {
+				names = append(names, tbl+"/"+filepath.Base(p))
+			}
+		}
+		names = append(names, rundir.ManifestFile)
+		if _, err := os.Stat(filepath.Join(run, rundir.ServerLogFile)); err == nil {
+			names = append(names, rundir.ServerLogFile)
+		}
+		for _, name := range names {
+			want, err := os.ReadFile(filepath.Join(run, filepath.FromSlash(name)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s3Get(t, url+"/"+name); !bytes.Equal(got, want) {
+				t.Errorf("%s/%s: %d bytes in S3, %d local", url, name, len(got), len(want))
+			}
+		}
+	}
+	if code, _, errs := headroom(t, "upload", filepath.Join(archive, "none"), "s3://bench/arch"); code == 0 || !strings.Contains(errs, "none") {
+		t.Errorf("upload of a missing directory: exit %d, %s", code, errs)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/workers"
 	"github.com/headroom-llm/headroom/objstore"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -198,17 +199,72 @@ func (o *runOutput) finish() error {
 // uploadRun copies a finished local run to an object-store location: the
 // parts first, the manifest last.
 func uploadRun(ctx context.Context, dir, out string) error {
-	if _, err := rundir.Open(dir); err != nil {
-		return err
-	}
 	loc, c, err := openLocation(ctx, out)
 	if err != nil {
 		return err
 	}
+	return uploadTo(ctx, c, dir, loc)
+}
+
+func uploadTo(ctx context.Context, c *objstore.Client, dir string, loc objstore.Location) error {
+	if _, err := rundir.Open(dir); err != nil {
+		return err
+	}
 	m := rundir.MirrorTo(dir, objstore.Target{C: c, Loc: loc})
-	err = m.Close(ctx)
+	err := m.Close(ctx)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return ctx.Err()
 	}
 	return err
+}
+
+// uploadParallel is how many runs `headroom upload` of an archive copies at
+// once: each run's files go up one after another (the manifest last), so
+// runs side by side keep the connections busy.
+const uploadParallel = 16
+
+// uploadRuns copies every run under the local directory archive to out,
+// each to the same path under out as under archive, uploadParallel at
+// once, each within perRun. It returns how many went up; the error names
+// the first run (in path order) that did not and how many others failed.
+func uploadRuns(ctx context.Context, archive, out string, runs []string, perRun time.Duration) (int, error) {
+	loc, c, err := openLocation(ctx, out)
+	if err != nil {
+		return 0, err
+	}
+	errs := make([]error, len(runs))
+	err = workers.Each(ctx, uploadParallel, len(runs), func(i int) error {
+		errs[i] = uploadOne(ctx, c, archive, runs[i], loc, perRun)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var first error
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			failed++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if first != nil {
+		if failed > 1 {
+			return len(runs) - failed, fmt.Errorf("%w (and %d other runs not uploaded)", first, failed-1)
+		}
+		return len(runs) - failed, first
+	}
+	return len(runs), nil
+}
+
+func uploadOne(ctx context.Context, c *objstore.Client, archive, run string, loc objstore.Location, perRun time.Duration) error {
+	rel, err := filepath.Rel(archive, run)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("%s: not under %s", run, archive)
+	}
+	ctx, cancel := context.WithTimeout(ctx, perRun)
+	defer cancel()
+	return uploadTo(ctx, c, run, loc.Join(filepath.ToSlash(rel)))
 }
