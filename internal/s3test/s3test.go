@@ -147,7 +147,7 @@ func (s *Server) createBucket(t testing.TB, name string) {
 
 // Env sets what the AWS SDK's standard chain reads to reach this server
 // (endpoint, dummy keys, region), for the rest of the test.
-func (s *Server) Env(t *testing.T) {
+func (s *Server) Env(t testing.TB) {
 	t.Setenv("AWS_ENDPOINT_URL_S3", s.Endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", "headroom-test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "headroom-test-secret")
