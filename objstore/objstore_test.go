@@ -36,13 +36,8 @@ func TestParse(t *testing.T) {
 // Against a real S3 server: put, list, get, a missing key, and the io/fs
 // view of a listing (fstest checks it behaves as an fs.FS should).
 func TestAgainstSeaweedFS(t *testing.T) {
-	srv := s3test.Start(t, "tst")
-	srv.Env(t)
 	ctx := context.Background()
-	c, err := Default(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := seaweedWith(t, nil)
 	files := map[string]string{"runs/a/manifest.json": "{}", "runs/a/requests/part-00000.parquet": "P",
 		"runs/b/manifest.json": "{}", "runs/b/superseded/x/manifest.json": "{}", "other.txt": "o"}
 	for k, v := range files {
@@ -77,15 +72,7 @@ func TestAgainstSeaweedFS(t *testing.T) {
 // may dial a spare while a connection frees up), one that keeps 10 dials
 // again in every round.
 func TestConnectionsReused(t *testing.T) {
-	srv := s3test.Start(t, "tst")
-	srv.Env(t)
-	c, err := Default(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Put(context.Background(), "tst", "k", []byte("v")); err != nil {
-		t.Fatal(err)
-	}
+	c := seaweedWith(t, map[string][]byte{"k": []byte("v")})
 	var dials, gets atomic.Int64
 	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
 		gets.Add(1)
@@ -125,16 +112,8 @@ func TestConnectionsReused(t *testing.T) {
 // once as runs load, against SeaweedFS on loopback; cpu-ms/get is this
 // process's CPU per GET (the client's share; the server's is its own).
 func BenchmarkGetSmall(b *testing.B) {
-	srv := s3test.Start(b, "tst")
-	srv.Env(b)
 	ctx := context.Background()
-	c, err := Default(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := c.Put(ctx, "tst", "m.json", make([]byte, 2048)); err != nil {
-		b.Fatal(err)
-	}
+	c := seaweedWith(b, map[string][]byte{"m.json": make([]byte, 2048)})
 	const perOp = 1000
 	before := cputime.Total()
 	for b.Loop() {
@@ -146,4 +125,22 @@ func BenchmarkGetSmall(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64((cputime.Total()-before).Microseconds())/1000/float64(b.N*perOp), "cpu-ms/get")
+}
+
+// seaweedWith starts SeaweedFS with a bucket "tst" holding objects and
+// returns the default client, pointed at it.
+func seaweedWith(tb testing.TB, objects map[string][]byte) *Client {
+	tb.Helper()
+	srv := s3test.Start(tb, "tst")
+	srv.Env(tb)
+	c, err := Default(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for k, v := range objects {
+		if err := c.Put(context.Background(), "tst", k, v); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return c
 }
