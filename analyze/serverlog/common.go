@@ -47,6 +47,24 @@ func (s *Scanner) sizeFact(key string, b []byte) status {
 	return stEvent
 }
 
+// addNumber adds the number at the start of b as the fact key, if b
+// starts with one.
+func (s *Scanner) addNumber(key string, b []byte) bool {
+	f, _, ok := parseFloatPrefix(b)
+	if ok {
+		s.addFact(key, fmtFloat(f))
+	}
+	return ok
+}
+
+// addGiB adds the memory size at the start of b, in GiB, as the fact key,
+// if b starts with one.
+func (s *Scanner) addGiB(key string, b []byte) {
+	if g, ok := sizeGiB(b); ok {
+		s.addFact(key, fmtFloat(g))
+	}
+}
+
 // sizeGiB reads a size with its unit. Engines print binary sizes; vLLM and
 // SGLang label GiB as "GB" (they divide by 2^30), so GB is read as GiB.
 func sizeGiB(b []byte) (float64, bool) {

@@ -106,22 +106,12 @@ func (s *Scanner) llamaSlotLine(lvl Level, rest []byte) status {
 		return s.slotEvent(SlotLaunch, id, task)
 	case bytes.HasPrefix(msg, []byte("new prompt")):
 		st := s.slotEvent(SlotNewPrompt, id, task)
-		if n, ok := eqInt(msg, "n_prompt_tokens"); ok {
-			s.ev.Slot.PromptTokens = n
-		} else if n, ok := eqInt(msg, "task.n_tokens"); ok {
-			s.ev.Slot.PromptTokens = n
-		}
-		if n, ok := eqInt(msg, "n_ctx_slot"); ok {
-			s.ev.Slot.NCtxSlot = n
-		}
+		setEqInt(&s.ev.Slot.PromptTokens, msg, "n_prompt_tokens", "task.n_tokens")
+		setEqInt(&s.ev.Slot.NCtxSlot, msg, "n_ctx_slot")
 		return st
 	case bytes.HasPrefix(msg, []byte("stop processing")):
 		st := s.slotEvent(SlotRelease, id, task)
-		if n, ok := eqInt(msg, "n_past"); ok {
-			s.ev.Slot.NPast = n
-		} else if n, ok := eqInt(msg, "n_tokens"); ok {
-			s.ev.Slot.NPast = n
-		}
+		setEqInt(&s.ev.Slot.NPast, msg, "n_past", "n_tokens")
 		if n, ok := eqInt(msg, "truncated"); ok {
 			s.ev.Slot.Truncated = n != 0
 		}

@@ -611,11 +611,8 @@ func (s *Scanner) vllmMemoryProfile(rest []byte) status {
 			found = true
 		}
 	}
-	if v, ok := after(rest, "gpu_memory_utilization="); ok {
-		if f, _, ok2 := parseFloatPrefix(v); ok2 {
-			s.addFact(FactGPUMemoryUtilization, fmtFloat(f))
-			found = true
-		}
+	if v, ok := after(rest, "gpu_memory_utilization="); ok && s.addNumber(FactGPUMemoryUtilization, v) {
+		found = true
 	}
 	if !found {
 		return stIgnored
@@ -633,9 +630,7 @@ func (s *Scanner) vllmGraphDone(rest []byte) status {
 	s.addFact(FactCUDAGraph, "captured")
 	s.addFact(FactCUDAGraphSeconds, fmtFloat(secs))
 	if v, ok2 := after(r, "took "); ok2 {
-		if g, ok3 := sizeGiB(v); ok3 {
-			s.addFact(FactCUDAGraphGiB, fmtFloat(g))
-		}
+		s.addGiB(FactCUDAGraphGiB, v)
 	}
 	s.ev.Kind = KindConfig
 	return stEvent
@@ -732,9 +727,7 @@ func (s *Scanner) vllmArgs(rest []byte, nonDefault bool) status {
 			return
 		}
 		if nonDefault || !isDefault(vllmDefaults, trimSpace(part), key, val) {
-			a := pyArg{string(key), string(val)}
-			s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: true})
-			s.argFact(a)
+			s.nonDefaultArg(pyArg{string(key), string(val)})
 		}
 	})
 	if n == 0 {
@@ -742,6 +735,13 @@ func (s *Scanner) vllmArgs(rest []byte, nonDefault bool) status {
 	}
 	s.ev.Kind = KindConfig
 	return stEvent
+}
+
+// nonDefaultArg records an argument the user set (fact "arg.KEY") and any
+// fact it gives.
+func (s *Scanner) nonDefaultArg(a pyArg) {
+	s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: true})
+	s.argFact(a)
 }
 
 // argFact maps well-known arguments to facts.
