@@ -47,14 +47,22 @@ func (s *Scanner) sizeFact(key string, b []byte) status {
 	return stEvent
 }
 
+// configEvent makes the line a config event if it gave any fact;
+// otherwise the line is ignored.
+func (s *Scanner) configEvent() status {
+	if len(s.ev.Facts) == 0 {
+		return stIgnored
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
 // addNumber adds the number at the start of b as the fact key, if b
 // starts with one.
-func (s *Scanner) addNumber(key string, b []byte) bool {
-	f, _, ok := parseFloatPrefix(b)
-	if ok {
+func (s *Scanner) addNumber(key string, b []byte) {
+	if f, _, ok := parseFloatPrefix(b); ok {
 		s.addFact(key, fmtFloat(f))
 	}
-	return ok
 }
 
 // addGiB adds the memory size at the start of b, in GiB, as the fact key,

@@ -558,7 +558,6 @@ func (s *Scanner) vllmPreemption(rest []byte) status {
 // V1) and "# cpu blocks: N" (CPU backend).
 func (s *Scanner) vllmBlocks(msg []byte) status {
 	it := kvIter{b: msg}
-	found := false
 	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
 		k := strings.ToLower(bstr(key))
 		n, _, okn := parseIntPrefix(val)
@@ -568,17 +567,11 @@ func (s *Scanner) vllmBlocks(msg []byte) status {
 		switch k {
 		case "# gpu blocks", "# cuda blocks", "# npu blocks", "# xpu blocks", "# hpu blocks":
 			s.addFact(FactKVCacheBlocksGPU, strconv.Itoa(n))
-			found = true
 		case "# cpu blocks":
 			s.addFact(FactKVCacheBlocksCPU, strconv.Itoa(n))
-			found = true
 		}
 	}
-	if !found {
-		return stIgnored
-	}
-	s.ev.Kind = KindConfig
-	return stEvent
+	return s.configEvent()
 }
 
 // vllmConcurrency reads "Maximum concurrency for 2,048 tokens per request:
@@ -605,20 +598,13 @@ func (s *Scanner) vllmConcurrency(rest []byte) status {
 // vllmMemoryProfile reads V0's "Memory profiling results: total_gpu_memory=
 // 7.92GiB ... kv_cache_size=3.54GiB gpu_memory_utilization=0.90".
 func (s *Scanner) vllmMemoryProfile(rest []byte) status {
-	found := false
 	if v, ok := after(rest, "kv_cache_size="); ok {
-		if s.sizeFact(FactKVCacheGiB, v) == stEvent {
-			found = true
-		}
+		s.sizeFact(FactKVCacheGiB, v)
 	}
-	if v, ok := after(rest, "gpu_memory_utilization="); ok && s.addNumber(FactGPUMemoryUtilization, v) {
-		found = true
+	if v, ok := after(rest, "gpu_memory_utilization="); ok {
+		s.addNumber(FactGPUMemoryUtilization, v)
 	}
-	if !found {
-		return stIgnored
-	}
-	s.ev.Kind = KindConfig
-	return stEvent
+	return s.configEvent()
 }
 
 // vllmGraphDone reads "Graph capturing finished in 21 secs, took 0.54 GiB".
@@ -669,27 +655,12 @@ func (s *Scanner) vllmEngineConfig(rest []byte) status {
 			}
 			v := unquote(string(val))
 			switch key {
-			case "model":
-				s.addFact(FactModel, v)
 			case "dtype":
-				s.addFact(FactDtype, strings.TrimPrefix(v, "torch."))
+				v = strings.TrimPrefix(v, "torch.")
 			case "max_seq_len":
-				s.addFact(FactMaxModelLen, v)
-			case "tensor_parallel_size":
-				s.addFact(FactTensorParallel, v)
-			case "pipeline_parallel_size":
-				s.addFact(FactPipelineParallel, v)
-			case "quantization":
-				s.addFact(FactQuantization, v)
-			case "kv_cache_dtype":
-				s.addFact(FactKVCacheDtype, v)
-			case "enable_prefix_caching":
-				s.addFact(FactPrefixCaching, v)
-			case "enforce_eager":
-				if v == "True" {
-					s.addFact(FactCUDAGraph, "disabled")
-				}
+				key = "max_model_len" // the argument's name
 			}
+			s.settingFact(key, v)
 		})
 	}
 	s.ev.Kind = KindConfig
@@ -750,7 +721,13 @@ func (s *Scanner) argFact(a pyArg) {
 	if v == "None" {
 		return
 	}
-	switch a.key {
+	s.settingFact(a.key, v)
+}
+
+// settingFact maps a well-known engine setting, by its argument name, to
+// its fact.
+func (s *Scanner) settingFact(key, v string) {
+	switch key {
 	case "model", "model_path":
 		s.addFact(FactModel, v)
 	case "dtype":
