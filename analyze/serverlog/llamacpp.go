@@ -86,11 +86,9 @@ func (s *Scanner) llamaSlotLine(lvl Level, rest []byte) status {
 			id = n
 			body = r2
 		}
-		if r, ok2 := after(body, "| task "); ok2 {
-			if n, r2, ok3 := parseIntPrefix(r); ok3 {
-				task = n
-				body = r2
-			}
+		if n, r2, ok2 := intAfter(body, "| task "); ok2 {
+			task = n
+			body = r2
 		}
 		if r, ok2 := afterPrefix(trimSpace(body), "|"); ok2 {
 			body = r
@@ -223,10 +221,8 @@ func (s *Scanner) llamaPlain(lvl Level, b []byte) status {
 				return s.slotEvent(SlotLaunch, id, task)
 			case bytes.HasPrefix(r, []byte(" released")):
 				st := s.slotEvent(SlotRelease, id, -1)
-				if v, ok3 := after(r, "("); ok3 {
-					if n, _, ok4 := parseIntPrefix(v); ok4 {
-						s.ev.Slot.NPast = n
-					}
+				if n, _, ok3 := intAfter(r, "("); ok3 {
+					s.ev.Slot.NPast = n
 				}
 				return st
 			case bytes.HasPrefix(r, []byte(": context shift")):
@@ -410,19 +406,15 @@ func (s *Scanner) timing(slot, task int, msg []byte) status {
 	}
 	t := &s.ev.Timing
 	*t = Timing{Slot: slot, Task: task, Phase: phase, MS: ms, Tokens: -1}
-	if v, ok2 := after(r, "/"); ok2 {
-		if n, _, ok3 := parseIntPrefix(v); ok3 {
-			t.Tokens = n
-		}
+	if n, _, ok2 := intAfter(r, "/"); ok2 {
+		t.Tokens = n
 	}
 	if v, ok2 := after(r, "("); ok2 {
 		if x, _, ok3 := parseFloatPrefix(v); ok3 {
 			t.MSPerToken = x
 		}
-		if v2, ok3 := after(v, ","); ok3 {
-			if x, _, ok4 := parseFloatPrefix(v2); ok4 {
-				t.TokensPerS = x
-			}
+		if x, _, ok3 := floatAfter(v, ","); ok3 {
+			t.TokensPerS = x
 		}
 	}
 	s.ev.Kind = KindTiming

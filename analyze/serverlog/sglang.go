@@ -328,14 +328,10 @@ func (s *Scanner) sglangRetract(rest []byte) status {
 		return s.bad("SGLang retraction: #retracted_reqs: expected an integer, found %q", clip(v))
 	}
 	p.Count = n
-	if r, ok2 := after(rest, "#new_token_ratio: "); ok2 {
-		if a, r2, ok3 := parseFloatPrefix(r); ok3 {
-			p.NewTokenRatioBefore = a
-			if r3, ok4 := after(r2, "-> "); ok4 {
-				if b2, _, ok5 := parseFloatPrefix(r3); ok5 {
-					p.NewTokenRatioAfter = b2
-				}
-			}
+	if a, r2, ok2 := floatAfter(rest, "#new_token_ratio: "); ok2 {
+		p.NewTokenRatioBefore = a
+		if b2, _, ok3 := floatAfter(r2, "-> "); ok3 {
+			p.NewTokenRatioAfter = b2
 		}
 	}
 	s.ev.Kind = KindPreemption

@@ -402,10 +402,8 @@ func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
 		}
 	case 't':
 		if rest, ok := afterPrefix(msg, "the current vLLM instance can use total_gpu_memory"); ok {
-			if v, ok2 := after(rest, "gpu_memory_utilization ("); ok2 {
-				if f, _, ok3 := parseFloatPrefix(v); ok3 {
-					return s.fact(FactGPUMemoryUtilization, fmtFloat(f))
-				}
+			if f, _, ok2 := floatAfter(rest, "gpu_memory_utilization ("); ok2 {
+				return s.fact(FactGPUMemoryUtilization, fmtFloat(f))
 			}
 		}
 	case 'm':
