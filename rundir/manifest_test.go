@@ -69,7 +69,7 @@ func TestManifestKeepsUnknownFields(t *testing.T) {
 	}
 	r.Manifest.Engine.Version = "0.10"
 	r.Manifest.Probe.PeakFLOPPerS = 900 // a field of the embedded ProbeRoofline
-	r.Manifest.EndTime = time.Time{} // cleared: must disappear, not come back from the old text
+	r.Manifest.EndTime = time.Time{}    // cleared: must disappear, not come back from the old text
 	if err := r.SaveManifest(); err != nil {
 		t.Fatal(err)
 	}
