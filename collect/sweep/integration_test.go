@@ -197,16 +197,11 @@ func (p *cuttableProxy) restore() {
 func TestTestEngineGoesAwayMidLevel(t *testing.T) {
 	e := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
 	p := newCuttableProxy(t, strings.TrimPrefix(e.BaseURL, "http://"))
-	var once sync.Once
-	progress := func(pr Progress) {
-		if pr.LevelIndex == 0 && pr.Phase == "measure" && pr.Done == 3 {
-			once.Do(func() {
-				p.cut()
-				time.Sleep(300 * time.Millisecond)
-				p.restore()
-			})
-		}
-	}
+	progress := atMeasured(0, 3, func() {
+		p.cut()
+		time.Sleep(300 * time.Millisecond)
+		p.restore()
+	})
 	s := mustNew(t, "http://"+p.addr, WithLevels(2, 2), WithRequestsPerLevel(10), WithWarmup(0),
 		WithPromptTokens(Fixed(32)), WithOutputTokens(Fixed(48)), WithMaxErrorRate(1), WithTimeout(time.Minute),
 		WithNoGPU(), WithMetricsInterval(0), WithProgress(progress))
