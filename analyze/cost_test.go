@@ -81,9 +81,7 @@ func TestLoadPricesOverride(t *testing.T) {
 func TestCostPerMillionTokens(t *testing.T) {
 	t.Parallel()
 	f := kneeSweep(t)
-	for i := range f.levels {
-		f.gpuLevel(i, 90, 500)
-	}
+	f.gpuEveryLevel(90, 500)
 	set := testSettings()
 	set.SLO, _ = ParseSLO("tpot_p99=30ms")
 	set.Cost = CostSettings{GPUHourUSD: 2, KWhUSD: 0.2, Utilization: 0.5, Prices: &PriceTable{APIs: []APIPrice{
