@@ -37,3 +37,22 @@ func TestEnergyAndParetoInExampleReport(t *testing.T) {
 		t.Error("report.html refers to a CDN")
 	}
 }
+
+// A run with energy but no Pareto point (no level with a median TPOT) keeps
+// its energy per output token, in a table of its own.
+func TestEnergyWithoutParetoStandsAlone(t *testing.T) {
+	rep := demoReport(t, "h200")
+	for i := range rep.Runs {
+		if rep.Runs[i].Sweep != nil {
+			rep.Runs[i].Sweep.Pareto = nil
+		}
+	}
+	md, _ := renderBoth(t, rep)
+	text := string(md)
+	inOrder(t, text, "## Run 1 details", "Energy per output token over each level's measured window")
+	texttest.Contains(t, "report.md", text,
+		"| Concurrency | Output tok/s | GPU J/token |",
+		"| 64 | 269 | 1.92 |", // sweep-kv256 at c=64
+		"(NVML power samples, integrated)",
+	)
+}

@@ -226,8 +226,8 @@ func checkDemoPrint(t *testing.T, file string, counts map[string]int) {
 	t.Helper()
 	openInBrowser(t, file, func(ctx context.Context) { counts["page one"] = printedPages(t, ctx, frontOnlyJS) })
 	t.Logf("printed pages: %v", counts)
-	if n := counts["whole"]; n > 12 || n == 0 {
-		t.Errorf("the demo prints to %d A4 pages, want at most 12", n)
+	if n := counts["whole"]; n > 14 || n == 0 {
+		t.Errorf("the demo prints to %d A4 pages, want at most 14", n)
 	}
 	if n := counts["page one"]; n > 2 || n == 0 {
 		t.Errorf("page one prints to %d pages, want at most 2", n)
