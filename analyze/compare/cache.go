@@ -78,7 +78,7 @@ func (c SummaryCache) get(key string) (s Run, ok bool) {
 		return Run{}, false
 	}
 	var e cachedSummary
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&e); err != nil {
+	if err := decodeGob(data, &e); err != nil {
 		return Run{}, false
 	}
 	e.Run.samples = e.Samples
