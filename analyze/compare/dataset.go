@@ -557,6 +557,7 @@ func wallShort(sw *SweepSummary) string {
 // tables.
 func datasetDetail(run *analyze.Run, s Run) (levels []DatasetLevel, requests []DatasetRequest, summary []DatasetSummary) {
 	id := run.Manifest.RunID
+	levels, requests = make([]DatasetLevel, 0, len(run.Levels)), make([]DatasetRequest, 0, len(run.Requests))
 	for _, l := range run.Levels {
 		levels = append(levels, DatasetLevel{RunID: id, LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS,
 			StartNS: l.StartNS, StartTime: time.Unix(0, l.StartNS).UTC(), WarmupEndNS: l.WarmupEndNS, EndNS: l.EndNS,
