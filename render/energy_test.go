@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 	"testing"
+
+	"github.com/headroom-llm/headroom/internal/texttest"
 )
 
 // The flagship H200 example: each run's details carry the energy per
@@ -14,13 +16,9 @@ func TestEnergyAndParetoInExampleReport(t *testing.T) {
 	rep := demoReport(t, "h200")
 	md, html := renderBoth(t, rep)
 	text := string(md)
-	details := strings.Index(text, "## Run 1 details")
-	energy := strings.Index(text, "Energy per output token over each level's measured window")
-	pareto := strings.Index(text, "### Throughput per GPU against speed per user")
-	if details < 0 || energy < details || pareto < energy {
-		t.Fatalf("details at %d, energy at %d, Pareto at %d", details, energy, pareto)
-	}
-	for _, want := range []string{
+	details := inOrder(t, text, "## Run 1 details", "Energy per output token over each level's measured window",
+		"### Throughput per GPU against speed per user")[0]
+	texttest.Contains(t, "report.md", text,
 		"| Concurrency | GPU power (W) | GPU J/output token |",
 		"| 64 | 517 | 1.92 |",                   // sweep-kv256 at c=64
 		"| 64 | 269 | 17.4 s | 4,672 | 8,975 |", // its folded columns: tok/s, window, tokens, joules
@@ -28,11 +26,7 @@ func TestEnergyAndParetoInExampleReport(t *testing.T) {
 		"| c=64 | 6.95 | 269 | yes |",
 		"On the frontier: c=1, c=2, c=4, c=8, c=16, c=32, c=64; off it: c=128.",
 		"NVIDIA H200",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("report.md lacks %q", want)
-		}
-	}
+	)
 	if front := text[:details]; strings.Contains(front, "Energy per output token") || strings.Contains(front, "speed per user") {
 		t.Error("energy or the Pareto view is on page one")
 	}

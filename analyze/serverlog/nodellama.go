@@ -188,11 +188,7 @@ func (s *Scanner) tfcbEvent(verb string, kv nodeFieldSet) status {
 			s.addFact(FactListening, kv.get("host")+":"+p.val)
 		}
 	}
-	if len(s.ev.Facts) == 0 {
-		return stIgnored
-	}
-	s.ev.Kind = KindConfig
-	return stEvent
+	return s.configEvent()
 }
 
 type nodeKV struct{ key, val string }

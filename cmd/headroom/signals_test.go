@@ -78,47 +78,16 @@ type pacedServer struct {
 
 func newPacedServer(t *testing.T, tokenDelay time.Duration) *pacedServer {
 	p := &pacedServer{tokenDelay: tokenDelay}
-	p.Server = httptest.NewServer(http.HandlerFunc(p.handle))
+	p.Server = httptest.NewServer(fakeserver.Handler("paced", p.handle))
 	t.Cleanup(p.Close)
 	return p
 }
 
-func (p *pacedServer) handle(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case "/v1/models":
-		fmt.Fprint(w, `{"data":[{"id":"paced","owned_by":"vllm"}]}`)
-		return
-	case "/v1/completions":
-	default:
-		http.NotFound(w, r)
-		return
-	}
-	body, ok := fakeserver.ReadCompletion(w, r)
-	if !ok {
-		return
-	}
+func (p *pacedServer) handle(w http.ResponseWriter, r *http.Request, body fakeserver.Completion) {
 	p.started.Add(1)
 	p.inFlight.Add(1)
 	defer p.inFlight.Add(-1)
-	w.Header().Set("Content-Type", "text/event-stream")
-	fl := w.(http.Flusher)
-	for i := 0; i < body.MaxTokens; i++ {
-		if i > 0 {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(p.tokenDelay):
-			}
-		}
-		finish := "null"
-		if i == body.MaxTokens-1 {
-			finish = `"length"`
-		}
-		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":%s}]}\n\n", finish)
-		fl.Flush()
-	}
-	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n",
-		len(strings.Fields(body.Prompt)), body.MaxTokens)
+	fakeserver.Stream(w, r, fakeserver.Reply{Tokens: body.MaxTokens, PromptTokens: len(strings.Fields(body.Prompt)), Delay: p.tokenDelay})
 }
 
 // proc is the binary running one command, with its stderr read line by line.
