@@ -291,6 +291,9 @@ func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 	if !strings.Contains(string(md), "incomplete") {
 		t.Error("report.md does not say the run is incomplete")
 	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.SummaryFile)); !os.IsNotExist(err) {
+		t.Errorf("the killed, incomplete run has a summary for compare (%v); want none", err)
+	}
 	code, out, errs := headroom(t, "sweep", "--resume", dir, "--base-url", srv.URL, "--no-gpu", "--metrics-interval", "0")
 	if code != 0 || !strings.Contains(out, "complete run") {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errs)
@@ -303,6 +306,8 @@ func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 	if code, _, errs := headroom(t, "report", dir); code != 0 {
 		t.Fatalf("report of the resumed run: exit %d: %s", code, errs)
 	}
+	// Complete now, the run has its summary, which compare reads.
+	checkOwnSummary(t, dir)
 }
 
 // The second Ctrl-C quits at once, even while headroom waits for a server
