@@ -70,8 +70,7 @@ func TestReportSerializes(t *testing.T) {
 	set.Model = readConfig(t, "mixtral-8x7b-instruct-v0.1.json")
 	p, _ := BuiltinPrices()
 	set.Cost = CostSettings{GPUHourUSD: 3, KWhUSD: 0.1, Prices: p}
-	f := kneeSweep(t)
-	cleanStats(t, f)
+	f := cleanKneeSweep(t)
 	imp := newFakeSweep(t)
 	imp.level(1, 1, constTTFT(0.1), 0.02)
 	impRun := imp.write()

@@ -81,14 +81,12 @@ func TestLoadPricesOverride(t *testing.T) {
 func TestCostPerMillionTokens(t *testing.T) {
 	t.Parallel()
 	f := kneeSweep(t)
-	for i := range f.levels {
-		f.gpuLevel(i, 90, 500)
-	}
+	f.gpuEveryLevel(90, 500)
 	set := testSettings()
 	set.SLO, _ = ParseSLO("tpot_p99=30ms")
 	set.Cost = CostSettings{GPUHourUSD: 2, KWhUSD: 0.2, Utilization: 0.5, Prices: &PriceTable{APIs: []APIPrice{
-		{Model: "Llama 3.1 8B", ModelID: "meta-llama/Meta-Llama-3.1-8B-Instruct", Provider: "Acme", InputUSDPerMTok: 0.1, OutputUSDPerMTok: 0.2, Date: "2026-11-30", SourceURL: "https://example.invalid", Verified: true},
-		{Model: "Llama 3.3 70B", ModelID: "meta-llama/Llama-3.3-70B-Instruct", Provider: "Acme", InputUSDPerMTok: 1, OutputUSDPerMTok: 2, Date: "2026-11-30", SourceURL: "https://example.invalid", Verified: true},
+		{Model: "Llama 3.1 8B", ModelID: "meta-llama/Meta-Llama-3.1-8B-Instruct", Provider: "Acme", InputUSDPerMTok: 0.1, OutputUSDPerMTok: 0.2, PriceSource: PriceSource{Date: "2026-11-30", SourceURL: "https://example.invalid", Verified: true}},
+		{Model: "Llama 3.3 70B", ModelID: "meta-llama/Llama-3.3-70B-Instruct", Provider: "Acme", InputUSDPerMTok: 1, OutputUSDPerMTok: 2, PriceSource: PriceSource{Date: "2026-11-30", SourceURL: "https://example.invalid", Verified: true}},
 	}}}
 	rep, err := Analyze([]*Run{f.write()}, set)
 	if err != nil {
@@ -179,7 +177,7 @@ func TestSameModel(t *testing.T) {
 func TestNearestAPIPrice(t *testing.T) {
 	t.Parallel()
 	row := func(model, id string, out, active float64) APIPrice {
-		return APIPrice{Model: model, ModelID: id, Provider: "Acme", InputUSDPerMTok: out, OutputUSDPerMTok: out, Date: "2026-11-30", SourceURL: "https://example.invalid", Verified: true, ActiveParamsB: active}
+		return APIPrice{Model: model, ModelID: id, Provider: "Acme", InputUSDPerMTok: out, OutputUSDPerMTok: out, PriceSource: PriceSource{Date: "2026-11-30", SourceURL: "https://example.invalid", Verified: true}, ActiveParamsB: active}
 	}
 	big := row("Llama 3.3 70B", "meta-llama/Llama-3.3-70B-Instruct", 1, 70.6)
 	small := row("Llama 3.1 8B", "meta-llama/Meta-Llama-3.1-8B-Instruct", 0.2, 8.03)

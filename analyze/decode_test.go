@@ -124,11 +124,8 @@ func TestTensorParallelFromFlags(t *testing.T) {
 // the verdict is the engine's overhead, on the ridge.
 func TestKneeBelowRidgeIsEngineOverhead(t *testing.T) {
 	t.Parallel()
-	f := kneeSweep(t)
-	cleanStats(t, f)
-	for i := range f.levels {
-		f.gpuLevel(i, 95, 400)
-	}
+	f := cleanKneeSweep(t)
+	f.gpuEveryLevel(95, 400)
 	rep, err := Analyze([]*Run{probeRun(t), f.write()}, testSettings())
 	if err != nil {
 		t.Fatal(err)

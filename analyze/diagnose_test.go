@@ -24,6 +24,22 @@ func cleanStats(t *testing.T, f *fakeSweep) {
 	}
 }
 
+// cleanKneeSweep is kneeSweep with cleanStats's log.
+func cleanKneeSweep(t *testing.T) *fakeSweep {
+	f := kneeSweep(t)
+	cleanStats(t, f)
+	return f
+}
+
+// fromLevel is below in the levels of kneeSweep under concurrency c and at
+// from c's level on.
+func fromLevel(i, c int, below, at float64) float64 {
+	if i >= kneeLevel[c] {
+		return at
+	}
+	return below
+}
+
 func check(d Diagnosis, kind string) Finding {
 	for _, f := range d.Checks {
 		if f.Check == kind {
@@ -54,8 +70,7 @@ func wantWall(t *testing.T, d Diagnosis, kind string, concurrency int) {
 
 func TestDiagnoseKVCacheWall(t *testing.T) {
 	t.Parallel()
-	f := kneeSweep(t)
-	cleanStats(t, f)
+	f := cleanKneeSweep(t)
 	preempt := fixtureLines(t, "vllm-0.4.x-docs-preemption-cnt.log")[0]
 	c16 := kneeLevel[16]
 	f.log(f.at(c16, 0.6), preempt)
@@ -64,15 +79,9 @@ func TestDiagnoseKVCacheWall(t *testing.T) {
 	// rising during c=16.
 	cum := 0.0
 	for i := range f.levels {
-		kv := 0.3
-		if i >= c16 {
-			kv = 0.99
-		}
-		f.metric(f.at(i, 0.2), "vllm:kv_cache_usage_perc", `engine="0"`, kv)
+		f.metric(f.at(i, 0.2), "vllm:kv_cache_usage_perc", `engine="0"`, fromLevel(i, 16, 0.3, 0.99))
 		f.metric(f.at(i, 0.2), "vllm:num_preemptions_total", `engine="0"`, cum)
-		if i >= c16 {
-			cum += 2
-		}
+		cum += fromLevel(i, 16, 0, 2)
 		f.metric(f.at(i, 0.9), "vllm:num_preemptions_total", `engine="0"`, cum)
 	}
 	f.gpuLevel(c16, 97, 650)
@@ -163,14 +172,9 @@ func TestDiagnoseKVWallWithoutTPOTKnee(t *testing.T) {
 
 func TestDiagnoseComputeKnee(t *testing.T) {
 	t.Parallel()
-	f := kneeSweep(t)
-	cleanStats(t, f)
+	f := cleanKneeSweep(t)
 	for i := range f.levels {
-		util := 55.0
-		if i >= kneeLevel[16] {
-			util = 98
-		}
-		f.gpuLevel(i, util, 600)
+		f.gpuLevel(i, fromLevel(i, 16, 55, 98), 600)
 		f.clientLevel(i, 0.2)
 	}
 	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
@@ -273,14 +277,9 @@ func TestDiagnoseOpenLoopOverload(t *testing.T) {
 
 func TestDiagnoseClientBound(t *testing.T) {
 	t.Parallel()
-	f := kneeSweep(t)
-	cleanStats(t, f)
+	f := cleanKneeSweep(t)
 	for i := range f.levels {
-		busy := 0.3
-		if i >= kneeLevel[8] {
-			busy = 0.97
-		}
-		f.clientLevel(i, busy)
+		f.clientLevel(i, fromLevel(i, 8, 0.3, 0.97))
 		f.gpuLevel(i, 98, 600)
 	}
 	sw := analyzeOne(t, f.write(), testSettings())
@@ -311,9 +310,7 @@ func TestClientOneLateSendIsNotClientBound(t *testing.T) {
 			f.level(c, 3, constTTFT(0.05), 0.02)
 		}
 		cleanStats(t, f)
-		for i := range f.levels {
-			f.clientLevel(i, 0.1)
-		}
+		f.clientEveryLevel(0.1)
 		// Level 2's five samples: tc.lagging of them lag 50 ms, the rest none.
 		n := 0
 		for i := range f.client {
@@ -335,10 +332,8 @@ func TestDiagnoseCleanNoWall(t *testing.T) {
 		f.level(c, 5, constTTFT(0.05), 0.02)
 	}
 	cleanStats(t, f)
-	for i := range f.levels {
-		f.gpuLevel(i, 40, 300)
-		f.clientLevel(i, 0.1)
-	}
+	f.gpuEveryLevel(40, 300)
+	f.clientEveryLevel(0.1)
 	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
 	if d.Wall != WallNone || d.Primary.At.Concurrency != 8 || d.Primary.RaiseTo != 32 || d.Primary.RaiseBasis != RaiseDoubling {
 		t.Errorf("wall %+v", d.Primary)
@@ -469,17 +464,14 @@ func TestDiagnoseKVAdmissionCapAtKnee(t *testing.T) {
 // order of load after the one that bent TPOT.
 func TestDiagnoseKVWallAfterKnee(t *testing.T) {
 	t.Parallel()
-	f := kneeSweep(t)
-	cleanStats(t, f)
+	f := cleanKneeSweep(t)
 	capMetrics(f, func(c int) (float64, float64, float64) {
 		if c >= 32 {
 			return 20, 12, 0.86
 		}
 		return float64(c), 0, 0.02 * float64(c)
 	})
-	for i := range f.levels {
-		f.gpuLevel(i, 98, 600)
-	}
+	f.gpuEveryLevel(98, 600)
 	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
 	wantWall(t, d, WallCompute, 16)
 	if len(d.Secondary) != 1 || d.Secondary[0].Kind != WallKVCache || d.Secondary[0].At.Concurrency != 32 {
@@ -491,12 +483,9 @@ func TestDiagnoseKVWallAfterKnee(t *testing.T) {
 // idle: the engine's overhead, not the silicon.
 func TestDiagnoseIdleGPUIsEngineOverhead(t *testing.T) {
 	t.Parallel()
-	f := kneeSweep(t)
-	cleanStats(t, f)
-	for i := range f.levels {
-		f.gpuLevel(i, 73, 350)
-		f.clientLevel(i, 0.1)
-	}
+	f := cleanKneeSweep(t)
+	f.gpuEveryLevel(73, 350)
+	f.clientEveryLevel(0.1)
 	d := analyzeOne(t, f.write(), testSettings()).Diagnosis
 	wantWall(t, d, WallEngineOverhead, 16)
 	if d.Primary.Basis != BasisGPU || check(d, WallEngineOverhead).Reason != ReasonGPUNotBusy || d.Primary.Evidence[0].Kind != EvGPUUtil {

@@ -119,6 +119,13 @@ func (f *fakeSweep) gpuLevel(i int, utilPct, powerW float64) {
 	}
 }
 
+// gpuEveryLevel records the same telemetry in every level.
+func (f *fakeSweep) gpuEveryLevel(utilPct, powerW float64) {
+	for i := range f.levels {
+		f.gpuLevel(i, utilPct, powerW)
+	}
+}
+
 // raplLevel records a RAPL package counter across level i's window at a
 // steady draw of watts.
 func (f *fakeSweep) raplLevel(i int, watts float64) {
@@ -147,6 +154,14 @@ func (f *fakeSweep) clientLevel(i int, busy float64) {
 	}
 }
 
+// clientEveryLevel records client samples at the same busy fraction in
+// every level.
+func (f *fakeSweep) clientEveryLevel(busy float64) {
+	for i := range f.levels {
+		f.clientLevel(i, busy)
+	}
+}
+
 // write writes the run and loads it back.
 func (f *fakeSweep) write() *Run {
 	t := f.t
@@ -163,24 +178,12 @@ func (f *fakeSweep) write() *Run {
 	}
 	must(rundir.WriteTable(dir, rundir.TableLevels, f.levels))
 	must(rundir.WriteTable(dir, rundir.TableRequests, f.reqs))
-	if len(f.toks) > 0 {
-		must(rundir.WriteTable(dir, rundir.TableTokens, f.toks))
-	}
-	if len(f.metrics) > 0 {
-		must(rundir.WriteTable(dir, rundir.TableServerMetrics, f.metrics))
-	}
-	if len(f.gpu) > 0 {
-		must(rundir.WriteTable(dir, rundir.TableGPUTelemetry, f.gpu))
-	}
-	if len(f.client) > 0 {
-		must(rundir.WriteTable(dir, rundir.TableClientSamples, f.client))
-	}
-	if len(f.serverCPU) > 0 {
-		must(rundir.WriteTable(dir, rundir.TableServerCPU, f.serverCPU))
-	}
-	if len(f.cpuEnergy) > 0 {
-		must(rundir.WriteTable(dir, rundir.TableCPUEnergy, f.cpuEnergy))
-	}
+	writeIfAny(t, dir, rundir.TableTokens, f.toks)
+	writeIfAny(t, dir, rundir.TableServerMetrics, f.metrics)
+	writeIfAny(t, dir, rundir.TableGPUTelemetry, f.gpu)
+	writeIfAny(t, dir, rundir.TableClientSamples, f.client)
+	writeIfAny(t, dir, rundir.TableServerCPU, f.serverCPU)
+	writeIfAny(t, dir, rundir.TableCPUEnergy, f.cpuEnergy)
 	if len(f.logLines) > 0 {
 		must(os.WriteFile(filepath.Join(dir, rundir.ServerLogFile), []byte(strings.Join(f.logLines, "\n")+"\n"), 0o644))
 		var rows []rundir.ServerLogLineRow
@@ -193,6 +196,18 @@ func (f *fakeSweep) write() *Run {
 	run, err := Load(dir)
 	must(err)
 	return run
+}
+
+// writeIfAny writes a table the run may lack, as a sweep does: none when
+// there are no rows.
+func writeIfAny[T any](t *testing.T, dir, table string, rows []T) {
+	t.Helper()
+	if len(rows) == 0 {
+		return
+	}
+	if err := rundir.WriteTable(dir, table, rows); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // fixtureLines reads a real log fixture.

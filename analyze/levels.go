@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/headroom-llm/headroom/rundir"
+	"github.com/headroom-llm/headroom/slo"
 	"github.com/headroom-llm/headroom/stats"
 )
 
@@ -197,24 +198,16 @@ func measuredSpan(ts []requestTiming) (start, warmEnd, end int64) {
 // fillLevel computes latencies, throughputs and intervals of one level.
 func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 	ps := set.reportedPercentiles()
-	var ttft, tpot, e2e, itl []float64
+	var lat slo.Latencies
 	for _, t := range ts {
-		if !t.ok {
-			continue
+		if t.ok {
+			lat.Add(t.ttftS, t.tpotS, t.e2eS, t.itlS)
 		}
-		if !math.IsNaN(t.ttftS) {
-			ttft = append(ttft, t.ttftS)
-		}
-		if !math.IsNaN(t.tpotS) {
-			tpot = append(tpot, t.tpotS)
-		}
-		e2e = append(e2e, t.e2eS)
-		itl = append(itl, t.itlS...)
 	}
-	ls.TTFT = newLatency(ttft, ps)
-	ls.TPOT = newLatency(tpot, ps)
-	ls.E2E = newLatency(e2e, ps)
-	ls.ITL = newLatency(itl, ps)
+	ls.TTFT = newLatency(lat.TTFT, ps)
+	ls.TPOT = newLatency(lat.TPOT, ps)
+	ls.E2E = newLatency(lat.E2E, ps)
+	ls.ITL = newLatency(lat.ITL, ps)
 	if ls.RateRPS > 0 {
 		fillFromIntended(ls, ts, ps)
 	}
@@ -240,15 +233,15 @@ func fillLevel(ls *LevelStats, ts []requestTiming, set Settings) {
 	}
 
 	b := stats.Bootstrap{Resamples: set.BootstrapResamples, Seed: set.BootstrapSeed, Confidence: set.Confidence}
-	if iv, ok := b.Percentile(ttft, 50); ok {
+	if iv, ok := b.Percentile(lat.TTFT, 50); ok {
 		iv.Of = stats.OfRequests
 		ls.Confidence.TTFTP50S = &iv
 	}
-	if iv, ok := b.Percentile(tpot, 50); ok {
+	if iv, ok := b.Percentile(lat.TPOT, 50); ok {
 		iv.Of = stats.OfRequests
 		ls.Confidence.TPOTP50S = &iv
 	}
-	if iv, ok := b.Percentile(e2e, 50); ok {
+	if iv, ok := b.Percentile(lat.E2E, 50); ok {
 		iv.Of = stats.OfRequests
 		ls.Confidence.E2EP50S = &iv
 	}

@@ -71,6 +71,10 @@ type LoadOptions struct {
 	// enough for a dataset's rows (headroom index) when the run's analysis
 	// is already known, not for an analysis.
 	RowsOnly bool
+	// Manifest, when set, is the run's manifest as the caller has read it
+	// (headroom index reads it first for the run's id): it is not read
+	// again.
+	Manifest *rundir.Manifest
 }
 
 // LoadWith is Load with options.
@@ -84,9 +88,12 @@ func LoadWith(dir string, o LoadOptions) (*Run, error) {
 // LoadFrom is LoadWith for a run directory anywhere: on this machine or in
 // object storage (rundir.RemoteDir). Run.Dir is then the run's URL.
 func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
-	m, err := d.Manifest()
-	if err != nil {
-		return nil, err
+	m := o.Manifest
+	if m == nil {
+		var err error
+		if m, err = d.Manifest(); err != nil {
+			return nil, err
+		}
 	}
 	dir := d.Name
 	run := &Run{Dir: dir, Manifest: m, src: d}

@@ -16,10 +16,7 @@ type APIPrice struct {
 	Provider         string  `json:"provider" yaml:"provider"`
 	InputUSDPerMTok  float64 `json:"input_usd_per_mtok" yaml:"input_usd_per_mtok"`
 	OutputUSDPerMTok float64 `json:"output_usd_per_mtok" yaml:"output_usd_per_mtok"`
-	Date             string  `json:"date" yaml:"date"`
-	SourceURL        string  `json:"source_url" yaml:"source_url"`
-	Verified         bool    `json:"verified" yaml:"verified"`
-	Note             string  `json:"note,omitempty" yaml:"note"`
+	PriceSource      `yaml:",inline"`
 	// ActiveParamsB is the model's active parameters per token, in
 	// billions (all of them for a dense model); 0 when not stated. It
 	// finds the nearest API model for a run whose own model has no price.
@@ -32,10 +29,16 @@ type GPUHourPrice struct {
 	GPU           string  `json:"gpu" yaml:"gpu"`
 	Provider      string  `json:"provider" yaml:"provider"`
 	USDPerGPUHour float64 `json:"usd_per_gpu_hour" yaml:"usd_per_gpu_hour"`
-	Date          string  `json:"date" yaml:"date"`
-	SourceURL     string  `json:"source_url" yaml:"source_url"`
-	Verified      bool    `json:"verified" yaml:"verified"`
-	Note          string  `json:"note,omitempty" yaml:"note"`
+	PriceSource   `yaml:",inline"`
+}
+
+// PriceSource is where a price row comes from and when it was read: its
+// fields stand in the row, as in prices.yaml.
+type PriceSource struct {
+	Date      string `json:"date" yaml:"date"`
+	SourceURL string `json:"source_url" yaml:"source_url"`
+	Verified  bool   `json:"verified" yaml:"verified"`
+	Note      string `json:"note,omitempty" yaml:"note"`
 }
 
 // GPUPower is a board power to assume when none was measured.

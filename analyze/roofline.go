@@ -13,15 +13,8 @@ const KneeFraction = roofline.KneeFraction
 
 // Roofline is the hardware ceiling measured by a probe.
 type Roofline struct {
-	GPU                string  `json:"gpu"`
-	DType              string  `json:"dtype"`
-	K                  int     `json:"k"`
-	N                  int     `json:"n"`
-	PeakFLOPPerS       float64 `json:"peak_flop_per_s"`
-	PeakBatch          int     `json:"peak_batch"`
-	BandwidthBytesPerS float64 `json:"bandwidth_bytes_per_s"`
-	BandwidthMethod    string  `json:"bandwidth_method"`
-	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte"`
+	GPU string `json:"gpu"`
+	rundir.ProbeRoofline
 	// KneeBatch is the smallest batch at >= 90% of peak; 0 if none.
 	KneeBatch int  `json:"knee_batch"`
 	Validated bool `json:"validated"`
@@ -102,12 +95,12 @@ func probeRoofline(run *Run, device int32) (*Roofline, error) {
 	if len(rf.GEMM) == 0 {
 		return nil, fmt.Errorf("%s: no GEMM rows for device %d", run.Dir, device)
 	}
-	rl := &Roofline{
+	rl := &Roofline{ProbeRoofline: rundir.ProbeRoofline{
 		DType: rf.DType, K: int(rf.K), N: int(rf.N),
 		PeakFLOPPerS: rf.PeakFLOPPerS, PeakBatch: int(rf.PeakBatch),
 		BandwidthBytesPerS: rf.BandwidthBytesPerS, BandwidthMethod: rf.BandwidthMethod,
-		RidgeFLOPPerByte: rf.RidgeFLOPPerByte, KneeBatch: int(rf.KneeBatch),
-	}
+		RidgeFLOPPerByte: rf.RidgeFLOPPerByte,
+	}, KneeBatch: int(rf.KneeBatch)}
 	if m := run.Manifest; m != nil {
 		for _, g := range m.GPUs {
 			if g.Index == int(device) {

@@ -60,8 +60,8 @@ func TestRooflineTakesTheManifestsNumbers(t *testing.T) {
 	if fromTables.PeakFLOPPerS != 800e12 || fromTables.RidgeFLOPPerByte != 200 || fromTables.KneeBatch != 512 {
 		t.Errorf("from the tables: %+v", fromTables)
 	}
-	run.Manifest = &rundir.Manifest{Probe: &rundir.Probe{Devices: []int{0}, PeakFLOPPerS: 810e12, PeakBatch: 4096,
-		BandwidthBytesPerS: 4.05e12, BandwidthMethod: "memcpy_dtod", RidgeFLOPPerByte: 200.0}}
+	run.Manifest = &rundir.Manifest{Probe: &rundir.Probe{Devices: []int{0}, ProbeRoofline: rundir.ProbeRoofline{PeakFLOPPerS: 810e12, PeakBatch: 4096,
+		BandwidthBytesPerS: 4.05e12, BandwidthMethod: "memcpy_dtod", RidgeFLOPPerByte: 200.0}}}
 	rl, err := probeRoofline(run, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -46,13 +46,10 @@ func TestStaleClientWarningsSuperseded(t *testing.T) {
 // samples, stay.
 func TestClientWarningBecomesFinding(t *testing.T) {
 	t.Parallel()
-	f := kneeSweep(t)
-	cleanStats(t, f)
+	f := cleanKneeSweep(t)
 	c8 := kneeLevel[8]
-	for i := range f.levels {
-		f.clientLevel(i, 0.3)
-		f.gpuLevel(i, 98, 600)
-	}
+	f.clientEveryLevel(0.3)
+	f.gpuEveryLevel(98, 600)
 	for i := range f.client {
 		if f.client[i].TimeNS >= f.levels[c8].WarmupEndNS {
 			f.client[i].SendLagMaxS = 0.250 // far past every level's limit

@@ -15,6 +15,7 @@ import (
 
 	"github.com/headroom-llm/headroom/cuda"
 	"github.com/headroom-llm/headroom/internal/fakecuda"
+	"github.com/headroom-llm/headroom/internal/texttest"
 )
 
 func openFake(t *testing.T) (*fakecuda.Fake, *cuda.Driver) {
@@ -177,11 +178,7 @@ func TestMissingDriverIsOneLineError(t *testing.T) {
 		t.Errorf("error %v is not ErrLibraryNotFound", err)
 	}
 	msg := err.Error()
-	for _, want := range []string{"libcuda.so.1", missing + " does not exist", "install the NVIDIA driver"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error %q lacks %q", msg, want)
-		}
-	}
+	texttest.Contains(t, "the error", msg, "libcuda.so.1", missing+" does not exist", "install the NVIDIA driver")
 	if strings.Contains(msg, "\n") {
 		t.Errorf("error is not one line: %q", msg)
 	}
@@ -203,11 +200,7 @@ func TestMissingCUBLAS(t *testing.T) {
 		t.Fatal("OpenBLAS with HEADROOM_CUBLAS pointing nowhere succeeded")
 	}
 	msg := err.Error()
-	for _, want := range []string{"libcublas.so.13", missing + " does not exist, from HEADROOM_CUBLAS", "pip install nvidia-cublas"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error %q lacks %q", msg, want)
-		}
-	}
+	texttest.Contains(t, "the error", msg, "libcublas.so.13", missing+" does not exist, from HEADROOM_CUBLAS", "pip install nvidia-cublas")
 	if strings.Contains(msg, "\n") {
 		t.Errorf("error is not one line: %q", msg)
 	}
@@ -363,18 +356,14 @@ func TestKernelsCopyAndSum(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := strings.Join(f.Log(), "\n")
-	for _, want := range []string{
+	texttest.Contains(t, "the log", log,
 		fmt.Sprintf("cuModuleLoadData bytes=%d", len(cuda.KernelsPTX())),
 		"cuModuleGetFunction name=copy16",
 		"cuModuleGetFunction name=sum16",
 		"cuLaunchKernel fn=copy16 grid=8 block=256 n=256",
 		"cuLaunchKernel fn=sum16 grid=8 block=256 n=256",
 		"cuModuleUnload",
-	} {
-		if !strings.Contains(log, want) {
-			t.Errorf("log lacks %q:\n%s", want, log)
-		}
-	}
+	)
 }
 
 // TestContextStaysOnItsThread opens contexts in several goroutines that
@@ -418,18 +407,14 @@ func TestContextStaysOnItsThread(t *testing.T) {
 
 func TestEmbeddedPTX(t *testing.T) {
 	ptx := string(cuda.KernelsPTX())
-	for _, want := range []string{
+	texttest.Contains(t, "the embedded PTX", ptx,
 		"// clang-14 -x cuda --cuda-device-only --cuda-gpu-arch=sm_80",
 		".visible .entry copy16(",
 		".visible .entry sum16(",
 		"ld.global.nc.v4.u32", // 16-byte loads
 		"st.global.v4.u32",    // 16-byte stores
 		"atom.global.add.u64",
-	} {
-		if !strings.Contains(ptx, want) {
-			t.Errorf("embedded PTX lacks %q", want)
-		}
-	}
+	)
 	// Each kernel takes three 64-bit parameters, as Function.Launch passes them.
 	for _, name := range []string{"copy16", "sum16"} {
 		re := regexp.MustCompile(`\.param \.u64 ` + name + `_param_\d`)

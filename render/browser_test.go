@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/analyze"
+	"github.com/headroom-llm/headroom/internal/texttest"
 	"github.com/headroom-llm/headroom/templates"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -316,11 +317,7 @@ func TestBrowserCatchesBrokenPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	problems := strings.Join(browserProblems(openInBrowser(t, file), file), "\n")
-	for _, want := range []string{"failed 1", "ECharts did not load", "requested https://example.invalid/pixel.png", "0 SVG shapes"} {
-		if !strings.Contains(problems, want) {
-			t.Errorf("the check missed %q; it found:\n%s", want, problems)
-		}
-	}
+	texttest.Contains(t, "the browser check's findings", problems, "failed 1", "ECharts did not load", "requested https://example.invalid/pixel.png", "0 SVG shapes")
 }
 
 // browserProblems lists what is wrong with a loaded report: charts that

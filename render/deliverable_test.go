@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/examples"
+	"github.com/headroom-llm/headroom/internal/texttest"
 	"github.com/headroom-llm/headroom/templates"
 )
 
@@ -28,16 +29,12 @@ func demoOutputs(t *testing.T) (md, text string, charts map[string]json.RawMessa
 // so, and what it changed.
 func TestDemoTellsWhatDiffersAcrossRuns(t *testing.T) {
 	md, _, _ := demoOutputs(t)
-	for _, want := range []string{
+	texttest.Contains(t, "report.md", md,
 		"--kv-blocks 768 instead of 256",
 		"no longer hit: the KV-cache wall",
 		"Peak sustained throughput: 254 tok/s",
 		"no change beyond the noise",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("report.md does not say %q", want)
-		}
-	}
+	)
 }
 
 // A probe shared by the runs is shown once, and the run files are listed
@@ -211,16 +208,12 @@ func TestPrintRules(t *testing.T) {
 	}
 	print := string(css)[strings.Index(string(css), "@media print"):]
 	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	for _, want := range []string{
+	texttest.Contains(t, "report.css", squash(string(css)),
 		"thead { display: table-header-group; }",
 		"section.front { break-after: page;",
 		"h2, h3, h4, caption, .read, figcaption { break-after: avoid;",
 		"tr { break-inside: avoid;",
-	} {
-		if !strings.Contains(squash(string(css)), want) {
-			t.Errorf("report.css lacks %q", want)
-		}
-	}
+	)
 	for _, box := range []string{"dl.facts .fact {", "figure.chart-box {", ".verdict {"} {
 		i := strings.Index(string(css), box)
 		if i < 0 || !strings.Contains(string(css)[i:i+strings.Index(string(css)[i:], "}")], "break-inside: avoid") {

@@ -13,17 +13,22 @@ var energyFromText = map[string]string{
 	analyze.EnergyFromRAPL:    "RAPL counters",
 }
 
-// energySection shows the energy per output token at each level, with the
-// run's context: what a token costs in joules on this box.
-func energySection(id string, r *analyze.RunAnalysis) section {
-	s := section{
-		ID:    id,
-		Title: "Energy per output token",
-		Read: "What the GPUs (and the CPU, where its RAPL counters could be read) drew over each level's measured window, " +
-			"divided by the output tokens of that window: the lower, the less energy each token took.",
-	}
+// energyColumns are the energy per output token's columns of a per-level
+// table: what a token costs in joules on this box, over each level's
+// measured window. They join the run's Pareto table, the other view of what
+// each level delivers for what it costs, or stand in a table of their own
+// where the run has no Pareto point.
+type energyColumns struct {
+	head  []string
+	fold  []bool
+	cells func(l *analyze.LevelStats) []string // nil: the level has no energy
+	notes []string
+}
+
+// energyOf is r's energy columns, ok false when no level has energy.
+func energyOf(r *analyze.RunAnalysis) (ec energyColumns, ok bool) {
 	if r.Sweep == nil {
-		return s
+		return ec, false
 	}
 	var cpu, gpu bool
 	froms := map[string]bool{}
@@ -35,52 +40,41 @@ func energySection(id string, r *analyze.RunAnalysis) section {
 		}
 	}
 	if !gpu && !cpu {
-		// Nothing to say here: the over-time section says no telemetry was recorded.
-		return s
-	}
-	a := axisOf(r.Sweep)
-	// A narrow table (it sits beside the other per-level tables); the
-	// window, its tokens and the energy itself are folded.
-	t := table{
-		Caption: "Energy per output token over each level's measured window; " + contextLine(r, nil) + ".",
-		Head:    []string{a.head()},
-		Right:   []bool{true},
-		Fold:    []bool{false},
+		// Nothing to say: the over-time section says no telemetry was recorded.
+		return ec, false
 	}
 	col := func(head string, fold bool) {
-		t.Head, t.Right, t.Fold = append(t.Head, head), append(t.Right, true), append(t.Fold, fold)
+		ec.head, ec.fold = append(ec.head, head), append(ec.fold, fold)
 	}
 	if gpu {
-		col("GPU power (W)", false)
-		col("GPU J/output token", false)
+		col("GPU J/token", false)
+		col("GPU power (W)", true)
 	}
 	if cpu {
-		col("CPU power (W)", false)
-		col("CPU J/output token", false)
+		col("CPU J/token", false)
+		col("CPU power (W)", true)
 	}
-	col("Output tok/s", true)
-	col("Window", true)
-	col("Output tokens", true)
+	col("Energy window", true)
 	if gpu {
 		col("GPU energy (J)", true)
 	}
-	for _, l := range r.Sweep.Levels {
+	ec.cells = func(l *analyze.LevelStats) []string {
 		e := l.Energy
 		if e == nil {
-			continue
+			return nil
 		}
-		row := []string{a.cell(l.Concurrency, l.RateRPS)}
+		var row []string
 		if gpu {
-			row = append(row, orDash(e.GPUPowerW, sig), orDash(e.GPUJPerOutputToken, sig))
+			row = append(row, orDash(e.GPUJPerOutputToken, sig), orDash(e.GPUPowerW, sig))
 		}
 		if cpu {
-			row = append(row, orDash(e.CPUPowerW, sig), orDash(e.CPUJPerOutputToken, sig))
+			row = append(row, orDash(e.CPUJPerOutputToken, sig), orDash(e.CPUPowerW, sig))
 		}
-		row = append(row, sig(l.OutputTokPerS), dur(e.WindowS), thousands(e.OutputTokens, 0))
+		row = append(row, dur(e.WindowS)+", "+thousands(e.OutputTokens, 0)+" output tokens")
 		if gpu {
 			row = append(row, orDash(e.GPUJ, sig))
 		}
-		t.Rows = append(t.Rows, row)
+		return row
 	}
 	var how []string
 	for _, k := range []string{analyze.EnergyFromCounter, analyze.EnergyFromPower, analyze.EnergyFromRAPL} {
@@ -88,14 +82,42 @@ func energySection(id string, r *analyze.RunAnalysis) section {
 			how = append(how, energyFromText[k])
 		}
 	}
-	t.Notes = append(t.Notes, sentence("Measured from "+strings.Join(how, " and ")+
-		"; each source's energy between its first and last sample in the window, scaled to the whole window"))
+	note := "Energy per output token: what the " + map[bool]string{true: "GPUs", false: "CPU"}[gpu] +
+		" drew over each level's measured window (" + strings.Join(how, " and ") + ") divided by the window's output tokens; lower is better"
 	if froms[analyze.EnergyFromPower] {
-		t.Notes = append(t.Notes, "Integrated power samples are NVML's power readings (sampled every 0.5 s in a sweep) joined by straight lines: "+
-			"a burst shorter than the interval can be missed; the energy counter, where the GPU has one (Volta and later) and the run recorded it, counts every joule.")
+		note += ". Power samples (every 0.5 s) joined by straight lines can miss a shorter burst; the GPU's energy counter, where recorded, counts every joule"
 	}
+	ec.notes = append(ec.notes, sentence(note))
 	if cpu {
-		t.Notes = append(t.Notes, "CPU energy is the packages and DRAM of the sweep's host: the load generator's own CPU is in it when it runs there.")
+		ec.notes = append(ec.notes, "CPU energy is the packages and DRAM of the sweep's host: the load generator's own CPU is in it when it runs there.")
+	}
+	return ec, true
+}
+
+// energySection is the energy per output token at each level in a table
+// of its own, for a run whose Pareto view has no point to join it to.
+func energySection(id string, r *analyze.RunAnalysis) section {
+	s := section{ID: id, Title: "Energy per output token"}
+	ec, ok := energyOf(r)
+	if !ok {
+		return s
+	}
+	a := axisOf(r.Sweep)
+	t := table{
+		Caption: "Energy per output token over each level's measured window; " + contextLine(r, nil) + ".",
+		Head:    append([]string{a.head(), "Output tok/s"}, ec.head...),
+		Fold:    append([]bool{false, false}, ec.fold...),
+		Notes:   ec.notes,
+	}
+	for i := range r.Sweep.Levels {
+		l := &r.Sweep.Levels[i]
+		if cells := ec.cells(l); cells != nil {
+			t.Rows = append(t.Rows, append([]string{a.cell(l.Concurrency, l.RateRPS), sig(l.OutputTokPerS)}, cells...))
+		}
+	}
+	t.Right = make([]bool, len(t.Head))
+	for i := range t.Right {
+		t.Right[i] = true
 	}
 	s.Tables = append(s.Tables, t)
 	return s

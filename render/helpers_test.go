@@ -221,6 +221,20 @@ var pointPair = regexp.MustCompile(`\[\s*(-?[0-9][0-9.eE+-]*|"[^"\n]*")\s*,\s*(-
 
 var valueOnly = regexp.MustCompile(`\{\s*"value": (\[[^\]\n]*\]|-?[0-9][0-9.eE+-]*)\s*\}`)
 
+// inOrder is where each of marks first stands in the report text, and
+// stops the test unless each stands there after the one before it.
+func inOrder(t *testing.T, text string, marks ...string) []int {
+	t.Helper()
+	at := make([]int, len(marks))
+	for i, m := range marks {
+		at[i] = strings.Index(text, m)
+		if at[i] < 0 || i > 0 && at[i] < at[i-1] {
+			t.Fatalf("%q at %d, want it after %q (at %v)", m, at[i], marks[max(i-1, 0)], at[:i])
+		}
+	}
+	return at
+}
+
 // chartOrder lists the chart ids in page order.
 func chartOrder(doc []byte) []string {
 	var ids []string

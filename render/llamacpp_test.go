@@ -17,13 +17,7 @@ func TestLlamacppExampleReport(t *testing.T) {
 	rep := demoReport(t, "h200-llamacpp")
 	md, _ := renderBoth(t, rep)
 	text := string(md)
-	details := strings.Index(text, "## Run 1 details")
-	split := strings.Index(text, "Whose gap: the silicon's")
-	pred := strings.Index(text, "### Predicted against measured")
-	run2 := strings.Index(text, "## Run 2 details")
-	if details < 0 || split < details || run2 < 0 || pred < run2 {
-		t.Fatalf("Run 1 details at %d, the split at %d; Run 2 details at %d, the prediction at %d", details, split, run2, pred)
-	}
+	inOrder(t, text, "## Run 1 details", "Whose gap: the silicon's", "## Run 2 details", "### Predicted against measured")
 	// c=1 of the f16 run: 4.06 ms of measured GEMMs against the 3.53 ms bound.
 	if !strings.Contains(text, "| 1 | 4.09 | 1.16 | 1.32 |") {
 		t.Error("the f16 run's c=1 split row is not in the report")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/analyze/servermetrics"
+	"github.com/headroom-llm/headroom/internal/texttest"
 )
 
 // Each of the metrics reader's warnings is said in words that name the
@@ -25,11 +26,7 @@ func TestMetricsWarningWords(t *testing.T) {
 			[]string{"no +Inf bucket; quantiles are NaN"}},
 	} {
 		got := noteText(analyze.Note{Kind: analyze.NoteMetricsWarning, Metrics: &tt.w})
-		for _, want := range tt.want {
-			if !strings.Contains(got, want) {
-				t.Errorf("%s: %q lacks %q", tt.w.Kind, got, want)
-			}
-		}
+		texttest.Contains(t, "the "+tt.w.Kind+" warning", got, tt.want...)
 		if !strings.HasPrefix(got, "Server metrics: ") {
 			t.Errorf("%q", got)
 		}

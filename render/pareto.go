@@ -75,7 +75,7 @@ func paretoTable(caption, perHead string, points []analyze.ParetoPoint, withRun 
 	if withRun {
 		t.Head, t.Right = append(t.Head, "Run"), append(t.Right, false)
 	}
-	t.Head = append(t.Head, "Level", "Tok/s per user (1 / median TPOT)", perHead, "On the frontier", "Output tok/s ÷ concurrency")
+	t.Head = append(t.Head, "Level", "Tok/s per user", perHead, "Frontier", "Output tok/s ÷ concurrency")
 	t.Right = append(t.Right, false, true, true, false, true)
 	t.Fold = make([]bool, len(t.Head))
 	t.Fold[len(t.Fold)-1] = true // vllm bench sweep's figure, a click away
@@ -139,8 +139,37 @@ func paretoSection(id string, r *analyze.RunAnalysis) (section, error) {
 		return s, err
 	}
 	s.Charts = append(s.Charts, c)
-	s.Tables = append(s.Tables, paretoTable("Each level's place ("+per+"). Output tok/s ÷ concurrency is vllm bench sweep's tokens per user (closed loop): it counts the wait for the first token, which 1 / TPOT does not.", head, p.Points, false))
+	t := paretoTable("Each level's place ("+per+"). Tok/s per user is 1 / median TPOT; output tok/s ÷ concurrency is vllm bench sweep's tokens per user (closed loop): it counts the wait for the first token, which 1 / TPOT does not.", head, p.Points, false)
+	if ec, ok := energyOf(r); ok {
+		joinEnergy(&t, ec, r.Sweep.Levels, p.Points)
+	}
+	s.Tables = append(s.Tables, t)
 	return s, nil
+}
+
+// joinEnergy adds the energy columns to a run's Pareto table, row by row
+// (a point's level), with dashes for a level without energy.
+func joinEnergy(t *table, ec energyColumns, levels []analyze.LevelStats, points []analyze.ParetoPoint) {
+	t.Head = append(t.Head, ec.head...)
+	t.Fold = append(t.Fold, ec.fold...)
+	for range ec.head {
+		t.Right = append(t.Right, true)
+	}
+	byIndex := map[int]*analyze.LevelStats{}
+	for i := range levels {
+		byIndex[levels[i].LevelIndex] = &levels[i]
+	}
+	for i, pt := range points {
+		var cells []string
+		if l := byIndex[pt.LevelIndex]; l != nil {
+			cells = ec.cells(l)
+		}
+		for len(cells) < len(ec.head) {
+			cells = append(cells, "–")
+		}
+		t.Rows[i] = append(t.Rows[i], cells...)
+	}
+	t.Notes = append(t.Notes, ec.notes...)
 }
 
 // paretoRunsCharted is how many runs the comparison's Pareto chart draws
@@ -191,6 +220,6 @@ func paretoAcrossSection(c *compare.Comparison, names []string) (section, error)
 	for i := range frontier {
 		frontier[i].Label = names[frontier[i].Run]
 	}
-	s.Tables = append(s.Tables, paretoTable("The levels on the frontier across runs, from the fastest per user.", "Output tok/s per GPU", frontier, true))
+	s.Tables = append(s.Tables, paretoTable("The levels on the frontier across runs, from the fastest per user (tok/s per user is 1 / median TPOT).", "Output tok/s per GPU", frontier, true))
 	return s, nil
 }

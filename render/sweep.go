@@ -271,14 +271,25 @@ func getTTFT(l analyze.LevelStats) *analyze.Latency { return l.TTFT }
 func getITL(l analyze.LevelStats) *analyze.Latency  { return l.ITL }
 func getE2E(l analyze.LevelStats) *analyze.Latency  { return l.E2E }
 
-func tpotPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
-	unit := latencyUnit(sw, getTPOT)
+// latencyPanel plots a latency's p50 and p99 against the load in the
+// latency's own unit, titled metric, with the TPOT knee marked (labelled
+// knee) and area over the series; it returns the option and the plotted
+// values.
+func latencyPanel(sw *analyze.SweepAnalysis, get func(analyze.LevelStats) *analyze.Latency, metric, knee string, area []charts.SeriesOpts) (template.JS, []float64, error) {
+	unit := latencyUnit(sw, get)
 	a := axisOf(sw)
-	c := panelChart(a, "TPOT ("+unit.name+")")
+	c := panelChart(a, metric+" ("+unit.name+")")
 	k := sw.Knees
-	marks := a.vmark(k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS, "knee")
+	marks := a.vmark(k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS, knee)
+	ys := latencySeries(c, sw, get, unit, area)
+	opt, err := optionJSON(c, panelPatch(sw, marks, ys))
+	return opt, ys, err
+}
+
+func tpotPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
+	k := sw.Knees
 	var area []charts.SeriesOpts
-	if !a.rate && k.FlatToLevel >= 0 && k.FlatToConcurrency > k.FlatFromConcurrency && k.FlatFromConcurrency > 0 {
+	if !axisOf(sw).rate && k.FlatToLevel >= 0 && k.FlatToConcurrency > k.FlatFromConcurrency && k.FlatFromConcurrency > 0 {
 		area = append(area,
 			charts.WithMarkAreaStyleOpts(opts.MarkAreaStyle{
 				ItemStyle: &opts.ItemStyle{Color: "rgba(46,125,50,0.10)"},
@@ -286,24 +297,17 @@ func tpotPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
 			}),
 			charts.WithMarkAreaData([]opts.MarkAreaData{{Name: "flat", XAxis: k.FlatFromConcurrency}, {XAxis: k.FlatToConcurrency}}))
 	}
-	ys := latencySeries(c, sw, getTPOT, unit, area)
-	opt, err := optionJSON(c, panelPatch(sw, marks, ys))
+	opt, _, err := latencyPanel(sw, getTPOT, "TPOT", "knee", area)
 	return opt, "Time per output token, p50 and p99; the flat region shaded, the knee (p50 > " +
 		strconv.FormatFloat(k.TPOTKneeFactor, 'f', -1, 64) + "× baseline) marked.", err
 }
 
 func ttftPanel(sw *analyze.SweepAnalysis) (template.JS, string, error) {
-	unit := latencyUnit(sw, getTTFT)
-	a := axisOf(sw)
-	c := panelChart(a, "TTFT ("+unit.name+")")
-	k := sw.Knees
-	marks := a.vmark(k.TPOTKneeLevel, k.TPOTKneeConcurrency, k.TPOTKneeRateRPS, "TPOT knee")
-	ys := latencySeries(c, sw, getTTFT, unit, nil)
+	opt, ys, err := latencyPanel(sw, getTTFT, "TTFT", "TPOT knee", nil)
 	caption := "Time to first token, p50 and p99: p99 pulling away from p50 is queueing."
 	if spansDecade(ys) {
 		caption = "Time to first token, p50 and p99, log scale: p99 pulling away from p50 is queueing."
 	}
-	opt, err := optionJSON(c, panelPatch(sw, marks, ys))
 	return opt, caption, err
 }
 

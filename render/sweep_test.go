@@ -9,6 +9,7 @@ import (
 
 	"github.com/headroom-llm/headroom/analyze"
 	"github.com/headroom-llm/headroom/examples"
+	"github.com/headroom-llm/headroom/internal/texttest"
 )
 
 // llama8BConfig is the Hugging Face config.json of Llama 3.1 8B (the
@@ -89,16 +90,12 @@ func TestGoldenSweepReport(t *testing.T) {
 		t.Errorf("charts: %d, want 8 (3 panels, roofline; timeline, 2 telemetry; Pareto)", n)
 	}
 	text := strings.Join(pd.Text, "\n")
-	for _, want := range []string{
+	texttest.Contains(t, "report.html", text,
 		"preempted by PreemptionMode.RECOMPUTE", // a quoted log line
 		"KV-cache wall",
 		"Llama-3.1-8B-Instruct",
 		"--gpu-memory-utilization 0.90",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("report.html lacks %q", want)
-		}
-	}
+	)
 }
 
 // The sweep report draws in a real browser too: eight charts, a quiet
@@ -134,11 +131,7 @@ func TestRepeatedRuns(t *testing.T) {
 		t.Fatalf("the analyzer found %d repeat groups in two identical sweeps, want 1", len(rep.Repeats))
 	}
 	md, page := renderBoth(t, rep)
-	for _, want := range []string{"### Repeated runs", "## Run 1 details: ", "## Run 2 details: ", "| Concurrency | Runs | TTFT p50 | TPOT p50 | Output tok/s |"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("report.md lacks %q", want)
-		}
-	}
+	texttest.Contains(t, "report.md", string(md), "### Repeated runs", "## Run 1 details: ", "## Run 2 details: ", "| Concurrency | Runs | TTFT p50 | TPOT p50 | Output tok/s |")
 	text := strings.Join(parsePage(t, page).Text, "\n")
 	if !strings.Contains(text, "Repeated runs") || strings.Count(text, "Per level: throughput, latency, goodput, roofline gap, server") < 4 {
 		t.Errorf("report.html lacks the repeats table or a run's sweep section")
@@ -153,11 +146,7 @@ func TestOpenLoopSweep(t *testing.T) {
 		t.Fatalf("the analyzer did not treat the sweep as open loop: axis %q", rep.Runs[0].Sweep.Knees.Axis)
 	}
 	md, page := renderBoth(t, rep)
-	for _, want := range []string{"| Rate (req/s) | Concurrency cap |", "| Rate (req/s) | TTFT p50 (ms) |", " req/s"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("report.md lacks %q", want)
-		}
-	}
+	texttest.Contains(t, "report.md", string(md), "| Rate (req/s) | Concurrency cap |", "| Rate (req/s) | TTFT p50 (ms) |", " req/s")
 	pd := parsePage(t, page)
 	panels := 0
 	for _, id := range chartOrder(page) {
@@ -205,11 +194,7 @@ func TestDemoAnswerIsTheVerdict(t *testing.T) {
 	if !slices.Contains(answer, wall) || strings.Count(wall, ". ") != 0 {
 		t.Errorf("the answer %q lacks the wall in one sentence %q", answer, wall)
 	}
-	for _, want := range []string{"engine overhead", evidenceText(*h.Strongest), "then the KV-cache wall from c=64"} {
-		if !strings.Contains(wall, want) {
-			t.Errorf("wall sentence %q lacks %q", wall, want)
-		}
-	}
+	texttest.Contains(t, "the wall sentence", wall, "engine overhead", evidenceText(*h.Strongest), "then the KV-cache wall from c=64")
 	all := strings.Join(answer, " ")
 	if low := strings.ToLower(all); !strings.Contains(all, "Run it at up to c=16") || strings.Contains(low, "compute wall") || strings.Contains(low, "compute knee") {
 		t.Errorf("the answer %q: want the operating point c=16 and no compute wall", all)

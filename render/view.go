@@ -271,9 +271,15 @@ func buildRun(rep *analyze.Report, i int, headline bool) (runView, error) {
 	if err != nil {
 		return rv, err
 	}
-	// The Pareto table sits with the other per-level tables; its chart
-	// and sentence stay in their own section after the cost.
-	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly(), energySection(id("energy"), r), pareto.tablesOnly())
+	// The Pareto table, with each level's energy per output token, sits
+	// with the other per-level tables; its chart and sentence stay in their
+	// own section after the cost. A run without a Pareto point shows its
+	// energy in a table of its own.
+	efficiency := pareto.tablesOnly()
+	if len(efficiency.Tables) == 0 {
+		efficiency = energySection(id("energy"), r)
+	}
+	levels := mergeSections(sweep, goodput, decodeSection(id("roofline"), rep, r), overTime.tablesOnly(), efficiency)
 	pareto.Tables = nil
 	overTime.Tables = nil
 	rv.Sections = append(rv.Sections, levels)

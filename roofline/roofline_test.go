@@ -1,13 +1,12 @@
 package roofline
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/headroom-llm/headroom/internal/runtest"
+	"github.com/headroom-llm/headroom/internal/seedtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -55,26 +54,10 @@ func TestRealProbeRuns(t *testing.T) {
 // sweep gives its peak (B=2048), its ridge (186.876 FLOP/byte with its
 // bandwidth) and its knee (B=512); B=384 at 88.6% of the peak is just below.
 func TestSeedScript01(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "roofline_NVIDIA_H200.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s struct {
-		BandwidthTBs float64 `json:"bandwidth_tbs"`
-		PeakTFLOPS   float64 `json:"peak_tflops"`
-		Ridge        float64 `json:"ridge_flops_per_byte"`
-		KneeBatch    int64   `json:"knee_batch"`
-		Sweep        []struct {
-			Batch  int64   `json:"batch"`
-			TFLOPS float64 `json:"tflops"`
-		} `json:"sweep"`
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := seedtest.ReadRoofline(t, filepath.Join("..", "testdata", "seed", "roofline_NVIDIA_H200.json"))
 	var gemm []rundir.ProbeGEMMRow
 	for i := len(s.Sweep) - 1; i >= 0; i-- { // unsorted on purpose
-		gemm = append(gemm, rundir.ProbeGEMMRow{Batch: s.Sweep[i].Batch, FLOPPerS: s.Sweep[i].TFLOPS * 1e12, DType: "bf16", K: 8192, N: 8192})
+		gemm = append(gemm, rundir.ProbeGEMMRow{Batch: int64(s.Sweep[i].Batch), FLOPPerS: s.Sweep[i].TFLOPS * 1e12, DType: "bf16", K: 8192, N: 8192})
 	}
 	bw := []rundir.ProbeBandwidthRow{{BufferBytes: 512 << 20, BytesPerCall: 2 * (512 << 20), BytesPerS: s.BandwidthTBs * 1e12}}
 	rl := Compute(gemm, bw, Select{})
@@ -84,7 +67,7 @@ func TestSeedScript01(t *testing.T) {
 	if !near(rl.RidgeFLOPPerByte, s.Ridge, 1e-9) || math.Round(rl.RidgeFLOPPerByte*1000)/1000 != 186.876 {
 		t.Errorf("ridge %v, script %v", rl.RidgeFLOPPerByte, s.Ridge)
 	}
-	if rl.KneeBatch != s.KneeBatch || rl.KneeBatch != 512 {
+	if rl.KneeBatch != int64(s.KneeBatch) || rl.KneeBatch != 512 {
 		t.Errorf("knee B=%d, script B=%d", rl.KneeBatch, s.KneeBatch)
 	}
 	if k := Compute(gemm, bw, Select{KneeFraction: 0.88}).KneeBatch; k != 384 {

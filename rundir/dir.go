@@ -165,7 +165,7 @@ func DecodeParquet[T any](data []byte) ([]T, error) {
 // writes it, for a caller that stores it elsewhere (object storage).
 func EncodeParquet[T any](rows []T) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := encodeParquet(&buf, rows, ""); err != nil {
+	if err := encodeParquet(&buf, rows, "", false); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

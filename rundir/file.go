@@ -11,7 +11,7 @@ import (
 // run directory, such as the runs.parquet index of `headroom compare`.
 func WriteParquetFile[T any](path string, rows []T) error {
 	var buf bytes.Buffer
-	if err := encodeParquet(&buf, rows, ""); err != nil {
+	if err := encodeParquet(&buf, rows, "", false); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return writeFileAtomic(path, buf.Bytes())

@@ -467,17 +467,10 @@ func (d Dist) String() string {
 // Probe holds the probe's headline numbers, as the seed's script 01 defines
 // them, so a reader need not open the tables for the summary.
 type Probe struct {
-	DType              string  `json:"dtype"`
-	K                  int     `json:"k"`
-	N                  int     `json:"n"`
-	PeakFLOPPerS       float64 `json:"peak_flop_per_s"`
-	PeakBatch          int     `json:"peak_batch"`
-	BandwidthBytesPerS float64 `json:"bandwidth_bytes_per_s"`
-	BandwidthMethod    string  `json:"bandwidth_method"`
-	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte"`
-	KneeBatch          int     `json:"knee_batch,omitempty"` // smallest B at >= 90% of peak; 0 if not reached
-	Validated          bool    `json:"validated"`
-	Throttled          bool    `json:"throttled"`
+	ProbeRoofline
+	KneeBatch int  `json:"knee_batch,omitempty"` // smallest B at >= 90% of peak; 0 if not reached
+	Validated bool `json:"validated"`
+	Throttled bool `json:"throttled"`
 	// ClocksBelowBase is true when a timed point ran with the SM clock below
 	// the GPU's base (default applications) clock for a reason other than
 	// the power cap, e.g. clocks locked low.
@@ -492,6 +485,22 @@ type Probe struct {
 	// holds, and the config it was read from.
 	Model       string `json:"model,omitempty"`
 	ModelConfig string `json:"model_config,omitempty"`
+}
+
+// ProbeRoofline is the probe's bf16 GEMM roofline: the GEMM (dtype, K,
+// N), its peak throughput and the batch it was reached at, the best copy
+// bandwidth and its method, and the ridge, peak / bandwidth. Its fields
+// stand in the JSON of the struct that embeds it (Probe, and the
+// analyzer's roofline).
+type ProbeRoofline struct {
+	DType              string  `json:"dtype"`
+	K                  int     `json:"k"`
+	N                  int     `json:"n"`
+	PeakFLOPPerS       float64 `json:"peak_flop_per_s"`
+	PeakBatch          int     `json:"peak_batch"`
+	BandwidthBytesPerS float64 `json:"bandwidth_bytes_per_s"`
+	BandwidthMethod    string  `json:"bandwidth_method"`
+	RidgeFLOPPerByte   float64 `json:"ridge_flop_per_byte"`
 }
 
 // ProbeCeiling is one dtype's GEMM roofline, as Probe's bf16 fields.

@@ -58,6 +58,7 @@ func TestManifestKeepsUnknownFields(t *testing.T) {
   "complete": false,
   "host": {"hostname": "box", "rack": "r7"},
   "engine": {"name": "vllm", "future_knob": {"a": [1, 2]}, "version": "0.9"},
+  "probe": {"dtype": "bf16", "peak_flop_per_s": 800, "probe_knob": "x", "validated": true},
   "end_time": "2026-11-30T13:00:00Z",
   "cost_center": 1234567890123456789
 }`
@@ -67,7 +68,8 @@ func TestManifestKeepsUnknownFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Manifest.Engine.Version = "0.10"
-	r.Manifest.EndTime = time.Time{} // cleared: must disappear, not come back from the old text
+	r.Manifest.Probe.PeakFLOPPerS = 900 // a field of the embedded ProbeRoofline
+	r.Manifest.EndTime = time.Time{}    // cleared: must disappear, not come back from the old text
 	if err := r.SaveManifest(); err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +89,15 @@ func TestManifestKeepsUnknownFields(t *testing.T) {
 	eng := out["engine"].(map[string]any)
 	if eng["version"] != "0.10" || eng["future_knob"] == nil {
 		t.Errorf("engine: %v", eng)
+	}
+	// The probe's embedded fields are known: written once, with the new
+	// value, not again from the old text as if unknown.
+	if n := strings.Count(string(data), `"peak_flop_per_s"`); n != 1 {
+		t.Errorf("peak_flop_per_s written %d times:\n%s", n, data)
+	}
+	probe := out["probe"].(map[string]any)
+	if probe["peak_flop_per_s"].(json.Number).String() != "900" || probe["dtype"] != "bf16" || probe["probe_knob"] != "x" || probe["validated"] != true {
+		t.Errorf("probe: %v", probe)
 	}
 	if _, ok := out["end_time"]; ok {
 		t.Errorf("cleared end_time came back: %v", out["end_time"])

@@ -221,7 +221,7 @@ func (w *TableWriter[T]) Flush() error {
 
 func (w *TableWriter[T]) writePart(n int, rows []T) error {
 	var buf bytes.Buffer
-	if err := encodeParquet(&buf, rows, w.runID); err != nil {
+	if err := encodeParquet(&buf, rows, w.runID, true); err != nil {
 		return fmt.Errorf("%s: encode: %w", w.table, err)
 	}
 	path := filepath.Join(w.dir, w.table, fmt.Sprintf("%s%05d%s", partPrefix, n, partSuffix))

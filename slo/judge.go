@@ -103,32 +103,41 @@ func (v Verdict) Reliable() bool {
 	return true
 }
 
+// Latencies gathers the latencies of successful requests: TTFT and TPOT
+// where known (not NaN), E2E, and every gap between chunks.
+type Latencies struct{ TTFT, TPOT, E2E, ITL []float64 }
+
+// Add adds one successful request's latencies.
+func (l *Latencies) Add(ttft, tpot, e2e float64, itl []float64) {
+	if !math.IsNaN(ttft) {
+		l.TTFT = append(l.TTFT, ttft)
+	}
+	if !math.IsNaN(tpot) {
+		l.TPOT = append(l.TPOT, tpot)
+	}
+	l.E2E = append(l.E2E, e2e)
+	l.ITL = append(l.ITL, itl...)
+}
+
 // Judge judges a level: each bound's percentile (nearest rank, the
 // stats package's) over the level's successful requests, ITL over every
 // chunk gap of them; the level passes when every bound holds and the
 // level is sustained (complete, failed share ≤ maxErrorFraction).
 func (s *SLO) Judge(l Level, maxErrorFraction float64) Verdict {
 	v := Verdict{Known: true, Pass: true, Requests: len(l.Requests)}
-	var ttft, tpot, e2e, itl []float64
+	var lat Latencies
 	for _, r := range l.Requests {
 		if !r.OK {
 			v.Errors++
 			continue
 		}
-		if !math.IsNaN(r.TTFTS) {
-			ttft = append(ttft, r.TTFTS)
-		}
-		if !math.IsNaN(r.TPOTS) {
-			tpot = append(tpot, r.TPOTS)
-		}
-		e2e = append(e2e, r.E2ES)
-		itl = append(itl, r.ITLS...)
+		lat.Add(r.TTFTS, r.TPOTS, r.E2ES, r.ITLS)
 	}
 	if v.Requests > 0 {
 		v.ErrorFraction = float64(v.Errors) / float64(v.Requests)
 	}
 	v.Sustained = l.Complete && v.ErrorFraction <= maxErrorFraction
-	values := map[string][]float64{"ttft": ttft, "tpot": tpot, "e2e": e2e, "itl": itl}
+	values := map[string][]float64{"ttft": lat.TTFT, "tpot": lat.TPOT, "e2e": lat.E2E, "itl": lat.ITL}
 	for _, b := range s.Bounds {
 		xs := values[b.Metric]
 		br := BoundResult{Bound: b, N: len(xs), Known: len(xs) > 0}

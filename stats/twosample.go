@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // MannWhitney is the result of a two-sided Mann-Whitney U test.
@@ -33,46 +32,48 @@ const exactMaxN = 50
 // the normal approximation with continuity and tie corrections, as SciPy
 // computes them. It needs one value in each sample.
 func MannWhitneyU(xs, ys []float64) (MannWhitney, bool) {
+	return MannWhitneyUSorted(Sorted(xs), Sorted(ys))
+}
+
+// MannWhitneyUSorted is MannWhitneyU for samples already in ascending
+// order (as Sorted leaves them): it merges them instead of sorting, so a
+// caller that has sorted them for their percentiles (compare, on the
+// pooled requests of thousands of runs) does not sort them again.
+func MannWhitneyUSorted(xs, ys []float64) (MannWhitney, bool) {
 	n1, n2 := len(xs), len(ys)
 	if n1 == 0 || n2 == 0 {
 		return MannWhitney{}, false
 	}
-	type obs struct {
-		v     float64
-		first bool
-	}
-	all := make([]obs, 0, n1+n2)
-	for _, x := range xs {
-		all = append(all, obs{x, true})
-	}
-	for _, y := range ys {
-		all = append(all, obs{y, false})
-	}
-	slices.SortFunc(all, func(a, b obs) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
-	// Mid-ranks; tieTerm accumulates Σ(t³ − t) over groups of ties.
+	// Mid-ranks over the merged samples, a group of equal values at a
+	// time; tieTerm accumulates Σ(t³ − t) over groups of ties.
 	var r1, tieTerm float64
-	for i := 0; i < len(all); {
-		j := i
-		for j < len(all) && all[j].v == all[i].v {
+	for i, j := 0, 0; i < n1 || j < n2; {
+		takeX := j == n2 || i < n1 && xs[i] < ys[j]
+		v := ys[min(j, n2-1)]
+		if takeX {
+			v = xs[i]
+		}
+		start := i + j
+		fromX := 0
+		for i < n1 && xs[i] == v {
+			i++
+			fromX++
+		}
+		for j < n2 && ys[j] == v {
 			j++
 		}
-		rank := float64(i+j+1) / 2 // ranks i+1..j averaged
-		for k := i; k < j; k++ {
-			if all[k].first {
-				r1 += rank
+		if i+j == start { // NaN, equal to nothing: a group of its own
+			if takeX {
+				i, fromX = i+1, 1
+			} else {
+				j++
 			}
 		}
-		t := float64(j - i)
+		end := i + j
+		rank := float64(start+end+1) / 2 // ranks start+1..end averaged
+		r1 += rank * float64(fromX)
+		t := float64(end - start)
 		tieTerm += t*t*t - t
-		i = j
 	}
 	u := r1 - float64(n1*(n1+1))/2
 	res := MannWhitney{N1: n1, N2: n2, U: u}
@@ -159,7 +160,15 @@ func (b Bootstrap) PercentileRatio(xs, ys []float64, p float64) (Interval, bool)
 	if len(xs) < 2 || len(ys) < 2 || b.Resamples < 1 {
 		return Interval{}, false
 	}
-	sx, sy := Sorted(xs), Sorted(ys)
+	return b.PercentileRatioSorted(Sorted(xs), Sorted(ys), p)
+}
+
+// PercentileRatioSorted is PercentileRatio for samples already in
+// ascending order (see MannWhitneyUSorted).
+func (b Bootstrap) PercentileRatioSorted(sx, sy []float64, p float64) (Interval, bool) {
+	if len(sx) < 2 || len(sy) < 2 || b.Resamples < 1 {
+		return Interval{}, false
+	}
 	if Percentile(sx, p) <= 0 {
 		return Interval{}, false
 	}
@@ -175,7 +184,7 @@ func (b Bootstrap) PercentileRatio(xs, ys []float64, p float64) (Interval, bool)
 	lo, hi := b.bounds(est)
 	return Interval{
 		Method:     fmt.Sprintf("percentile bootstrap of the ratio of p%s values, both samples resampled, %d resamples, seed %d", trimFloat(p), b.Resamples, b.Seed),
-		N:          min(len(xs), len(ys)),
+		N:          min(len(sx), len(sy)),
 		Confidence: b.Confidence,
 		Estimate:   Percentile(sy, p) / Percentile(sx, p),
 		Low:        lo, High: hi,

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -131,5 +132,45 @@ func TestResampledPercentileDistribution(t *testing.T) {
 	want := 1 - (math.Pow(0.9, 10) + 10*0.1*math.Pow(0.9, 9))
 	if got := float64(direct[10]) / draws; math.Abs(got-want) > 0.005 {
 		t.Errorf("P(max) = %.4f, want %.4f", got, want)
+	}
+}
+
+// The merge over sorted samples gives the U of its definition (pairs with
+// x > y, ties counting ½), counted pair by pair, on samples with many
+// ties and without; and a NaN does not stop it.
+func TestMannWhitneyUSortedCountsPairs(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 7))
+	for trial := 0; trial < 200; trial++ {
+		n1, n2 := 1+r.IntN(80), 1+r.IntN(80)
+		levels := 2 + r.IntN(200) // few distinct values: many ties
+		draw := func(n int) []float64 {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = float64(r.IntN(levels)) / 4
+			}
+			return v
+		}
+		xs, ys := draw(n1), draw(n2)
+		var want float64
+		for _, x := range xs {
+			for _, y := range ys {
+				switch {
+				case x > y:
+					want++
+				case x == y:
+					want += 0.5
+				}
+			}
+		}
+		mw, ok := MannWhitneyUSorted(Sorted(xs), Sorted(ys))
+		if !ok || mw.U != want || mw.N1 != n1 || mw.N2 != n2 {
+			t.Fatalf("trial %d: U = %v (ok %v), want %v", trial, mw.U, ok, want)
+		}
+		if u, _ := MannWhitneyU(xs, ys); u != mw {
+			t.Fatalf("trial %d: MannWhitneyU %+v, sorted %+v", trial, u, mw)
+		}
+	}
+	if mw, ok := MannWhitneyU([]float64{math.NaN(), 1, 2}, []float64{3, math.NaN()}); !ok || mw.N1 != 3 || mw.N2 != 2 {
+		t.Fatalf("with NaN: %+v %v", mw, ok)
 	}
 }

@@ -78,7 +78,7 @@ func (c SummaryCache) get(key string) (s Run, ok bool) {
 		return Run{}, false
 	}
 	var e cachedSummary
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&e); err != nil {
+	if err := decodeGob(data, &e); err != nil {
 		return Run{}, false
 	}
 	e.Run.samples = e.Samples
@@ -146,18 +146,25 @@ func lookupSummary(d rundir.Dir, label string, own bool, set []byte, c SummaryCa
 		// The full load reports a bad manifest with its own words.
 		return nil, Run{}, "", false, nil
 	}
+	s, key, ok = summaryOf(d, raw, m, label, own, set, c)
+	return m, s, key, ok, nil
+}
+
+// summaryOf is lookupSummary for a complete run whose manifest (bytes raw,
+// decoded m) the caller has read.
+func summaryOf(d rundir.Dir, raw []byte, m *rundir.Manifest, label string, own bool, set []byte, c SummaryCache) (s Run, key string, ok bool) {
 	if own {
 		if s, ok = ownSummary(d, raw, m, set); ok {
-			return m, s, "", true, nil
+			return s, "", true
 		}
 	}
 	if c == "" {
-		return m, Run{}, "", false, nil
+		return Run{}, "", false
 	}
 	key = c.key(d.Name, label, raw, set)
 	if s, ok = c.get(key); ok {
 		// gob keeps no difference between an empty list and none.
 		s.Kinds, s.Tags = m.Kinds, m.Tags
 	}
-	return m, s, key, ok, nil
+	return s, key, ok
 }

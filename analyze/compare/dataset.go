@@ -302,8 +302,13 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	err = parallel(ctx, len(dirs), func(i int) error {
-		m, err := dirs[i].Manifest()
+		// The manifest is read once: for the run_id, the summary's key and
+		// the rows.
+		raw, m, err := readManifest(dirs[i])
 		if err != nil {
+			if _, merr := dirs[i].Manifest(); merr != nil {
+				return merr // in the words of every other command
+			}
 			return err
 		}
 		mu.Lock()
@@ -316,13 +321,15 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 		if skip {
 			return nil
 		}
-		_, s, key, hit, err := lookupSummary(dirs[i], "", true, setJSON, cache)
-		if err != nil {
-			return err
+		var s Run
+		var key string
+		var hit bool
+		if m.Complete {
+			s, key, hit = summaryOf(dirs[i], raw, m, "", true, setJSON, cache)
 		}
 		opts := loadOptions
 		// With the summary known, the rows need only the levels and requests.
-		opts.RowsOnly = hit
+		opts.RowsOnly, opts.Manifest = hit, m
 		run, err := analyze.LoadFrom(dirs[i], opts)
 		if err != nil {
 			return err
@@ -550,6 +557,7 @@ func wallShort(sw *SweepSummary) string {
 // tables.
 func datasetDetail(run *analyze.Run, s Run) (levels []DatasetLevel, requests []DatasetRequest, summary []DatasetSummary) {
 	id := run.Manifest.RunID
+	levels, requests = make([]DatasetLevel, 0, len(run.Levels)), make([]DatasetRequest, 0, len(run.Requests))
 	for _, l := range run.Levels {
 		levels = append(levels, DatasetLevel{RunID: id, LevelIndex: l.LevelIndex, Concurrency: l.Concurrency, RateRPS: l.RateRPS,
 			StartNS: l.StartNS, StartTime: time.Unix(0, l.StartNS).UTC(), WarmupEndNS: l.WarmupEndNS, EndNS: l.EndNS,

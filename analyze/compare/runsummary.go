@@ -95,7 +95,7 @@ func ownSummary(d rundir.Dir, raw []byte, m *rundir.Manifest, set []byte) (s Run
 		return Run{}, false
 	}
 	var e runSummaryFile
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&e); err != nil {
+	if err := decodeGob(data, &e); err != nil {
 		return Run{}, false
 	}
 	if e.Key != summaryKey("", "", raw, set) {

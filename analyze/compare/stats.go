@@ -269,10 +269,10 @@ func compareLevel(c *Comparison, a, b []int, key analyze.LoadKey, m levelMetric,
 		case len(pa) < need || len(pb) < need:
 			d.NoTest, d.Percentile, d.Need = NoTestFewRequests, m.p, need
 		case m.p == 50:
-			mw, _ := stats.MannWhitneyU(pa, pb)
+			mw, _ := stats.MannWhitneyUSorted(sa, sb) // sorted once, for the percentiles too
 			d.Test, d.P, d.Significant = mw.Method+" on per-request values", &mw.P, mw.P < alpha
 		default:
-			iv, ok := boot.PercentileRatio(pa, pb, m.p)
+			iv, ok := boot.PercentileRatioSorted(sa, sb, m.p)
 			if !ok {
 				d.NoTest = NoTestNoBootstrap
 				break

@@ -47,6 +47,32 @@ func (s *Scanner) sizeFact(key string, b []byte) status {
 	return stEvent
 }
 
+// configEvent makes the line a config event if it gave any fact;
+// otherwise the line is ignored.
+func (s *Scanner) configEvent() status {
+	if len(s.ev.Facts) == 0 {
+		return stIgnored
+	}
+	s.ev.Kind = KindConfig
+	return stEvent
+}
+
+// addNumber adds the number at the start of b as the fact key, if b
+// starts with one.
+func (s *Scanner) addNumber(key string, b []byte) {
+	if f, _, ok := parseFloatPrefix(b); ok {
+		s.addFact(key, fmtFloat(f))
+	}
+}
+
+// addGiB adds the memory size at the start of b, in GiB, as the fact key,
+// if b starts with one.
+func (s *Scanner) addGiB(key string, b []byte) {
+	if g, ok := sizeGiB(b); ok {
+		s.addFact(key, fmtFloat(g))
+	}
+}
+
 // sizeGiB reads a size with its unit. Engines print binary sizes; vLLM and
 // SGLang label GiB as "GB" (they divide by 2^30), so GB is read as GiB.
 func sizeGiB(b []byte) (float64, bool) {

@@ -92,6 +92,17 @@ func eqInt(b []byte, name string) (int, bool) {
 	}
 }
 
+// setEqInt sets *dst to the integer after the first of names that b has
+// ("name = value", as eqInt); it leaves *dst as it is when b has none.
+func setEqInt(dst *int, b []byte, names ...string) {
+	for _, name := range names {
+		if n, ok := eqInt(b, name); ok {
+			*dst = n
+			return
+		}
+	}
+}
+
 func isWordByte(c byte) bool {
 	return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.'
 }

@@ -86,11 +86,9 @@ func (s *Scanner) llamaSlotLine(lvl Level, rest []byte) status {
 			id = n
 			body = r2
 		}
-		if r, ok2 := after(body, "| task "); ok2 {
-			if n, r2, ok3 := parseIntPrefix(r); ok3 {
-				task = n
-				body = r2
-			}
+		if n, r2, ok2 := intAfter(body, "| task "); ok2 {
+			task = n
+			body = r2
 		}
 		if r, ok2 := afterPrefix(trimSpace(body), "|"); ok2 {
 			body = r
@@ -106,22 +104,12 @@ func (s *Scanner) llamaSlotLine(lvl Level, rest []byte) status {
 		return s.slotEvent(SlotLaunch, id, task)
 	case bytes.HasPrefix(msg, []byte("new prompt")):
 		st := s.slotEvent(SlotNewPrompt, id, task)
-		if n, ok := eqInt(msg, "n_prompt_tokens"); ok {
-			s.ev.Slot.PromptTokens = n
-		} else if n, ok := eqInt(msg, "task.n_tokens"); ok {
-			s.ev.Slot.PromptTokens = n
-		}
-		if n, ok := eqInt(msg, "n_ctx_slot"); ok {
-			s.ev.Slot.NCtxSlot = n
-		}
+		setEqInt(&s.ev.Slot.PromptTokens, msg, "n_prompt_tokens", "task.n_tokens")
+		setEqInt(&s.ev.Slot.NCtxSlot, msg, "n_ctx_slot")
 		return st
 	case bytes.HasPrefix(msg, []byte("stop processing")):
 		st := s.slotEvent(SlotRelease, id, task)
-		if n, ok := eqInt(msg, "n_past"); ok {
-			s.ev.Slot.NPast = n
-		} else if n, ok := eqInt(msg, "n_tokens"); ok {
-			s.ev.Slot.NPast = n
-		}
+		setEqInt(&s.ev.Slot.NPast, msg, "n_past", "n_tokens")
 		if n, ok := eqInt(msg, "truncated"); ok {
 			s.ev.Slot.Truncated = n != 0
 		}
@@ -233,10 +221,8 @@ func (s *Scanner) llamaPlain(lvl Level, b []byte) status {
 				return s.slotEvent(SlotLaunch, id, task)
 			case bytes.HasPrefix(r, []byte(" released")):
 				st := s.slotEvent(SlotRelease, id, -1)
-				if v, ok3 := after(r, "("); ok3 {
-					if n, _, ok4 := parseIntPrefix(v); ok4 {
-						s.ev.Slot.NPast = n
-					}
+				if n, _, ok3 := intAfter(r, "("); ok3 {
+					s.ev.Slot.NPast = n
 				}
 				return st
 			case bytes.HasPrefix(r, []byte(": context shift")):
@@ -420,19 +406,15 @@ func (s *Scanner) timing(slot, task int, msg []byte) status {
 	}
 	t := &s.ev.Timing
 	*t = Timing{Slot: slot, Task: task, Phase: phase, MS: ms, Tokens: -1}
-	if v, ok2 := after(r, "/"); ok2 {
-		if n, _, ok3 := parseIntPrefix(v); ok3 {
-			t.Tokens = n
-		}
+	if n, _, ok2 := intAfter(r, "/"); ok2 {
+		t.Tokens = n
 	}
 	if v, ok2 := after(r, "("); ok2 {
 		if x, _, ok3 := parseFloatPrefix(v); ok3 {
 			t.MSPerToken = x
 		}
-		if v2, ok3 := after(v, ","); ok3 {
-			if x, _, ok4 := parseFloatPrefix(v2); ok4 {
-				t.TokensPerS = x
-			}
+		if x, _, ok3 := floatAfter(v, ","); ok3 {
+			t.TokensPerS = x
 		}
 	}
 	s.ev.Kind = KindTiming
@@ -540,10 +522,16 @@ func llamaTextRecord(b []byte) (Level, string, []byte, llamaFields, bool) {
 
 // splitFieldsQuoted splits "a=1 b=\"x y\" c=2" at spaces outside quotes.
 func splitFieldsQuoted(b []byte) []string {
-	var out []string
+	return appendFieldsQuoted(nil, string(b))
+}
+
+// appendFieldsQuoted appends the fields of line, as splitFieldsQuoted
+// splits them, to out. The fields are parts of line: converting the line
+// once costs one allocation, not one per field.
+func appendFieldsQuoted(out []string, line string) []string {
 	start, inQ := 0, false
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
 		case '\\':
 			if inQ {
 				i++
@@ -553,14 +541,14 @@ func splitFieldsQuoted(b []byte) []string {
 		case ' ':
 			if !inQ {
 				if i > start {
-					out = append(out, string(b[start:i]))
+					out = append(out, line[start:i])
 				}
 				start = i + 1
 			}
 		}
 	}
-	if start < len(b) {
-		out = append(out, string(b[start:]))
+	if start < len(line) {
+		out = append(out, line[start:])
 	}
 	return out
 }

@@ -238,6 +238,26 @@ func after(b []byte, sep string) ([]byte, bool) {
 	return b[i+len(sep):], true
 }
 
+// floatAfter reads the number that follows the first occurrence of sep
+// in b, and what follows the number.
+func floatAfter(b []byte, sep string) (float64, []byte, bool) {
+	v, ok := after(b, sep)
+	if !ok {
+		return 0, nil, false
+	}
+	return parseFloatPrefix(v)
+}
+
+// intAfter reads the integer that follows the first occurrence of sep in
+// b, and what follows the integer.
+func intAfter(b []byte, sep string) (int, []byte, bool) {
+	v, ok := after(b, sep)
+	if !ok {
+		return 0, nil, false
+	}
+	return parseIntPrefix(v)
+}
+
 // sbytes views s as a byte slice without copying; it must not be written.
 func sbytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 

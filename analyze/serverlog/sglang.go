@@ -158,18 +158,12 @@ func (s *Scanner) sglangMessage(msg []byte, headed bool) status {
 		if rest, ok := afterPrefix(msg, "Capture"); ok && contains(rest, "graph end") {
 			s.addFact(FactCUDAGraph, "captured")
 			if v, ok2 := after(rest, "elapsed="); ok2 {
-				if f, _, ok3 := parseFloatPrefix(v); ok3 {
-					s.addFact(FactCUDAGraphSeconds, fmtFloat(f))
-				}
+				s.addNumber(FactCUDAGraphSeconds, v)
 			} else if v, ok2 := after(rest, "Time elapsed: "); ok2 {
-				if f, _, ok3 := parseFloatPrefix(v); ok3 {
-					s.addFact(FactCUDAGraphSeconds, fmtFloat(f))
-				}
+				s.addNumber(FactCUDAGraphSeconds, v)
 			}
 			if v, ok2 := after(rest, "mem usage="); ok2 {
-				if g, ok3 := sizeGiB(v); ok3 {
-					s.addFact(FactCUDAGraphGiB, fmtFloat(g))
-				}
+				s.addGiB(FactCUDAGraphGiB, v)
 			}
 			s.ev.Kind = KindConfig
 			return stEvent
@@ -334,14 +328,10 @@ func (s *Scanner) sglangRetract(rest []byte) status {
 		return s.bad("SGLang retraction: #retracted_reqs: expected an integer, found %q", clip(v))
 	}
 	p.Count = n
-	if r, ok2 := after(rest, "#new_token_ratio: "); ok2 {
-		if a, r2, ok3 := parseFloatPrefix(r); ok3 {
-			p.NewTokenRatioBefore = a
-			if r3, ok4 := after(r2, "-> "); ok4 {
-				if b2, _, ok5 := parseFloatPrefix(r3); ok5 {
-					p.NewTokenRatioAfter = b2
-				}
-			}
+	if a, r2, ok2 := floatAfter(rest, "#new_token_ratio: "); ok2 {
+		p.NewTokenRatioBefore = a
+		if b2, _, ok3 := floatAfter(r2, "-> "); ok3 {
+			p.NewTokenRatioAfter = b2
 		}
 	}
 	s.ev.Kind = KindPreemption
@@ -436,9 +426,7 @@ func (s *Scanner) sglangArgs(rest []byte) status {
 			nd = false
 		}
 		if nd {
-			a := pyArg{string(key), string(val)}
-			s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: true})
-			s.argFact(a)
+			s.nonDefaultArg(pyArg{string(key), string(val)})
 		}
 	})
 	if n == 0 {

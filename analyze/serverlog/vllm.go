@@ -402,10 +402,8 @@ func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
 		}
 	case 't':
 		if rest, ok := afterPrefix(msg, "the current vLLM instance can use total_gpu_memory"); ok {
-			if v, ok2 := after(rest, "gpu_memory_utilization ("); ok2 {
-				if f, _, ok3 := parseFloatPrefix(v); ok3 {
-					return s.fact(FactGPUMemoryUtilization, fmtFloat(f))
-				}
+			if f, _, ok2 := floatAfter(rest, "gpu_memory_utilization ("); ok2 {
+				return s.fact(FactGPUMemoryUtilization, fmtFloat(f))
 			}
 		}
 	case 'm':
@@ -558,7 +556,6 @@ func (s *Scanner) vllmPreemption(rest []byte) status {
 // V1) and "# cpu blocks: N" (CPU backend).
 func (s *Scanner) vllmBlocks(msg []byte) status {
 	it := kvIter{b: msg}
-	found := false
 	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
 		k := strings.ToLower(bstr(key))
 		n, _, okn := parseIntPrefix(val)
@@ -568,17 +565,11 @@ func (s *Scanner) vllmBlocks(msg []byte) status {
 		switch k {
 		case "# gpu blocks", "# cuda blocks", "# npu blocks", "# xpu blocks", "# hpu blocks":
 			s.addFact(FactKVCacheBlocksGPU, strconv.Itoa(n))
-			found = true
 		case "# cpu blocks":
 			s.addFact(FactKVCacheBlocksCPU, strconv.Itoa(n))
-			found = true
 		}
 	}
-	if !found {
-		return stIgnored
-	}
-	s.ev.Kind = KindConfig
-	return stEvent
+	return s.configEvent()
 }
 
 // vllmConcurrency reads "Maximum concurrency for 2,048 tokens per request:
@@ -605,23 +596,13 @@ func (s *Scanner) vllmConcurrency(rest []byte) status {
 // vllmMemoryProfile reads V0's "Memory profiling results: total_gpu_memory=
 // 7.92GiB ... kv_cache_size=3.54GiB gpu_memory_utilization=0.90".
 func (s *Scanner) vllmMemoryProfile(rest []byte) status {
-	found := false
 	if v, ok := after(rest, "kv_cache_size="); ok {
-		if s.sizeFact(FactKVCacheGiB, v) == stEvent {
-			found = true
-		}
+		s.sizeFact(FactKVCacheGiB, v)
 	}
 	if v, ok := after(rest, "gpu_memory_utilization="); ok {
-		if f, _, ok2 := parseFloatPrefix(v); ok2 {
-			s.addFact(FactGPUMemoryUtilization, fmtFloat(f))
-			found = true
-		}
+		s.addNumber(FactGPUMemoryUtilization, v)
 	}
-	if !found {
-		return stIgnored
-	}
-	s.ev.Kind = KindConfig
-	return stEvent
+	return s.configEvent()
 }
 
 // vllmGraphDone reads "Graph capturing finished in 21 secs, took 0.54 GiB".
@@ -633,9 +614,7 @@ func (s *Scanner) vllmGraphDone(rest []byte) status {
 	s.addFact(FactCUDAGraph, "captured")
 	s.addFact(FactCUDAGraphSeconds, fmtFloat(secs))
 	if v, ok2 := after(r, "took "); ok2 {
-		if g, ok3 := sizeGiB(v); ok3 {
-			s.addFact(FactCUDAGraphGiB, fmtFloat(g))
-		}
+		s.addGiB(FactCUDAGraphGiB, v)
 	}
 	s.ev.Kind = KindConfig
 	return stEvent
@@ -674,27 +653,12 @@ func (s *Scanner) vllmEngineConfig(rest []byte) status {
 			}
 			v := unquote(string(val))
 			switch key {
-			case "model":
-				s.addFact(FactModel, v)
 			case "dtype":
-				s.addFact(FactDtype, strings.TrimPrefix(v, "torch."))
+				v = strings.TrimPrefix(v, "torch.")
 			case "max_seq_len":
-				s.addFact(FactMaxModelLen, v)
-			case "tensor_parallel_size":
-				s.addFact(FactTensorParallel, v)
-			case "pipeline_parallel_size":
-				s.addFact(FactPipelineParallel, v)
-			case "quantization":
-				s.addFact(FactQuantization, v)
-			case "kv_cache_dtype":
-				s.addFact(FactKVCacheDtype, v)
-			case "enable_prefix_caching":
-				s.addFact(FactPrefixCaching, v)
-			case "enforce_eager":
-				if v == "True" {
-					s.addFact(FactCUDAGraph, "disabled")
-				}
+				key = "max_model_len" // the argument's name
 			}
+			s.settingFact(key, v)
 		})
 	}
 	s.ev.Kind = KindConfig
@@ -732,9 +696,7 @@ func (s *Scanner) vllmArgs(rest []byte, nonDefault bool) status {
 			return
 		}
 		if nonDefault || !isDefault(vllmDefaults, trimSpace(part), key, val) {
-			a := pyArg{string(key), string(val)}
-			s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: true})
-			s.argFact(a)
+			s.nonDefaultArg(pyArg{string(key), string(val)})
 		}
 	})
 	if n == 0 {
@@ -744,13 +706,26 @@ func (s *Scanner) vllmArgs(rest []byte, nonDefault bool) status {
 	return stEvent
 }
 
+// nonDefaultArg records an argument the user set (fact "arg.KEY") and any
+// fact it gives.
+func (s *Scanner) nonDefaultArg(a pyArg) {
+	s.ev.Facts = append(s.ev.Facts, Fact{Key: "arg." + a.key, Value: unquote(a.val), NonDefault: true})
+	s.argFact(a)
+}
+
 // argFact maps well-known arguments to facts.
 func (s *Scanner) argFact(a pyArg) {
 	v := unquote(a.val)
 	if v == "None" {
 		return
 	}
-	switch a.key {
+	s.settingFact(a.key, v)
+}
+
+// settingFact maps a well-known engine setting, by its argument name, to
+// its fact.
+func (s *Scanner) settingFact(key, v string) {
+	switch key {
 	case "model", "model_path":
 		s.addFact(FactModel, v)
 	case "dtype":

@@ -40,78 +40,54 @@ func TestDetectEngineRealDumps(t *testing.T) {
 	}
 }
 
-// TestBucketQuantileSGLangTTFT reads quantiles from the real SGLang TTFT
-// histogram (cumulative since start, 11008 observations).
-func TestBucketQuantileSGLangTTFT(t *testing.T) {
-	ss := readDump(t, "sglang-docs-llama31-8b.txt", 0)
-	var bs []Bucket
-	for _, s := range ss {
-		if s.Name != "sglang:time_to_first_token_seconds_bucket" {
-			continue
-		}
-		_, le := withoutLabel(s.Labels, "le")
-		var ub float64
-		if le == "+Inf" {
-			ub = math.Inf(1)
-		} else {
-			var err error
-			if ub, err = parseFloat(le); err != nil {
-				t.Fatal(err)
-			}
-		}
-		bs = append(bs, Bucket{ub, s.Value})
-	}
-	tests := []struct {
-		q, want float64
+// TestBucketQuantileRealTTFT reads quantiles from real TTFT histograms,
+// cumulative since the server started: SGLang's (11008 observations), and
+// the dump captured from the test engine (11 requests, cumulative buckets
+// 0.01:3 0.02:4 0.1:5 0.25:8 0.5:11).
+func TestBucketQuantileRealTTFT(t *testing.T) {
+	type quantile struct{ q, want float64 }
+	for _, tt := range []struct {
+		dump, series string
+		quantiles    []quantile
 	}{
-		// rank 1100.8 lies in (7.5, 10] where the counts go 941 -> 1330
-		{0.1, 7.5 + (10-7.5)*(1100.8-941)/(1330-941)},
-		// rank 5504 is beyond the last finite bucket (2513 at 30 s): the
-		// highest finite bound is all that can be said
-		{0.5, 30},
-		{0.99, 30},
-		// rank 0.11008 lies in (0.02, 0.04] where the counts go 0 -> 1
-		{0.00001, 0.02 + 0.02*0.11008},
-	}
-	for _, tt := range tests {
-		if got := BucketQuantile(tt.q, bs); math.Abs(got-tt.want) > 1e-12 {
-			t.Errorf("q=%v: got %v, want %v", tt.q, got, tt.want)
+		{"sglang-docs-llama31-8b.txt", "sglang:time_to_first_token_seconds_bucket", []quantile{
+			// rank 1100.8 lies in (7.5, 10] where the counts go 941 -> 1330
+			{0.1, 7.5 + (10-7.5)*(1100.8-941)/(1330-941)},
+			// rank 5504 is beyond the last finite bucket (2513 at 30 s): the
+			// highest finite bound is all that can be said
+			{0.5, 30},
+			{0.99, 30},
+			// rank 0.11008 lies in (0.02, 0.04] where the counts go 0 -> 1
+			{0.00001, 0.02 + 0.02*0.11008},
+		}},
+		{"node-llama-cpp-3.21.1.txt", "nodellama:time_to_first_token_seconds_bucket", []quantile{
+			{0.5, 0.1 + (0.25-0.1)*(5.5-5)/3},   // rank 5.5 in (0.1, 0.25]
+			{0.9, 0.25 + (0.5-0.25)*(9.9-8)/3},  // rank 9.9 in (0.25, 0.5]
+			{0.2, 0.005 + (0.01-0.005)*(2.2/3)}, // rank 2.2 in (0.005, 0.01]
+		}},
+	} {
+		var bs []Bucket
+		for _, s := range readDump(t, tt.dump, 0) {
+			if s.Name != tt.series {
+				continue
+			}
+			_, le := withoutLabel(s.Labels, "le")
+			ub := math.Inf(1)
+			if le != "+Inf" {
+				var err error
+				if ub, err = strconv.ParseFloat(le, 64); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bs = append(bs, Bucket{ub, s.Value})
 		}
-	}
-}
-
-// TestBucketQuantileNodeLlamaTTFT uses the dump captured from the test
-// engine: 11 requests, cumulative TTFT buckets 0.01:3 0.02:4 0.1:5 0.25:8
-// 0.5:11.
-func TestBucketQuantileNodeLlamaTTFT(t *testing.T) {
-	ss := readDump(t, "node-llama-cpp-3.21.1.txt", 0)
-	var bs []Bucket
-	for _, s := range ss {
-		if s.Name != "nodellama:time_to_first_token_seconds_bucket" {
-			continue
-		}
-		_, le := withoutLabel(s.Labels, "le")
-		ub := math.Inf(1)
-		if le != "+Inf" {
-			var err error
-			if ub, err = parseFloat(le); err != nil {
-				t.Fatal(err)
+		for _, q := range tt.quantiles {
+			if got := BucketQuantile(q.q, bs); math.Abs(got-q.want) > 1e-12 {
+				t.Errorf("%s q=%v: got %v, want %v", tt.dump, q.q, got, q.want)
 			}
 		}
-		bs = append(bs, Bucket{ub, s.Value})
-	}
-	for _, tt := range []struct{ q, want float64 }{
-		{0.5, 0.1 + (0.25-0.1)*(5.5-5)/3},   // rank 5.5 in (0.1, 0.25]
-		{0.9, 0.25 + (0.5-0.25)*(9.9-8)/3},  // rank 9.9 in (0.25, 0.5]
-		{0.2, 0.005 + (0.01-0.005)*(2.2/3)}, // rank 2.2 in (0.005, 0.01]
-	} {
-		if got := BucketQuantile(tt.q, bs); math.Abs(got-tt.want) > 1e-12 {
-			t.Errorf("q=%v: got %v, want %v", tt.q, got, tt.want)
-		}
 	}
 }
-
-func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
 
 func TestBucketQuantileEdges(t *testing.T) {
 	inf := math.Inf(1)

@@ -106,6 +106,7 @@ func runCompare(ctx context.Context, stdout io.Writer, args []string, f *compare
 	if !(f.alpha > 0 && f.alpha < 1) {
 		return usageError{fmt.Errorf("--alpha %v: want a probability between 0 and 1", f.alpha)}
 	}
+	defer compare.ArchiveGC()()
 	opts := compare.DefaultOptions()
 	set, err := f.analysis.settings()
 	if err != nil {

@@ -211,14 +211,33 @@ func TestCompareCache(t *testing.T) {
 // an index without flags use: they read it instead of the run's tables.
 func TestSweepLeavesItsSummary(t *testing.T) {
 	llm := faultyServer(t, "", func(int64) bool { return false })
-	tmp := t.TempDir()
-	run := filepath.Join(tmp, "run")
+	run := filepath.Join(t.TempDir(), "run")
 	if code, stdout, errs := headroom(t, sweepArgs(llm.URL, run, "own")...); code != 0 {
 		t.Fatalf("sweep: exit %d\n%s%s", code, stdout, errs)
 	}
+	checkOwnSummary(t, run)
+}
+
+// An imported run leaves its summary too: an archive of thousands of other
+// tools' results compares as fast as headroom's own runs.
+func TestImportLeavesItsSummary(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	src := imports + "vllm/detailed-0.11.json"
+	if code, stdout, errs := headroom(t, "import", src, "-o", run); code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", code, stdout, errs)
+	}
+	checkOwnSummary(t, run)
+}
+
+// checkOwnSummary checks that run holds its own summary and that compare
+// reads it: with the run's requests removed, compare's numbers are still
+// those of the whole run.
+func checkOwnSummary(t *testing.T, run string) {
+	t.Helper()
 	if _, err := os.Stat(filepath.Join(run, rundir.SummaryFile)); err != nil {
 		t.Fatalf("no summary in the run: %v", err)
 	}
+	tmp := t.TempDir()
 	before := filepath.Join(tmp, "before")
 	if code, stdout, errs := headroom(t, "compare", run, "-o", before, "--format", "none"); code != 0 {
 		t.Fatalf("compare: exit %d\n%s%s", code, stdout, errs)

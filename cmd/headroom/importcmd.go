@@ -73,6 +73,7 @@ rather than measured are named in the manifest's notes. See docs/imports.md.`,
 			}
 			runs, err := importer.ImportAll(args, out, opts)
 			for _, run := range runs {
+				writeSummary(cmd.ErrOrStderr(), run)
 				fmt.Fprintf(cmd.OutOrStdout(), "imported %s (%s) into %s\n", run.Manifest.Source.File, run.Manifest.Source.Tool, run.Dir)
 			}
 			if err != nil {

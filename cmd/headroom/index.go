@@ -58,6 +58,7 @@ docs/compare.md gives the CREATE TABLE statements and DuckDB queries.`,
 			if err != nil {
 				return err
 			}
+			defer compare.ArchiveGC()()
 			stats, err := compare.IndexWith(ctx, dirs, st, set, sc)
 			if err != nil {
 				return fmt.Errorf("index: %w", err)

@@ -67,6 +67,8 @@ func runMerge(ctx context.Context, stdout, stderr io.Writer, args []string, out 
 	if err != nil {
 		return err
 	}
+	// The summary goes in before the run is uploaded (-o s3://...).
+	writeSummary(stderr, run)
 	if err := o.finish(); err != nil {
 		return err
 	}

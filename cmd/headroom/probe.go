@@ -153,6 +153,9 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, f probeFlags) error
 	dir = o.name()
 	run, res, err := p.Record(ctx, o.dir)
 	bar.done()
+	if run != nil {
+		writeSummary(stderr, run)
+	}
 	uerr := o.finish()
 	if run == nil {
 		// Nothing was measured (no driver, no GPU, no cuBLAS): no run was written.

@@ -29,46 +29,26 @@ import (
 // to the generation requests for which fail(n) is true, n counting from 1.
 func faultyServer(t *testing.T, key string, fail func(n int64) bool) *httptest.Server {
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
-			http.Error(w, "no", http.StatusUnauthorized)
-			return
-		}
-		switch r.URL.Path {
-		case "/v1/models":
-			fmt.Fprint(w, `{"data":[{"id":"faulty","owned_by":"vllm"}]}`)
-			return
-		case "/version":
-			// a careless server that reports its own key
-			fmt.Fprintf(w, `{"engine":"faulty","version":"1.0","api_key":%q}`, key)
-			return
-		case "/v1/completions":
-		default:
-			http.NotFound(w, r)
-			return
-		}
-		body, ok := fakeserver.ReadCompletion(w, r)
-		if !ok {
-			return
-		}
+	complete := fakeserver.Handler("faulty", func(w http.ResponseWriter, r *http.Request, body fakeserver.Completion) {
 		if fail(n.Add(1)) {
 			w.Header().Set("Retry-After", "0")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, `{"error":{"message":"overloaded; your credentials were %s"}}`, r.Header.Get("Authorization"))
 			return
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for i := 0; i < body.MaxTokens; i++ {
-			time.Sleep(time.Millisecond)
-			finish := "null"
-			if i == body.MaxTokens-1 {
-				finish = `"length"`
-			}
-			fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":%s}]}\n\n", finish)
-			w.(http.Flusher).Flush()
+		fakeserver.Stream(w, r, fakeserver.Reply{Tokens: body.MaxTokens, PromptTokens: len(strings.Fields(body.Prompt)), Delay: time.Millisecond})
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
 		}
-		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n",
-			len(strings.Fields(body.Prompt)), body.MaxTokens)
+		if r.URL.Path == "/version" {
+			// a careless server that reports its own key
+			fmt.Fprintf(w, `{"engine":"faulty","version":"1.0","api_key":%q}`, key)
+			return
+		}
+		complete(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	return srv

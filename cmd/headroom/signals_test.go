@@ -78,47 +78,16 @@ type pacedServer struct {
 
 func newPacedServer(t *testing.T, tokenDelay time.Duration) *pacedServer {
 	p := &pacedServer{tokenDelay: tokenDelay}
-	p.Server = httptest.NewServer(http.HandlerFunc(p.handle))
+	p.Server = httptest.NewServer(fakeserver.Handler("paced", p.handle))
 	t.Cleanup(p.Close)
 	return p
 }
 
-func (p *pacedServer) handle(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case "/v1/models":
-		fmt.Fprint(w, `{"data":[{"id":"paced","owned_by":"vllm"}]}`)
-		return
-	case "/v1/completions":
-	default:
-		http.NotFound(w, r)
-		return
-	}
-	body, ok := fakeserver.ReadCompletion(w, r)
-	if !ok {
-		return
-	}
+func (p *pacedServer) handle(w http.ResponseWriter, r *http.Request, body fakeserver.Completion) {
 	p.started.Add(1)
 	p.inFlight.Add(1)
 	defer p.inFlight.Add(-1)
-	w.Header().Set("Content-Type", "text/event-stream")
-	fl := w.(http.Flusher)
-	for i := 0; i < body.MaxTokens; i++ {
-		if i > 0 {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(p.tokenDelay):
-			}
-		}
-		finish := "null"
-		if i == body.MaxTokens-1 {
-			finish = `"length"`
-		}
-		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":%s}]}\n\n", finish)
-		fl.Flush()
-	}
-	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n",
-		len(strings.Fields(body.Prompt)), body.MaxTokens)
+	fakeserver.Stream(w, r, fakeserver.Reply{Tokens: body.MaxTokens, PromptTokens: len(strings.Fields(body.Prompt)), Delay: p.tokenDelay})
 }
 
 // proc is the binary running one command, with its stderr read line by line.
@@ -322,6 +291,9 @@ func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 	if !strings.Contains(string(md), "incomplete") {
 		t.Error("report.md does not say the run is incomplete")
 	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.SummaryFile)); !os.IsNotExist(err) {
+		t.Errorf("the killed, incomplete run has a summary for compare (%v); want none", err)
+	}
 	code, out, errs := headroom(t, "sweep", "--resume", dir, "--base-url", srv.URL, "--no-gpu", "--metrics-interval", "0")
 	if code != 0 || !strings.Contains(out, "complete run") {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errs)
@@ -334,6 +306,8 @@ func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 	if code, _, errs := headroom(t, "report", dir); code != 0 {
 		t.Fatalf("report of the resumed run: exit %d: %s", code, errs)
 	}
+	// Complete now, the run has its summary, which compare reads.
+	checkOwnSummary(t, dir)
 }
 
 // The second Ctrl-C quits at once, even while headroom waits for a server

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,19 +14,8 @@ import (
 
 // tinyServer streams "a" tokens for any completion request.
 func tinyServer(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/v1/models":
-			fmt.Fprint(w, `{"data":[{"id":"tiny","owned_by":"vllm"}]}`)
-		case "/v1/completions":
-			w.Header().Set("Content-Type", "text/event-stream")
-			for i := 0; i < 3; i++ {
-				fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":%s}]}\n\n", map[bool]string{true: `"length"`, false: "null"}[i == 2])
-			}
-			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":3}}\n\ndata: [DONE]\n\n")
-		default:
-			http.NotFound(w, r)
-		}
+	srv := httptest.NewServer(fakeserver.Handler("tiny", func(w http.ResponseWriter, r *http.Request, _ fakeserver.Completion) {
+		fakeserver.Stream(w, r, fakeserver.Reply{Tokens: 3, PromptTokens: 10})
 	}))
 	t.Cleanup(srv.Close)
 	return srv

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/headroom-llm/headroom/collect/sweep"
+	"github.com/headroom-llm/headroom/internal/fakeserver"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -46,15 +47,7 @@ func newRecordingServer(t *testing.T) *recordingServer {
 			if v, ok := body["max_tokens"].(float64); ok {
 				n = int(v)
 			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			field := `"text":"a"`
-			if strings.HasSuffix(r.URL.Path, "/chat/completions") {
-				field = `"delta":{"content":"a"}`
-			}
-			for i := range n {
-				fmt.Fprintf(w, "data: {\"choices\":[{%s,\"finish_reason\":%s}]}\n\n", field, map[bool]string{true: `"length"`, false: "null"}[i == n-1])
-			}
-			fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", n)
+			fakeserver.Stream(w, r, fakeserver.Reply{Tokens: n, PromptTokens: 10, Chat: strings.HasSuffix(r.URL.Path, "/chat/completions")})
 		default:
 			http.NotFound(w, r)
 		}

@@ -93,12 +93,12 @@ func importSeedRoofline(path string, data []byte, dir string, opts Options) (*ru
 			peakBatch = int(r.Batch)
 		}
 	}
-	probe := &rundir.Probe{
+	probe := &rundir.Probe{ProbeRoofline: rundir.ProbeRoofline{
 		DType: "bf16", K: seedK, N: seedN,
 		PeakFLOPPerS: *s.PeakTFLOPs * 1e12, PeakBatch: peakBatch,
 		BandwidthBytesPerS: bw, BandwidthMethod: bwRow.Method,
 		RidgeFLOPPerByte: *s.PeakTFLOPs * 1e12 / bw,
-	}
+	}}
 	if s.KneeBatch != nil {
 		probe.KneeBatch = *s.KneeBatch
 	}

@@ -60,10 +60,11 @@ func slowServer(t *testing.T, delay time.Duration, hits *atomic.Int64) *httptest
 	return s
 }
 
-// Two replicas, one 8× slower: least-outstanding sends most requests to the
-// fast one (a slow replica keeps its slots busy), round-robin splits them
-// evenly; every row names the replica that served it, and the counts per
-// replica are the servers' own.
+// Two replicas, one 25× slower (far apart, so that a loaded machine's late
+// wake-ups, several ms each, do not close the gap): least-outstanding sends
+// most requests to the fast one (a slow replica keeps its slots busy),
+// round-robin splits them evenly; every row names the replica that served
+// it, and the counts per replica are the servers' own.
 func TestRunSpreadsOverReplicas(t *testing.T) {
 	for _, tc := range []struct {
 		balance Balance
@@ -85,7 +86,7 @@ func TestRunSpreadsOverReplicas(t *testing.T) {
 		t.Run(string(tc.balance), func(t *testing.T) {
 			var fastHits, slowHits atomic.Int64
 			fast := slowServer(t, time.Millisecond, &fastHits)
-			slow := slowServer(t, 8*time.Millisecond, &slowHits)
+			slow := slowServer(t, 25*time.Millisecond, &slowHits)
 			cfg := DefaultConfig("")
 			cfg.URLs = []string{fast.URL + "/v1/completions", slow.URL + "/v1/completions"}
 			cfg.Balance, cfg.Model, cfg.SampleInterval = tc.balance, "m", 50*time.Millisecond

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -153,34 +152,18 @@ func (h *history) fits(t Turn, limit int) bool {
 // request takes the level's next sequence number from seq. It returns the
 // next session number.
 func (g *Generator) sessionLoop(ctx context.Context, st *levelState, src ConversationSource, seq *atomic.Int64, first, n int, d time.Duration, conc int, warmup bool) int {
-	var next atomic.Int64
-	next.Store(int64(first))
-	last := int64(first + n)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				if d > 0 && time.Since(start) >= d {
-					return
-				}
-				i := next.Add(1) - 1
-				if d == 0 && i >= last {
-					return
-				}
-				g.runConversation(ctx, st, src.Conversation(st.l, int(i), warmup), int(i), seq, warmup)
-				st.sessionsDone.Add(1)
-				st.report()
+	c := newCounter(first, n, d)
+	return c.run(conc, func() {
+		for {
+			i, ok := c.take(ctx)
+			if !ok {
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	if d > 0 {
-		return int(next.Load())
-	}
-	return int(min(next.Load(), last))
+			g.runConversation(ctx, st, src.Conversation(st.l, i, warmup), i, seq, warmup)
+			st.sessionsDone.Add(1)
+			st.report()
+		}
+	})
 }
 
 // runConversation sends one session's turns in order. A failed turn ends

@@ -272,51 +272,79 @@ func (g *Generator) runLevel(ctx context.Context, l Level, levels int, src Sourc
 // d elapsed, when d > 0), starting at sequence number seq. It returns the
 // next sequence number.
 func (g *Generator) closedLoop(ctx context.Context, st *levelState, seq, n int, d time.Duration, conc int, warmup bool) int {
-	var next atomic.Int64
-	next.Store(int64(seq))
-	last := int64(seq + n)
-	start := time.Now()
+	c := newCounter(seq, n, d)
+	return c.run(conc, func() {
+		free := time.Now() // when this stream's slot became free
+		for {
+			i, ok := c.take(ctx)
+			if !ok {
+				return
+			}
+			a := st.attempt(i, warmup)
+			// Closed loop: the send lag is the time from a free slot to
+			// the next send (client overhead between requests).
+			g.noteSendLag(time.Since(free))
+			row, tokens := g.do(ctx, a)
+			st.finished(row, tokens)
+			if a.retryAfter > 0 && c.more() {
+				// The server asked this client to wait: the slot does,
+				// as a well-behaved client would (only when it has a next
+				// request, never past the level's end or an interruption).
+				// The failed request is not sent again; its row keeps the
+				// answer.
+				wait := a.retryAfter
+				if d > 0 {
+					wait = min(wait, max(d-time.Since(c.start), 0))
+				}
+				sleepCtx(ctx, wait)
+			}
+			free = time.Now()
+		}
+	})
+}
+
+// counter hands the numbers first, first+1, … to the workers of a closed
+// loop until n were taken, or until d elapsed when d > 0.
+type counter struct {
+	next  atomic.Int64
+	last  int64
+	start time.Time
+	d     time.Duration
+}
+
+func newCounter(first, n int, d time.Duration) *counter {
+	c := &counter{last: int64(first + n), start: time.Now(), d: d}
+	c.next.Store(int64(first))
+	return c
+}
+
+// take returns the next number; false once the loop is over or ctx ended.
+func (c *counter) take(ctx context.Context) (int, bool) {
+	if ctx.Err() != nil || c.d > 0 && time.Since(c.start) >= c.d {
+		return 0, false
+	}
+	i := c.next.Add(1) - 1
+	if c.d == 0 && i >= c.last {
+		return 0, false
+	}
+	return int(i), true
+}
+
+// more reports whether a number may be left to take.
+func (c *counter) more() bool { return c.d > 0 || c.next.Load() < c.last }
+
+// run runs conc workers to the end and returns the number after the last
+// one taken.
+func (c *counter) run(conc int, worker func()) int {
 	var wg sync.WaitGroup
 	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			free := time.Now() // when this stream's slot became free
-			for ctx.Err() == nil {
-				if d > 0 && time.Since(start) >= d {
-					return
-				}
-				i := next.Add(1) - 1
-				if d == 0 && i >= last {
-					return
-				}
-				a := st.attempt(int(i), warmup)
-				// Closed loop: the send lag is the time from a free slot to
-				// the next send (client overhead between requests).
-				g.noteSendLag(time.Since(free))
-				row, tokens := g.do(ctx, a)
-				st.finished(row, tokens)
-				if a.retryAfter > 0 && (d > 0 || next.Load() < last) {
-					// The server asked this client to wait: the slot does,
-					// as a well-behaved client would (only when it has a next
-					// request, never past the level's end or an interruption).
-					// The failed request is not sent again; its row keeps the
-					// answer.
-					wait := a.retryAfter
-					if d > 0 {
-						wait = min(wait, max(d-time.Since(start), 0))
-					}
-					sleepCtx(ctx, wait)
-				}
-				free = time.Now()
-			}
-		}()
+		wg.Go(worker)
 	}
 	wg.Wait()
-	if d > 0 {
-		return int(next.Load())
+	if c.d > 0 {
+		return int(c.next.Load())
 	}
-	return int(min(next.Load(), last))
+	return int(min(c.next.Load(), c.last))
 }
 
 // sleepCtx waits d or until ctx ends.

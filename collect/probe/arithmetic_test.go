@@ -1,45 +1,18 @@
 package probe
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-// scriptResult is the JSON that the seed's script 01 wrote on an H200.
-type scriptResult struct {
-	GPU          string  `json:"gpu"`
-	BandwidthTBs float64 `json:"bandwidth_tbs"`
-	PeakTFLOPS   float64 `json:"peak_tflops"`
-	Ridge        float64 `json:"ridge_flops_per_byte"`
-	KneeBatch    int     `json:"knee_batch"`
-	Sweep        []struct {
-		Batch     int     `json:"batch"`
-		Intensity float64 `json:"intensity"`
-		TFLOPS    float64 `json:"tflops"`
-		LatencyMS float64 `json:"latency_ms"`
-	} `json:"sweep"`
-}
+	"github.com/headroom-llm/headroom/internal/seedtest"
+)
 
 // loadScriptResult reads the script's H200 output, which lives in the
 // shared folder beside the checkout and in testdata/.
-func loadScriptResult(t *testing.T) scriptResult {
+func loadScriptResult(t *testing.T) seedtest.Roofline {
 	t.Helper()
-	path := filepath.Join("testdata", "roofline_NVIDIA_H200.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r scriptResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if len(r.Sweep) != 17 {
-		t.Fatalf("%s: %d sweep points, want the script's 17", path, len(r.Sweep))
-	}
-	return r
+	return seedtest.ReadRoofline(t, filepath.Join("testdata", "roofline_NVIDIA_H200.json"))
 }
 
 func near(got, want, relTol float64) bool {

@@ -89,22 +89,10 @@ func (r *deviceRun) run(ctx context.Context) (res DeviceResult, err error) {
 				r.warn("some NVML samples failed: %v", serr)
 			}
 			r.res.Telemetry = samples
-			for i := range r.res.GEMM {
-				p := &r.res.GEMM[i]
-				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
-			}
-			for i := range r.res.Bandwidth {
-				p := &r.res.Bandwidth[i]
-				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
-			}
-			for i := range r.res.GEMMFP8 {
-				p := &r.res.GEMMFP8[i]
-				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
-			}
-			for i := range r.res.ModelGEMM {
-				p := &r.res.ModelGEMM[i]
-				p.Telemetry = summarizeTelemetry(samples, p.Started, p.Finished)
-			}
+			summarizePoints(samples, r.res.GEMM)
+			summarizePoints(samples, r.res.Bandwidth)
+			summarizePoints(samples, r.res.GEMMFP8)
+			summarizePoints(samples, r.res.ModelGEMM)
 			flagThrottling(&r.res)
 		}
 		summarizeDevice(&r.res, r.cfg.kneeFraction)

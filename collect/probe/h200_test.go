@@ -1,13 +1,12 @@
 package probe
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/headroom-llm/headroom/internal/runtest"
+	"github.com/headroom-llm/headroom/internal/seedtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -52,14 +51,7 @@ func TestH200ValidationRuns(t *testing.T) {
 				t.Errorf("manifest %+v: not validated, or throttled", p)
 			}
 
-			var script scriptResult
-			raw, err := os.ReadFile(filepath.Join(base, fmt.Sprintf("roofline_NVIDIA_H200-%d.json", i)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(raw, &script); err != nil {
-				t.Fatal(err)
-			}
+			script := seedtest.ReadRoofline(t, filepath.Join(base, fmt.Sprintf("roofline_NVIDIA_H200-%d.json", i)))
 			if r := p.BandwidthBytesPerS / (script.BandwidthTBs * 1e12); r < 1 {
 				t.Errorf("copy bandwidth %.3f× the script's", r)
 			}

@@ -147,7 +147,7 @@ func CUDAVersionString(v int) string {
 // ManifestProbe holds the headline numbers for the manifest: those of the
 // first GPU probed on its own (the tables hold every GPU's).
 func (r *Result) ManifestProbe() *rundir.Probe {
-	p := &rundir.Probe{DType: DType, K: r.K, N: r.N}
+	p := &rundir.Probe{ProbeRoofline: rundir.ProbeRoofline{DType: DType, K: r.K, N: r.N}}
 	validated := len(r.Devices) > 0
 	for _, d := range r.allDevices() {
 		p.Devices = uniq.Append(p.Devices, d.GPU.Ordinal)

@@ -80,6 +80,32 @@ func (s *sampler) Stop() ([]TelemetrySample, error) {
 	return s.samples, s.err
 }
 
+// timedPoint is a measured point (*GEMMPoint, *BandwidthPoint,
+// *ModelGEMMPoint): its telemetry and the span it ran over.
+type timedPoint[P any] interface {
+	*P
+	span() (telemetry *PointTelemetry, started, finished time.Time)
+}
+
+func (p *GEMMPoint) span() (*PointTelemetry, time.Time, time.Time) {
+	return &p.Telemetry, p.Started, p.Finished
+}
+func (p *BandwidthPoint) span() (*PointTelemetry, time.Time, time.Time) {
+	return &p.Telemetry, p.Started, p.Finished
+}
+func (p *ModelGEMMPoint) span() (*PointTelemetry, time.Time, time.Time) {
+	return &p.Telemetry, p.Started, p.Finished
+}
+
+// summarizePoints gives each point the summary of the samples taken while
+// it ran.
+func summarizePoints[P any, T timedPoint[P]](samples []TelemetrySample, points []P) {
+	for i := range points {
+		t, started, finished := T(&points[i]).span()
+		*t = summarizeTelemetry(samples, started, finished)
+	}
+}
+
 // summarizeTelemetry condenses the samples taken from start to end.
 func summarizeTelemetry(samples []TelemetrySample, start, end time.Time) PointTelemetry {
 	var pt PointTelemetry

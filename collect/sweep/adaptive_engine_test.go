@@ -48,16 +48,10 @@ func TestStopWhenSaturated(t *testing.T) {
 // again from the run directory, show no saturation either.
 func TestStopWhenSaturatedAgainstTestEngine(t *testing.T) {
 	e := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
-	dir := filepath.Join(t.TempDir(), "run")
 	s := mustNew(t, e.BaseURL, WithLevels(1, 2, 4, 8, 16, 32), WithDurationPerLevel(2*time.Second), WithWarmup(2),
 		WithPromptTokens(Fixed(32)), WithOutputTokens(Fixed(32)), WithStopWhenSaturated(true),
 		WithMetricsInterval(0), WithTimeout(time.Minute))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	run, err := s.Record(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, run := engineRun(t, s)
 	w := run.Manifest.Workload
 	levels, _ := rundir.ReadTable[rundir.LevelRow](dir, rundir.TableLevels)
 	if !run.Manifest.Complete || !w.StopWhenSaturated {

@@ -1,10 +1,8 @@
 package sweep
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -50,15 +48,9 @@ func TestShareGPTAgainstTestEngine(t *testing.T) {
 	}
 
 	e := testengine.Start(t, testengine.Options{Sequences: 4, CtxPerSeq: 1024})
-	dir := filepath.Join(t.TempDir(), "run")
 	s := mustNew(t, e.BaseURL, WithNamedDataset(Dataset{Name: DatasetShareGPT, Path: path}), WithLevels(2, 4),
 		WithRequestsPerLevel(6), WithWarmup(0), WithMetricsInterval(0), WithTimeout(time.Minute))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	run, err := s.Record(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, run := engineRun(t, s)
 	ds := run.Manifest.Workload.DatasetSample
 	if ds == nil || ds.Format != DatasetShareGPT || ds.Records != 11 || ds.Used != 4 || !ds.Reused || ds.Considered != 11 ||
 		ds.Skipped[skipVLLMBounds] != 3 || ds.Skipped[skipMaxModelLen] != 4 || run.Manifest.Workload.MaxModelLen != 1024 {

@@ -16,24 +16,29 @@ import (
 	"github.com/headroom-llm/headroom/rundir"
 )
 
+// engineRun records s into a new run directory, giving it three minutes
+// against the test engine, and stops the test unless the sweep succeeds
+// and its run reads back (recordRun).
+func engineRun(t *testing.T, s *Sweep) (string, *rundir.Run) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir, run, _, _, err := recordRun(t, s, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, run
+}
+
 // A short sweep against the real test engine (llama.cpp through
 // node-llama-cpp, random-weight model, loopback): every request recorded,
 // client and server agree on token counts, the log and metrics captured.
 func TestSweepAgainstTestEngine(t *testing.T) {
 	e := testengine.Start(t, testengine.Options{Sequences: 4, CtxPerSeq: 512})
-	dir := filepath.Join(t.TempDir(), "run")
 	s := mustNew(t, e.BaseURL, WithLevels(1, 2, 4), WithRequestsPerLevel(8), WithWarmup(0),
 		WithPromptTokens(Fixed(64)), WithOutputTokens(Fixed(16)), WithServerLog(e.LogPath),
 		WithMetricsInterval(200*time.Millisecond), WithTimeout(time.Minute))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	run, err := s.Record(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Check(); err != nil {
-		t.Fatal(err)
-	}
+	dir, run := engineRun(t, s)
 	m := run.Manifest
 	if !m.Complete || m.Engine.Name != "node-llama-cpp" || m.Engine.Version == "" || m.Engine.Model != e.ModelName {
 		t.Errorf("manifest: complete %v engine %+v", m.Complete, m.Engine)
@@ -197,16 +202,11 @@ func (p *cuttableProxy) restore() {
 func TestTestEngineGoesAwayMidLevel(t *testing.T) {
 	e := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
 	p := newCuttableProxy(t, strings.TrimPrefix(e.BaseURL, "http://"))
-	var once sync.Once
-	progress := func(pr Progress) {
-		if pr.LevelIndex == 0 && pr.Phase == "measure" && pr.Done == 3 {
-			once.Do(func() {
-				p.cut()
-				time.Sleep(300 * time.Millisecond)
-				p.restore()
-			})
-		}
-	}
+	progress := atMeasured(0, 3, func() {
+		p.cut()
+		time.Sleep(300 * time.Millisecond)
+		p.restore()
+	})
 	s := mustNew(t, "http://"+p.addr, WithLevels(2, 2), WithRequestsPerLevel(10), WithWarmup(0),
 		WithPromptTokens(Fixed(32)), WithOutputTokens(Fixed(48)), WithMaxErrorRate(1), WithTimeout(time.Minute),
 		WithNoGPU(), WithMetricsInterval(0), WithProgress(progress))

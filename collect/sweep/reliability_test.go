@@ -46,6 +46,17 @@ func recordRun(t *testing.T, s *Sweep, ctx context.Context) (string, *rundir.Run
 	return dir, run, reqs, levels, err
 }
 
+// atMeasured is a progress callback that runs do once, when the measured
+// requests of the level at index level reach done.
+func atMeasured(level, done int, do func()) func(Progress) {
+	var once sync.Once
+	return func(p Progress) {
+		if p.LevelIndex == level && p.Phase == "measure" && p.Done == done {
+			once.Do(do)
+		}
+	}
+}
+
 // Every fault a server can throw at one request ends in a row with a
 // status, an error that says what happened, valid UTF-8, and a run that
 // reads back; the sweep goes on (--max-error-rate 1) and never follows a
@@ -253,23 +264,18 @@ func (r *restartableServer) restart() {
 func TestServerKilledMidLevelAndRestarted(t *testing.T) {
 	f := newFakeServer(t, func(f *fakeServer) { f.tokenDelay = 5 * time.Millisecond })
 	srv := newRestartableServer(t, http.HandlerFunc(f.handle))
-	var once sync.Once
-	progress := func(p Progress) {
-		if p.LevelIndex == 0 && p.Phase == "measure" && p.Done == 8 {
-			once.Do(func() {
-				// The slots run in step (same lengths), so wait until the
-				// other slots' next streams are open and have sent tokens
-				// (a request takes 20 × 5 ms): they must break mid-stream.
-				for deadline := time.Now().Add(time.Second); f.inFlight.Load() < 2 && time.Now().Before(deadline); {
-					time.Sleep(time.Millisecond)
-				}
-				time.Sleep(25 * time.Millisecond)
-				srv.kill()
-				time.Sleep(200 * time.Millisecond) // down: the other slots are refused meanwhile
-				srv.restart()
-			})
+	progress := atMeasured(0, 8, func() {
+		// The slots run in step (same lengths), so wait until the
+		// other slots' next streams are open and have sent tokens
+		// (a request takes 20 × 5 ms): they must break mid-stream.
+		for deadline := time.Now().Add(time.Second); f.inFlight.Load() < 2 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
 		}
-	}
+		time.Sleep(25 * time.Millisecond)
+		srv.kill()
+		time.Sleep(200 * time.Millisecond) // down: the other slots are refused meanwhile
+		srv.restart()
+	})
 	s := mustNew(t, srv.URL(), WithLevels(4, 2), WithRequestsPerLevel(40), WithWarmup(0), WithPromptTokens(Fixed(40)),
 		WithOutputTokens(Fixed(20)), WithMaxErrorRate(1), WithNoGPU(), WithMetricsInterval(0), WithProgress(progress))
 	_, run, reqs, levels, err := recordRun(t, s, context.Background())
@@ -301,12 +307,7 @@ func TestServerKilledMidLevelAndRestarted(t *testing.T) {
 func TestServerKilledStopsByPolicyThenResumes(t *testing.T) {
 	f := newFakeServer(t, func(f *fakeServer) { f.tokenDelay = 5 * time.Millisecond })
 	srv := newRestartableServer(t, http.HandlerFunc(f.handle))
-	var once sync.Once
-	progress := func(p Progress) {
-		if p.LevelIndex == 1 && p.Phase == "measure" && p.Done == 4 {
-			once.Do(srv.kill)
-		}
-	}
+	progress := atMeasured(1, 4, srv.kill)
 	opts := []Option{WithLevels(1, 4, 2), WithRequestsPerLevel(24), WithWarmup(0), WithPromptTokens(Fixed(40)),
 		WithOutputTokens(Fixed(10)), WithNoGPU(), WithMetricsInterval(0)}
 	s := mustNew(t, srv.URL(), append(opts, WithProgress(progress))...)
@@ -387,11 +388,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 
 	f := newFakeServer(t, func(f *fakeServer) { f.tokenDelay = 10 * time.Millisecond })
 	ctx, cancel := context.WithCancel(context.Background())
-	s := mustNew(t, f.URL, append(opts, WithProgress(func(p Progress) {
-		if p.LevelIndex == 1 && p.Phase == "measure" && p.Done == 2 {
-			cancel()
-		}
-	}))...)
+	s := mustNew(t, f.URL, append(opts, WithProgress(atMeasured(1, 2, cancel)))...)
 	dir, run, reqs, _, err := recordRun(t, s, ctx)
 	if !errors.Is(err, context.Canceled) || run.Manifest.Stopped == nil || *run.Manifest.Stopped.Level != 1 {
 		t.Fatalf("err %v stopped %+v", err, run.Manifest.Stopped)

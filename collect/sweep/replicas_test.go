@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"bufio"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,19 +20,10 @@ import (
 func TestSweepAgainstTwoReplicas(t *testing.T) {
 	e0 := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
 	e1 := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
-	dir := filepath.Join(t.TempDir(), "run")
 	s := mustNew(t, e0.BaseURL+","+e1.BaseURL, WithLevels(2, 4), WithRequestsPerLevel(8), WithWarmup(0),
 		WithPromptTokens(Fixed(32)), WithOutputTokens(Fixed(8)), WithServerLog(e0.LogPath, e1.LogPath),
 		WithMetricsInterval(200*time.Millisecond), WithTimeout(time.Minute))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	run, err := s.Record(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Check(); err != nil {
-		t.Fatal(err)
-	}
+	dir, run := engineRun(t, s)
 	m := run.Manifest
 	if !m.Complete || len(m.Replicas) != 2 || m.Workload.Balance != "least-outstanding" {
 		t.Fatalf("manifest: complete %v, replicas %+v, balance %q", m.Complete, m.Replicas, m.Workload.Balance)

@@ -182,16 +182,10 @@ func TestShareGPTSessionsAgainstTestEngine(t *testing.T) {
 	}
 
 	e := testengine.Start(t, testengine.Options{Sequences: 4, CtxPerSeq: ctxLen})
-	dir := filepath.Join(t.TempDir(), "run")
 	s := mustNew(t, e.BaseURL, WithNamedDataset(Dataset{Name: DatasetShareGPT, Path: path, DisableShuffle: true, OutputTokens: out}),
 		WithLevels(2), WithWarmup(0), WithMetricsInterval(0), WithTimeout(time.Minute),
 		WithSessions(Sessions{PerLevel: sessions}))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	run, err := s.Record(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, run := engineRun(t, s)
 	if ss := run.Manifest.Workload.Sessions; ss == nil || ss.Source != "dataset" {
 		t.Errorf("manifest sessions %+v", ss)
 	}

@@ -195,12 +195,8 @@ func Serve(o Options) error {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
 		for i := range body.MaxTokens {
-			if i > 0 && o.TokenDelay > 0 {
-				select {
-				case <-r.Context().Done():
-					return
-				case <-time.After(o.TokenDelay):
-				}
+			if i > 0 && !pause(r, o.TokenDelay) {
+				return
 			}
 			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":null}]}\n\n")
 			fl.Flush()

@@ -9,6 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/headroom-llm/headroom/internal/texttest"
 )
 
 func spec() Spec {
@@ -51,12 +53,8 @@ func TestJobsRoundTrip(t *testing.T) {
 	}
 	c := sp.Template.Spec.Containers[0]
 	args := strings.Join(c.Args, " ")
-	for _, want := range []string{"sweep --base-url=http://vllm.bench.svc:8000 --concurrency=64,256,1024", "--shard 4 --shard-from-env",
-		"--start-at 2026-12-02T00:30:00Z", "--out /runs/llama-sweep/shard-$(JOB_COMPLETION_INDEX)"} {
-		if !strings.Contains(args, want) {
-			t.Errorf("shard args %q lack %q", args, want)
-		}
-	}
+	texttest.Contains(t, "the shard args", args, "sweep --base-url=http://vllm.bench.svc:8000 --concurrency=64,256,1024", "--shard 4 --shard-from-env",
+		"--start-at 2026-12-02T00:30:00Z", "--out /runs/llama-sweep/shard-$(JOB_COMPLETION_INDEX)")
 	if len(c.Env) != 1 || c.Env[0].Name != "JOB_COMPLETION_INDEX" || c.Env[0].ValueFrom.FieldRef.FieldPath != jobIndexAnnotation {
 		t.Errorf("env %+v: want JOB_COMPLETION_INDEX from the pod's index annotation", c.Env)
 	}

@@ -2,9 +2,7 @@ package sqlcheck
 
 import (
 	"database/sql"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/headroom-llm/headroom/collect/importer"
+	"github.com/headroom-llm/headroom/internal/seedtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -103,25 +102,7 @@ func rows[T any](dir, table string) func(n int) error {
 // The imported seed probe reads in DuckDB with exactly the JSON's values.
 func TestImportedSeedProbeMatchesJSON(t *testing.T) {
 	src := "../../testdata/seed/roofline_NVIDIA_H200.json"
-	raw, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seed struct {
-		BandwidthTBs float64 `json:"bandwidth_tbs"`
-		Peak         float64 `json:"peak_tflops"`
-		Ridge        float64 `json:"ridge_flops_per_byte"`
-		Knee         int     `json:"knee_batch"`
-		Sweep        []struct {
-			Batch     int64   `json:"batch"`
-			Intensity float64 `json:"intensity"`
-			TFLOPs    float64 `json:"tflops"`
-			LatencyMS float64 `json:"latency_ms"`
-		} `json:"sweep"`
-	}
-	if err := json.Unmarshal(raw, &seed); err != nil {
-		t.Fatal(err)
-	}
+	seed := seedtest.ReadRoofline(t, src)
 	dir := filepath.Join(t.TempDir(), "run")
 	run, err := importer.Import(src, dir, importer.Options{Date: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
@@ -142,9 +123,9 @@ func TestImportedSeedProbeMatchesJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := seed.Sweep[i]
-		if b != want.Batch || inten != want.Intensity || !close(flops, want.TFLOPs*1e12) || !close(secs, want.LatencyMS/1e3) || k != 8192 || n != 8192 {
+		if b != int64(want.Batch) || inten != want.Intensity || !close(flops, want.TFLOPS*1e12) || !close(secs, want.LatencyMS/1e3) || k != 8192 || n != 8192 {
 			t.Errorf("row %d: got B=%d I=%v %v FLOP/s %v s (k=%d n=%d); JSON B=%d I=%v %v TFLOP/s %v ms",
-				i, b, inten, flops, secs, k, n, want.Batch, want.Intensity, want.TFLOPs, want.LatencyMS)
+				i, b, inten, flops, secs, k, n, want.Batch, want.Intensity, want.TFLOPS, want.LatencyMS)
 		}
 	}
 	if i != len(seed.Sweep) || i != 17 {
@@ -158,8 +139,8 @@ func TestImportedSeedProbeMatchesJSON(t *testing.T) {
 		t.Errorf("bandwidth %v, JSON %v TB/s", bw, seed.BandwidthTBs)
 	}
 	p := run.Manifest.Probe
-	if !close(p.PeakFLOPPerS, seed.Peak*1e12) || !close(p.RidgeFLOPPerByte, seed.Ridge) || p.KneeBatch != seed.Knee || p.PeakBatch != 2048 {
-		t.Errorf("manifest probe %+v; JSON peak %v ridge %v knee %d", p, seed.Peak, seed.Ridge, seed.Knee)
+	if !close(p.PeakFLOPPerS, seed.PeakTFLOPS*1e12) || !close(p.RidgeFLOPPerByte, seed.Ridge) || p.KneeBatch != seed.KneeBatch || p.PeakBatch != 2048 {
+		t.Errorf("manifest probe %+v; JSON peak %v ridge %v knee %d", p, seed.PeakTFLOPS, seed.Ridge, seed.KneeBatch)
 	}
 	// The manifest itself is plain JSON that DuckDB reads too.
 	var gpu string
