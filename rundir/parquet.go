@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -108,8 +109,9 @@ func writerProps(dict bool) *parquet.WriterProperties {
 // must be an error, not an allocation that takes the machine's memory.
 const maxPageBytes = 64 << 20
 
-func readerProps() *parquet.ReaderProperties {
-	p := parquet.NewReaderProperties(memory.DefaultAllocator)
+// readerProps are the reader settings, with buffers from mem.
+func readerProps(mem memory.Allocator) *parquet.ReaderProperties {
+	p := parquet.NewReaderProperties(mem)
 	p.MaxCompressedPageSize, p.MaxUncompressedPageSize = maxPageBytes, maxPageBytes
 	return p
 }
@@ -197,11 +199,31 @@ func decodeParquetFile[T any](path string) (rows []T, err error) {
 		return nil, err
 	}
 	defer f.Close()
+	// A run's table parts are small: one read of the whole file costs one
+	// system call where reading each column chunk where it lies costs one
+	// per column (the reader copies each chunk into memory either way).
+	if st, err := f.Stat(); err == nil && st.Size() <= wholeFileBytes {
+		data := make([]byte, st.Size())
+		if _, err := io.ReadFull(f, data); err != nil {
+			return nil, err
+		}
+		return decodeParquet[T](bytes.NewReader(data))
+	}
 	return decodeParquet[T](f)
 }
 
-// decodeParquet reads every row of one Parquet file from r.
+// wholeFileBytes is the largest table part read into memory at once.
+const wholeFileBytes = 4 << 20
+
+// decodeParquet reads every row of one Parquet file from r: with the
+// direct reader (parquet_direct.go) where it can, else through Arrow.
 func decodeParquet[T any](r parquet.ReaderAtSeeker) (rows []T, err error) {
+	return decodeParquetWith[T](r, true)
+}
+
+// decodeParquetWith is decodeParquet; with direct false it always reads
+// through Arrow (the tests compare the two).
+func decodeParquetWith[T any](r parquet.ReaderAtSeeker, direct bool) (rows []T, err error) {
 	c, err := codecFor[T]()
 	if err != nil {
 		return nil, err
@@ -213,16 +235,39 @@ func decodeParquet[T any](r parquet.ReaderAtSeeker) (rows []T, err error) {
 			rows, err = nil, fmt.Errorf("corrupt Parquet: %v", r)
 		}
 	}()
-	pf, err := file.NewParquetReader(r, file.WithReadProps(readerProps()))
+	open := func(mem memory.Allocator) (*file.Reader, error) {
+		pf, err := file.NewParquetReader(r, file.WithReadProps(readerProps(mem)))
+		if err != nil {
+			return nil, fmt.Errorf("not a readable Parquet file: %w", err)
+		}
+		// Read the columns by their Parquet types, not through the Arrow
+		// schema that the writer stores in the file's metadata: a damaged
+		// stored schema can make the Arrow decoder allocate without bound
+		// (found by FuzzReadParquet), and the Parquet types are all the
+		// rows need.
+		pf.MetaData().FileMetaData.KeyValueMetadata = nil
+		return pf, nil
+	}
+	if direct {
+		pf, err := open(pageBuffers)
+		if err != nil {
+			return nil, err
+		}
+		if rows, ok, err := decodeDirect[T](c, pf); ok {
+			pf.Close()
+			if err != nil {
+				return nil, err
+			}
+			return rows, nil
+		}
+		// Left unclosed, as closing would close r, read again below; it
+		// has read no column, so it holds none of the recycler's buffers.
+	}
+	pf, err := open(memory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
+		return nil, err
 	}
 	defer pf.Close()
-	// Read the columns by their Parquet types, not through the Arrow schema
-	// that the writer stores in the file's metadata: a damaged stored
-	// schema can make the Arrow decoder allocate without bound (found by
-	// FuzzReadParquet), and the Parquet types are all the rows need.
-	pf.MetaData().FileMetaData.KeyValueMetadata = nil
 	mem := memory.DefaultAllocator
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, mem)
 	if err != nil {
@@ -306,20 +351,32 @@ func fillColumn[T any](rows []T, start int, f codecField, chunk arrow.Array) err
 // error that says why not.
 func columnFits(chunk arrow.Array, kind reflect.Kind) error {
 	var name string
-	var fits bool
 	switch chunk.(type) {
 	case *array.Int32:
-		name, fits = "int32", kind == reflect.Int32 || kind == reflect.Int64
+		name = "int32"
 	case *array.Int64:
-		name, fits = "int64", kind == reflect.Int64
+		name = "int64"
 	case *array.Float64:
-		name, fits = "float64", kind == reflect.Float64
+		name = "float64"
 	case *array.String, *array.LargeString:
-		name, fits = "string", kind == reflect.String
+		name = "string"
 	case *array.Boolean:
-		name, fits = "bool", kind == reflect.Bool
+		name = "bool"
 	default:
 		return fmt.Errorf("unsupported Arrow type %v", chunk.DataType())
+	}
+	return columnFitsName(name, kind)
+}
+
+// columnFitsName is columnFits for a column holding Go values of the named
+// type (int32, int64, float64, string, bool).
+func columnFitsName(name string, kind reflect.Kind) error {
+	var fits bool
+	switch name {
+	case "int32":
+		fits = kind == reflect.Int32 || kind == reflect.Int64
+	case "int64", "float64", "string", "bool":
+		fits = kind.String() == name
 	}
 	if !fits {
 		return fmt.Errorf("type %s does not fit %v", name, kind)

@@ -62,12 +62,19 @@ func roundTrip[T any](t *testing.T, table string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkRows(t, table, got, want)
+}
+
+// checkRows fails the test where got and want differ: in length or in a
+// row.
+func checkRows[T any](t *testing.T, what string, got, want []T) {
+	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("%s: read %d rows, wrote %d", table, len(got), len(want))
+		t.Fatalf("%s: read %d rows, want %d", what, len(got), len(want))
 	}
 	for i := range want {
 		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Fatalf("%s row %d:\n got %+v\nwant %+v", table, i, got[i], want[i])
+			t.Fatalf("%s row %d:\n got %+v\nwant %+v", what, i, got[i], want[i])
 		}
 	}
 }

@@ -522,10 +522,16 @@ func llamaTextRecord(b []byte) (Level, string, []byte, llamaFields, bool) {
 
 // splitFieldsQuoted splits "a=1 b=\"x y\" c=2" at spaces outside quotes.
 func splitFieldsQuoted(b []byte) []string {
-	var out []string
+	return appendFieldsQuoted(nil, string(b))
+}
+
+// appendFieldsQuoted appends the fields of line, as splitFieldsQuoted
+// splits them, to out. The fields are parts of line: converting the line
+// once costs one allocation, not one per field.
+func appendFieldsQuoted(out []string, line string) []string {
 	start, inQ := 0, false
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
 		case '\\':
 			if inQ {
 				i++
@@ -535,14 +541,14 @@ func splitFieldsQuoted(b []byte) []string {
 		case ' ':
 			if !inQ {
 				if i > start {
-					out = append(out, string(b[start:i]))
+					out = append(out, line[start:i])
 				}
 				start = i + 1
 			}
 		}
 	}
-	if start < len(b) {
-		out = append(out, string(b[start:]))
+	if start < len(line) {
+		out = append(out, line[start:])
 	}
 	return out
 }

@@ -41,7 +41,7 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 		rest = nil
 	}
 	s.ev.Level = lvl
-	kv := nodeFields(rest)
+	kv := s.nodeFields(rest)
 	switch bstr(verb) {
 	case "start", "model", "cache", "serving", "listening", "stats":
 		if lvl >= LevelError {
@@ -224,10 +224,12 @@ func (f nodeFieldSet) float(k string, def float64) float64 {
 }
 
 // nodeFields splits `a=1 b="x y" c=2` (double-quoted values may contain
-// spaces and \" escapes).
-func nodeFields(b []byte) nodeFieldSet {
-	var out nodeFieldSet
-	for _, tok := range splitFieldsQuoted(b) {
+// spaces and \" escapes). The set lives in the scanner's buffers until the
+// next line; its strings are the caller's to keep.
+func (s *Scanner) nodeFields(b []byte) nodeFieldSet {
+	s.nodeToks = appendFieldsQuoted(s.nodeToks[:0], string(b))
+	out := nodeFieldSet{pairs: s.nodeKVs[:0]}
+	for _, tok := range s.nodeToks {
 		eq := strings.IndexByte(tok, '=')
 		if eq <= 0 {
 			out.words = append(out.words, tok)
@@ -243,6 +245,7 @@ func nodeFields(b []byte) nodeFieldSet {
 		}
 		out.pairs = append(out.pairs, nodeKV{tok[:eq], v})
 	}
+	s.nodeKVs = out.pairs
 	return out
 }
 

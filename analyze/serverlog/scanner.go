@@ -134,6 +134,11 @@ type Scanner struct {
 	// (its "(EngineCore_0 pid=7) " or "(Worker_TP0 pid=9) " prefix).
 	engineProc bool
 
+	// the test engine's and transformers-cb's fields of the current line
+	// (nodeFields), kept to be reused by the next
+	nodeToks []string
+	nodeKVs  []nodeKV
+
 	// recent rank-tagged events, to fold the copies other ranks print
 	recent []rankedEvent
 	ranks  map[string]string // interned rank tags: a log has few

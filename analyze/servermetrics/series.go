@@ -257,8 +257,16 @@ func histogramQuantiles(q Quantity, family string, buckets, sums []Sample, qs []
 	}
 	groups := map[string]*group{}
 	var warns []Warning
+	// Every scrape repeats the same bucket label sets: each is split once.
+	type split struct{ rest, le string }
+	splits := map[string]split{}
 	for _, s := range buckets {
-		rest, le := withoutLabel(s.Labels, promtext.BucketLabel)
+		sp, ok := splits[s.Labels]
+		if !ok {
+			sp.rest, sp.le = withoutLabel(s.Labels, promtext.BucketLabel)
+			splits[s.Labels] = sp
+		}
+		rest, le := sp.rest, sp.le
 		bound, err := strconv.ParseFloat(le, 64)
 		if err != nil {
 			warns = append(warns, Warning{Kind: WarnBadLE, Metric: family, Labels: s.Labels, LE: le})
