@@ -76,7 +76,7 @@ func TestDirectReaderErrors(t *testing.T) {
 	}
 	one, two := int64(1), "two"
 	var buf bytes.Buffer
-	if err := encodeParquet(&buf, []nullable{{A: &one, C: 7}, {B: &two, C: -3}, {}}, "run-x"); err != nil {
+	if err := encodeParquet(&buf, []nullable{{A: &one, C: 7}, {B: &two, C: -3}, {}}, "run-x", true); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
