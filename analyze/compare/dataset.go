@@ -325,7 +325,7 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 		var key string
 		var hit bool
 		if m.Complete {
-			s, key, hit = summaryOf(dirs[i], raw, m, "", true, setJSON, cache)
+			s, key, hit = summaryOf(dirs[i], raw, m, "", true, setJSON, cache, false)
 		}
 		opts := loadOptions
 		// With the summary known, the rows need only the levels and requests.
