@@ -170,3 +170,15 @@ func EncodeParquet[T any](rows []T) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// EncodeParquetParts is EncodeParquet of the rows of every part in turn,
+// as one file: a caller that gathers rows from many sources (the dataset
+// of `headroom index`, a run's rows at a time) need not copy them into one
+// slice first.
+func EncodeParquetParts[T any](parts [][]T) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := encodeParquetParts(&buf, parts, "", false); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,8 +1,10 @@
 package rundir
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +132,67 @@ func TestExtendedColumns(t *testing.T) {
 		len(out[0].Ints) != 2 || out[0].Ints[1] != 64 || out[0].Rates[0] != 0.5 || out[0].Names[0] != "x" || len(out[1].Tags) != 0 {
 		t.Fatalf("%+v", out)
 	}
+}
+
+// Rows encoded in parts are the rows of the parts in turn, every column
+// type among them (the plain ones read at their offsets, nulls, times, the
+// types through reflection), and the file is the one EncodeParquet writes
+// of the same rows in one slice.
+func TestEncodeParquetParts(t *testing.T) {
+	type row struct {
+		I32  int32             `parquet:"i32"`
+		I64  int64             `parquet:"i64"`
+		F    float64           `parquet:"f"`
+		S    string            `parquet:"s"`
+		B    bool              `parquet:"b"`
+		PI   *int64            `parquet:"pi"`
+		PF   *float64          `parquet:"pf"`
+		PS   *string           `parquet:"ps"`
+		PI32 *int32            `parquet:"pi32"`
+		PB   *bool             `parquet:"pb"`
+		When time.Time         `parquet:"when"`
+		Tags map[string]string `parquet:"tags"`
+		Ints []int64           `parquet:"ints"`
+	}
+	at := time.Date(2026, 12, 2, 7, 0, 0, 5000, time.UTC)
+	seven, half, word, three, yes := int64(7), 0.5, "w\xffx", int32(3), true
+	parts := [][]row{
+		{{I32: -1, I64: 1 << 40, F: 1.25, S: "a", B: true, PI: &seven, When: at, Tags: map[string]string{"k": "v"}, Ints: []int64{2}}},
+		nil,
+		{{I32: 2, S: "b", PF: &half, PS: &word, PI32: &three, PB: &yes}, {I64: -5, F: -0.5}},
+	}
+	data, err := EncodeParquetParts(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := slices.Concat(parts...)
+	one, err := EncodeParquet(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, one) {
+		t.Error("the parts' file differs from the file of the rows in one slice")
+	}
+	out, err := DecodeParquet[row](data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all[1].PS = ptrTo("w\uFFFDx") // invalid UTF-8 is written as U+FFFD
+	if len(out) != 3 {
+		t.Fatalf("%d rows, want 3", len(out))
+	}
+	for i := range out {
+		w, g := all[i], out[i]
+		if g.I32 != w.I32 || g.I64 != w.I64 || g.F != w.F || g.S != w.S || g.B != w.B || !g.When.Equal(w.When) ||
+			!eqPtr(g.PI, w.PI) || !eqPtr(g.PF, w.PF) || !eqPtr(g.PS, w.PS) || !eqPtr(g.PI32, w.PI32) || !eqPtr(g.PB, w.PB) ||
+			len(g.Tags) != len(w.Tags) || g.Tags["k"] != w.Tags["k"] || !slices.Equal(g.Ints, w.Ints) {
+			t.Errorf("row %d: got %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func eqPtr[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

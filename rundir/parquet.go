@@ -9,7 +9,9 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -33,7 +35,9 @@ type codecField struct {
 	name     string
 	kind     reflect.Kind
 	nullable bool
-	ext      bool // a type of columns_ext.go: time, map, list
+	ext      bool    // a type of columns_ext.go: time, map, list
+	offset   uintptr // the field's offset in the struct (encodeParquet)
+	time     bool    // a time.Time field (not a pointer)
 }
 
 var codecs sync.Map // reflect.Type -> *rowCodec
@@ -60,7 +64,8 @@ func codecFor[T any]() (*rowCodec, error) {
 		}
 		var dt arrow.DataType
 		if x, ok := extendedType(ft); ok {
-			c.fields = append(c.fields, codecField{index: i, name: name, kind: ft.Kind(), nullable: nullable, ext: true})
+			c.fields = append(c.fields, codecField{index: i, name: name, kind: ft.Kind(), nullable: nullable, ext: true,
+				offset: f.Offset, time: ft == timeType && !nullable})
 			afields = append(afields, arrow.Field{Name: name, Type: x, Nullable: nullable || ft == timeType})
 			continue
 		}
@@ -78,7 +83,7 @@ func codecFor[T any]() (*rowCodec, error) {
 		default:
 			return nil, fmt.Errorf("rundir: %v.%s: unsupported column type %v", t, f.Name, f.Type)
 		}
-		c.fields = append(c.fields, codecField{index: i, name: name, kind: ft.Kind(), nullable: nullable})
+		c.fields = append(c.fields, codecField{index: i, name: name, kind: ft.Kind(), nullable: nullable, offset: f.Offset})
 		afields = append(afields, arrow.Field{Name: name, Type: dt, Nullable: nullable})
 	}
 	c.schema = arrow.NewSchema(afields, nil)
@@ -121,9 +126,19 @@ func readerProps(mem memory.Allocator) *parquet.ReaderProperties {
 // file's first column is run_id holding it on every row (see RunIDColumn),
 // unless T has a run_id column of its own.
 func encodeParquet[T any](w io.Writer, rows []T, runID string, dict bool) error {
+	return encodeParquetParts(w, [][]T{rows}, runID, dict)
+}
+
+// encodeParquetParts is encodeParquet of the rows of every part in turn,
+// as one file, without first copying them into one slice.
+func encodeParquetParts[T any](w io.Writer, parts [][]T, runID string, dict bool) error {
 	c, err := codecFor[T]()
 	if err != nil {
 		return err
+	}
+	n := 0
+	for _, rows := range parts {
+		n += len(rows)
 	}
 	schema, first := c.schema, 0
 	if runID != "" && len(schema.FieldIndices(RunIDColumn)) == 0 {
@@ -135,39 +150,17 @@ func encodeParquet[T any](w io.Writer, rows []T, runID string, dict bool) error 
 	defer b.Release()
 	if first == 1 {
 		ib := b.Field(0).(*array.StringBuilder)
-		ib.Reserve(len(rows))
-		for range rows {
+		ib.Reserve(n)
+		ib.ReserveData(n * len(runID))
+		for range n {
 			ib.Append(runID)
 		}
 	}
 	for i, f := range c.fields {
 		fb := b.Field(first + i)
-		fb.Reserve(len(rows))
-		for r := range rows {
-			v := reflect.ValueOf(&rows[r]).Elem().Field(f.index)
-			if f.nullable {
-				if v.IsNil() {
-					fb.AppendNull()
-					continue
-				}
-				v = v.Elem()
-			}
-			if f.ext {
-				appendExtended(fb, v)
-				continue
-			}
-			switch f.kind {
-			case reflect.Int32:
-				fb.(*array.Int32Builder).Append(int32(v.Int()))
-			case reflect.Int64:
-				fb.(*array.Int64Builder).Append(v.Int())
-			case reflect.Float64:
-				fb.(*array.Float64Builder).Append(v.Float())
-			case reflect.String:
-				fb.(*array.StringBuilder).Append(validUTF8(v.String()))
-			case reflect.Bool:
-				fb.(*array.BooleanBuilder).Append(v.Bool())
-			}
+		fb.Reserve(n)
+		for _, rows := range parts {
+			appendColumn(fb, f, rows)
 		}
 	}
 	rec := b.NewRecordBatch()
@@ -178,6 +171,82 @@ func encodeParquet[T any](w io.Writer, rows []T, runID string, dict bool) error 
 	}
 	werr := fw.Write(rec)
 	return errors.Join(werr, fw.Close())
+}
+
+// appendColumn appends field f of every row to fb. The plain types are
+// read at the field's offset (the type was checked by codecFor, once);
+// the types of columns_ext.go but time.Time go through reflection.
+func appendColumn[T any](fb array.Builder, f codecField, rows []T) {
+	if len(rows) == 0 {
+		return
+	}
+	field := func(r int) unsafe.Pointer { return unsafe.Add(unsafe.Pointer(&rows[r]), f.offset) }
+	if f.nullable && !f.ext {
+		// A pointer field: null where it is nil, else the value it points to.
+		for r := range rows {
+			p := *(*unsafe.Pointer)(field(r))
+			if p == nil {
+				fb.AppendNull()
+				continue
+			}
+			appendValue(fb, f.kind, p)
+		}
+		return
+	}
+	switch {
+	case f.time:
+		tb := fb.(*array.TimestampBuilder)
+		for r := range rows {
+			t := (*time.Time)(field(r))
+			if t.IsZero() {
+				tb.AppendNull()
+				continue
+			}
+			tb.Append(arrow.Timestamp(t.UnixMicro()))
+		}
+	case f.ext:
+		for r := range rows {
+			v := reflect.ValueOf(&rows[r]).Elem().Field(f.index)
+			if f.nullable {
+				if v.IsNil() {
+					fb.AppendNull()
+					continue
+				}
+				v = v.Elem()
+			}
+			appendExtended(fb, v)
+		}
+	case f.kind == reflect.Int64:
+		ib := fb.(*array.Int64Builder)
+		for r := range rows {
+			ib.Append(*(*int64)(field(r)))
+		}
+	case f.kind == reflect.Float64:
+		xb := fb.(*array.Float64Builder)
+		for r := range rows {
+			xb.Append(*(*float64)(field(r)))
+		}
+	default:
+		for r := range rows {
+			appendValue(fb, f.kind, field(r))
+		}
+	}
+}
+
+// appendValue appends the value of the given kind at p to fb.
+func appendValue(fb array.Builder, kind reflect.Kind, p unsafe.Pointer) {
+	switch kind {
+	case reflect.Int32:
+		fb.(*array.Int32Builder).Append(*(*int32)(p))
+	case reflect.Int64:
+		fb.(*array.Int64Builder).Append(*(*int64)(p))
+	case reflect.Float64:
+		fb.(*array.Float64Builder).Append(*(*float64)(p))
+	case reflect.String:
+		fb.(*array.StringBuilder).Append(validUTF8(*(*string)(p)))
+	case reflect.Bool:
+		fb.(*array.BooleanBuilder).Append(*(*bool)(p))
+	}
 }
 
 // validUTF8 replaces invalid UTF-8 with U+FFFD. Parquet strings must be

@@ -72,13 +72,21 @@ func (c SummaryCache) path(key string) string {
 
 // get returns the cached summary, or ok false when there is none (or the
 // entry cannot be read: it is then recomputed and replaced).
-func (c SummaryCache) get(key string) (s Run, ok bool) {
+// Without samples, the entry's request samples are not read.
+func (c SummaryCache) get(key string, samples bool) (s Run, ok bool) {
 	data, err := os.ReadFile(c.path(key))
 	if err != nil {
 		return Run{}, false
 	}
 	var e cachedSummary
-	if err := decodeGob(data, &e); err != nil {
+	if samples {
+		err = decodeGob(data, &e)
+	} else {
+		var h struct{ Run Run }
+		err = decodeGobAs[cachedSummary](data, &h)
+		e.Run = h.Run
+	}
+	if err != nil {
 		return Run{}, false
 	}
 	e.Run.samples = e.Samples
@@ -146,15 +154,16 @@ func lookupSummary(d rundir.Dir, label string, own bool, set []byte, c SummaryCa
 		// The full load reports a bad manifest with its own words.
 		return nil, Run{}, "", false, nil
 	}
-	s, key, ok = summaryOf(d, raw, m, label, own, set, c)
+	s, key, ok = summaryOf(d, raw, m, label, own, set, c, true)
 	return m, s, key, ok, nil
 }
 
 // summaryOf is lookupSummary for a complete run whose manifest (bytes raw,
-// decoded m) the caller has read.
-func summaryOf(d rundir.Dir, raw []byte, m *rundir.Manifest, label string, own bool, set []byte, c SummaryCache) (s Run, key string, ok bool) {
+// decoded m) the caller has read; without samples, the summary lacks the
+// request samples (the index needs none).
+func summaryOf(d rundir.Dir, raw []byte, m *rundir.Manifest, label string, own bool, set []byte, c SummaryCache, samples bool) (s Run, key string, ok bool) {
 	if own {
-		if s, ok = ownSummary(d, raw, m, set); ok {
+		if s, ok = ownSummaryWith(d, raw, m, set, samples); ok {
 			return s, "", true
 		}
 	}
@@ -162,7 +171,7 @@ func summaryOf(d rundir.Dir, raw []byte, m *rundir.Manifest, label string, own b
 		return Run{}, "", false
 	}
 	key = c.key(d.Name, label, raw, set)
-	if s, ok = c.get(key); ok {
+	if s, ok = c.get(key, samples); ok {
 		// gob keeps no difference between an empty list and none.
 		s.Kinds, s.Tags = m.Kinds, m.Tags
 	}

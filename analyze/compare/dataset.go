@@ -325,7 +325,7 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 		var key string
 		var hit bool
 		if m.Complete {
-			s, key, hit = summaryOf(dirs[i], raw, m, "", true, setJSON, cache)
+			s, key, hit = summaryOf(dirs[i], raw, m, "", true, setJSON, cache, false)
 		}
 		opts := loadOptions
 		// With the summary known, the rows need only the levels and requests.
@@ -355,7 +355,7 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 	if err != nil {
 		return stats, err
 	}
-	if err := w.flushAll(); err != nil {
+	if err := w.flushAll(ctx); err != nil {
 		return stats, err
 	}
 	stats.Files = w.files
@@ -371,13 +371,16 @@ type runRows struct {
 	summary  []DatasetSummary
 }
 
-// partition buffers one day's rows of every table.
+// partition buffers one day's rows of every table, the levels, requests
+// and summary rows as each run's slices (encoded in turn, never copied into
+// one).
 type partition struct {
 	runs     []DatasetRun
-	levels   []DatasetLevel
-	requests []DatasetRequest
-	summary  []DatasetSummary
-	n        int // part files written
+	levels   [][]DatasetLevel
+	requests [][]DatasetRequest
+	summary  [][]DatasetSummary
+	rows     [3]int // levels, requests and summary rows buffered
+	n        int    // part files written
 }
 
 type datasetWriter struct {
@@ -399,9 +402,12 @@ func (w *datasetWriter) add(r runRows) error {
 		w.parts[r.day] = p
 	}
 	p.runs = append(p.runs, r.run)
-	p.levels = append(p.levels, r.levels...)
-	p.requests = append(p.requests, r.requests...)
-	p.summary = append(p.summary, r.summary...)
+	p.levels = append(p.levels, r.levels)
+	p.requests = append(p.requests, r.requests)
+	p.summary = append(p.summary, r.summary)
+	p.rows[0] += len(r.levels)
+	p.rows[1] += len(r.requests)
+	p.rows[2] += len(r.summary)
 	w.buffered += len(r.requests) + 1
 	if w.buffered < flushRows {
 		w.mu.Unlock()
@@ -425,15 +431,18 @@ func (w *datasetWriter) add(r runRows) error {
 	return nil
 }
 
-func (w *datasetWriter) flushAll() error {
+// flushAll writes what every day holds, the days on every CPU: it is the
+// end of the index, when the runs' workers are done.
+func (w *datasetWriter) flushAll(ctx context.Context) error {
+	var days []string
 	for day, p := range w.parts {
 		if len(p.runs) > 0 {
-			if err := w.write(day, p); err != nil {
-				return err
-			}
+			days = append(days, day)
 		}
 	}
-	return nil
+	return parallel(ctx, len(days), func(i int) error {
+		return w.write(days[i], w.parts[days[i]])
+	})
 }
 
 // write stores one part of each table for the day. The runs part goes
@@ -455,20 +464,20 @@ func (w *datasetWriter) write(day string, p *partition) error {
 		w.mu.Unlock()
 		return nil
 	}
-	if len(p.levels) > 0 {
-		data, err := rundir.EncodeParquet(p.levels)
+	if p.rows[0] > 0 {
+		data, err := rundir.EncodeParquetParts(p.levels)
 		if err := put(DatasetLevels, data, err); err != nil {
 			return err
 		}
 	}
-	if len(p.requests) > 0 {
-		data, err := rundir.EncodeParquet(p.requests)
+	if p.rows[1] > 0 {
+		data, err := rundir.EncodeParquetParts(p.requests)
 		if err := put(DatasetRequests, data, err); err != nil {
 			return err
 		}
 	}
-	if len(p.summary) > 0 {
-		data, err := rundir.EncodeParquet(p.summary)
+	if p.rows[2] > 0 {
+		data, err := rundir.EncodeParquetParts(p.summary)
 		if err := put(DatasetLevelSummary, data, err); err != nil {
 			return err
 		}

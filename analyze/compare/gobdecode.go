@@ -29,17 +29,17 @@ type primed struct {
 	pool  sync.Pool
 }
 
-var primedTypes sync.Map // reflect.Type -> *primed
+var primedTypes sync.Map // [2]reflect.Type{F, T} -> *primed
 
-// primedFor is the primed set for T, nil when T's files do not split into
-// type definitions and one value message.
-func primedFor[T any]() *primed {
-	t := reflect.TypeFor[T]()
+// primedFor is the primed set for files of F decoded into T, nil when F's
+// files do not split into type definitions and one value message.
+func primedFor[F, T any]() *primed {
+	t := [2]reflect.Type{reflect.TypeFor[F](), reflect.TypeFor[T]()}
 	if p, ok := primedTypes.Load(t); ok {
 		return p.(*primed)
 	}
 	var buf bytes.Buffer
-	var zero T
+	var zero F
 	var p *primed
 	if err := gob.NewEncoder(&buf).Encode(zero); err == nil {
 		if types, value, ok := splitGob(buf.Bytes()); ok {
@@ -52,7 +52,15 @@ func primedFor[T any]() *primed {
 
 // decodeGob decodes data, one gob stream holding one T, into dst.
 func decodeGob[T any](data []byte, dst *T) error {
-	p := primedFor[T]()
+	return decodeGobAs[T](data, dst)
+}
+
+// decodeGobAs decodes data, one gob stream holding one F, into dst, a T
+// with some of F's fields: gob matches fields by name and skips the
+// others' bytes without making their values (the index, which needs no
+// request samples, reads a summary without them).
+func decodeGobAs[F, T any](data []byte, dst *T) error {
+	p := primedFor[F, T]()
 	types, value, ok := splitGob(data)
 	if p == nil || !ok || !bytes.Equal(types, p.types) {
 		return gob.NewDecoder(bytes.NewReader(data)).Decode(dst)

@@ -30,7 +30,7 @@ func TestDecodeGobMatchesGob(t *testing.T) {
 	if len(files) < 4 {
 		t.Fatalf("%d summaries written, want the recorded and bundled runs'", len(files))
 	}
-	p := primedFor[runSummaryFile]()
+	p := primedFor[runSummaryFile, runSummaryFile]()
 	if p == nil {
 		t.Fatal("runSummaryFile has no primed decoding")
 	}
@@ -39,6 +39,7 @@ func TestDecodeGobMatchesGob(t *testing.T) {
 		err := gob.NewDecoder(bytes.NewReader(data)).Decode(&e)
 		return e, err
 	}
+	withSamples := 0
 	for round := 0; round < 2; round++ {
 		for i, data := range files {
 			if types, _, ok := splitGob(data); !ok || !bytes.Equal(types, p.types) {
@@ -58,7 +59,20 @@ func TestDecodeGobMatchesGob(t *testing.T) {
 			if got.Key == "" || got.Run.Sweep == nil && got.Run.Roofline == nil {
 				t.Fatalf("summary %d decoded empty: %+v", i, got.Run)
 			}
+			// Without the samples (the index's read): the rest as gob has it.
+			var head runSummaryHead
+			if err := decodeGobAs[runSummaryFile](data, &head); err != nil {
+				t.Fatalf("summary %d without samples: %v", i, err)
+			}
+			if head.Key != want.Key || !reflect.DeepEqual(head.Run, want.Run) {
+				t.Fatalf("summary %d without samples: differs from gob's", i)
+			}
+			withSamples += len(want.Samples)
 		}
+	}
+
+	if withSamples == 0 {
+		t.Fatal("no summary has samples to leave out")
 	}
 
 	// Streams the primed decoder must not take, decoded as gob does.
