@@ -144,6 +144,7 @@ var multiHostPlan = []string{"--concurrency", "4,8", "--requests-per-level", "24
 // shared machine). Then it runs the shards again and kills one with SIGKILL after its
 // first level: the merged run names it, and its second level is partial.
 func TestShardsFromManyHostsMergeLikeOneHost(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	if testing.Short() {
 		t.Skip("runs three sweeps of two levels against a real server (about 45 s)")
 	}

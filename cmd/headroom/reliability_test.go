@@ -456,6 +456,7 @@ func TestNoTerminalEscapesFromOutside(t *testing.T) {
 // descriptors kept for the writes); what the output says was written is
 // what is on disk.
 func TestOpenFilesLimitLosesNoLevel(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	bin := headroomBinary(t)
 	srv := newPacedServer(t, time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
@@ -520,6 +521,7 @@ func TestSweepEndSaysWhatIsOnDisk(t *testing.T) {
 // soft limit is raised to the hard one at start (Go's runtime does it on
 // Linux), so 200 streams under a soft limit of 64 all connect.
 func TestSoftOpenFilesLimitRaised(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	bin := headroomBinary(t)
 	srv := newPacedServer(t, time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")

@@ -17,8 +17,8 @@ import (
 // compare puts it beside a one-server sweep of the same workload, grouped
 // by layout.
 func TestReplicasSweepReportCompare(t *testing.T) {
-	e0 := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
-	e1 := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
+	es := testengine.StartAll(t, testengine.Options{Sequences: 2, CtxPerSeq: 256}, testengine.Options{Sequences: 2, CtxPerSeq: 256})
+	e0, e1 := es[0], es[1]
 	tmp := t.TempDir()
 	one, set := filepath.Join(tmp, "one"), filepath.Join(tmp, "set")
 	common := []string{"--concurrency", "2,4", "--requests-per-level", "8", "--warmup", "0", "--prompt-tokens", "32",
@@ -89,8 +89,9 @@ func TestReplicasSweepReportCompare(t *testing.T) {
 // read as hitting the KV wall (replica 1's preemptions are the set's), and
 // the per-replica table must put the wall on replica 1 alone.
 func TestReplicaWallsByConstruction(t *testing.T) {
-	ample := testengine.Start(t, testengine.Options{Sequences: 8, CtxPerSeq: 128, KVBudgetTokens: 1024})
-	starved := testengine.Start(t, testengine.Options{Sequences: 8, CtxPerSeq: 128, KVBudgetTokens: 150})
+	es := testengine.StartAll(t, testengine.Options{Sequences: 8, CtxPerSeq: 128, KVBudgetTokens: 1024},
+		testengine.Options{Sequences: 8, CtxPerSeq: 128, KVBudgetTokens: 150})
+	ample, starved := es[0], es[1]
 	set := filepath.Join(t.TempDir(), "set")
 	if code, _, errs := headroom(t, "sweep", "--base-url", ample.BaseURL+","+starved.BaseURL, "--server-log", ample.LogPath,
 		"--server-log", starved.LogPath, "--balance", "round-robin", "--concurrency", "2,4,8", "--requests-per-level", "16",

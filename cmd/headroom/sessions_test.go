@@ -33,9 +33,14 @@ func TestSessionsReportPrefixReuse(t *testing.T) {
 		{"evicting", testengine.Options{Sequences: 1, CtxPerSeq: 1024, PrefixCache: true}, analyze.ReuseNotSeen},
 		{"none", testengine.Options{Sequences: 8, CtxPerSeq: 1024}, analyze.ReuseUnknown},
 	}
-	var confusion []string
+	var opts []testengine.Options
 	for _, c := range cases {
-		e := testengine.Start(t, c.opts)
+		opts = append(opts, c.opts)
+	}
+	engines := testengine.StartAll(t, opts...)
+	var confusion []string
+	for i, c := range cases {
+		e := engines[i]
 		dir := filepath.Join(t.TempDir(), c.name)
 		code, _, errs := headroom(t, "sweep", "--base-url", e.BaseURL, "--concurrency", "2", "--session-turns-mean", "3",
 			"--session-turn-delay-mean", "30", "--conversation-num", "4", "--warmup", "0", "--prompt-tokens", "120",

@@ -58,6 +58,14 @@ func headroomBinary(t *testing.T) string {
 	return binPath
 }
 
+// TestMain: most of this package's tests run headroom in-process, one
+// after the other: a sweep samples its own process's CPU (the client-bound
+// check), so two in the same process would count each other's. The tests
+// that run the built binary instead (signals, kill -9, GNU timeout, open
+// files limits, the multi-host shards) spend most of their time waiting on
+// it, on paced servers and on fixed schedules, and call t.Parallel(): they
+// run together after the in-process ones (go test -parallel, .ci/run sets
+// it), not one after the other.
 func TestMain(m *testing.M) {
 	fakeserver.MaybeServe() // the test binary as a --server-cmd server
 	code := m.Run()
@@ -186,6 +194,7 @@ const stopBudget = time.Second
 // with 130 within a second, and leaves a valid run marked incomplete with
 // the level in progress; the rows of that level are flushed.
 func TestSignalsDuringSweep(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			srv := newPacedServer(t, 20*time.Millisecond)
@@ -243,6 +252,7 @@ func TestSignalsDuringSweep(t *testing.T) {
 // and intact, only the level in progress is lost, the run opens and
 // reports, and --resume completes it with the same workload.
 func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	srv := newPacedServer(t, 5*time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
 	p := startHeadroom(t, nil, "sweep", "--base-url", srv.URL, "--concurrency", "1,2,4", "--requests-per-level", "12",
@@ -314,6 +324,7 @@ func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 // it started that ignores SIGTERM; that server is killed, not left behind,
 // and the run written after the first Ctrl-C stays valid.
 func TestSecondCtrlCQuitsAtOnce(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	dir := filepath.Join(t.TempDir(), "run")
 	pidFile := filepath.Join(t.TempDir(), "server.pid")
 	addr, err := fakeserver.FreeAddr()
@@ -398,6 +409,7 @@ func streamsForCtrlC() int {
 // not inflate: that is held to the second here. The wall time is printed,
 // and bench/ctrlc.sh measures it on a quiet machine.
 func TestCtrlCWithThousandsOfStreams(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	n := streamsForCtrlC()
 	url := startHoldServer(t)
 	dir := filepath.Join(t.TempDir(), "run")
@@ -496,6 +508,7 @@ func startHoldServer(t *testing.T) string {
 // as valid Parquet, the manifest is incomplete and names the point in
 // progress.
 func TestInterruptProbe(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			f := fakecuda.Build(t)
@@ -542,6 +555,7 @@ func TestInterruptProbe(t *testing.T) {
 // command started is stopped by the resume, from server.pid, before it
 // starts its own. Either way the resumed run measures a server it started.
 func TestKill9LeavesNoServerRunning(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	for _, tt := range []struct {
 		name   string
 		prefix string // shell words before the server
@@ -642,6 +656,7 @@ func (s *syncBuffer) String() string {
 // interrupted level and stopped are written, nothing says "again"), every
 // time.
 func TestGNUTimeoutStopsOnce(t *testing.T) {
+	t.Parallel() // waits on binaries it runs: see TestMain
 	timeout, err := exec.LookPath("timeout")
 	if err != nil {
 		t.Fatal("GNU timeout (coreutils) is needed: ", err)

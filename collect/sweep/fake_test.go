@@ -29,22 +29,23 @@ type fakeServer struct {
 	noUsage     bool
 	chat        bool // answer chat with a role chunk first
 	crlf        bool
-	noSpace     bool   // "data:{...}" without the space
-	noDone      bool   // end the stream without [DONE]
-	streamError string // send {"error": ...} after the first token
-	status      int    // answer every generation with this status
-	disconnect  int    // drop the connection after this many tokens
-	stallAfter  int    // stop sending (but keep the connection) after this many tokens
-	longLine    int    // pad the first chunk's JSON with this many bytes
-	garbage     bool   // send a data line that is not JSON after the first token
-	wantKey     string // required bearer token
-	retryAfter  string // Retry-After header sent with status
-	failEvery   int    // with status: only every n-th generation request fails
-	badUTF8     bool   // text and error messages with invalid UTF-8
-	noFinish    bool   // no finish_reason and no [DONE]: the stream just ends
-	location    string // with status 3xx: the Location header
-	echoAuth    bool   // with status: the error body echoes the Authorization header
-	slots       int    // serve at most this many generations at once; the others wait (0: no limit)
+	noSpace     bool          // "data:{...}" without the space
+	noDone      bool          // end the stream without [DONE]
+	streamError string        // send {"error": ...} after the first token
+	status      int           // answer every generation with this status
+	disconnect  int           // drop the connection after this many tokens
+	stallAfter  int           // stop sending (but keep the connection) after this many tokens
+	longLine    int           // pad the first chunk's JSON with this many bytes
+	garbage     bool          // send a data line that is not JSON after the first token
+	wantKey     string        // required bearer token
+	retryAfter  string        // Retry-After header sent with status
+	retryAt     time.Duration // with status: Retry-After is the HTTP date this long after each answer
+	failEvery   int           // with status: only every n-th generation request fails
+	badUTF8     bool          // text and error messages with invalid UTF-8
+	noFinish    bool          // no finish_reason and no [DONE]: the stream just ends
+	location    string        // with status 3xx: the Location header
+	echoAuth    bool          // with status: the error body echoes the Authorization header
+	slots       int           // serve at most this many generations at once; the others wait (0: no limit)
 	slotSem     chan struct{}
 	hangModels  bool // /v1/models never answers
 	hangTokens  bool // /tokenize never answers
@@ -131,6 +132,9 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 	if f.status != 0 && (f.failEvery == 0 || reqNo%int64(f.failEvery) == 0) {
 		if f.retryAfter != "" {
 			w.Header().Set("Retry-After", f.retryAfter)
+		}
+		if f.retryAt > 0 {
+			w.Header().Set("Retry-After", time.Now().Add(f.retryAt).UTC().Format(http.TimeFormat))
 		}
 		if f.location != "" {
 			w.Header().Set("Location", f.location)

@@ -76,9 +76,11 @@ func TestFaultMatrix(t *testing.T) {
 	}{
 		{name: "429 with Retry-After seconds", configure: func(f *fakeServer) { f.status, f.retryAfter, f.failEvery = 429, "1", 2 },
 			statuses: map[string]int{rundir.StatusOK: 2, rundir.StatusHTTPError: 2}, httpCode: 429, errorHas: "(Retry-After: 1)", minGapS: 1},
+		// The date is taken when the server answers (1 to 2 s ahead, as
+		// HTTP dates have whole seconds), not when the case is set up: under
+		// load a date fixed in advance had passed by the time it was sent.
 		{name: "503 with Retry-After date", configure: func(f *fakeServer) {
-			f.status, f.failEvery = 503, 2
-			f.retryAfter = time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat)
+			f.status, f.failEvery, f.retryAt = 503, 2, 2*time.Second
 		}, statuses: map[string]int{rundir.StatusOK: 2, rundir.StatusHTTPError: 2}, httpCode: 503, errorHas: "Retry-After: ", minGapS: 0.3},
 		{name: "500 without Retry-After", configure: func(f *fakeServer) { f.status, f.failEvery = 500, 2 },
 			statuses: map[string]int{rundir.StatusOK: 2, rundir.StatusHTTPError: 2}, httpCode: 500, errorHas: "HTTP 500: "},

@@ -18,8 +18,8 @@ import (
 // log, /metrics and CPU are kept apart, labelled by replica, the metrics
 // of both taken in the same ticks.
 func TestSweepAgainstTwoReplicas(t *testing.T) {
-	e0 := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
-	e1 := testengine.Start(t, testengine.Options{Sequences: 2, CtxPerSeq: 256})
+	es := testengine.StartAll(t, testengine.Options{Sequences: 2, CtxPerSeq: 256}, testengine.Options{Sequences: 2, CtxPerSeq: 256})
+	e0, e1 := es[0], es[1]
 	s := mustNew(t, e0.BaseURL+","+e1.BaseURL, WithLevels(2, 4), WithRequestsPerLevel(8), WithWarmup(0),
 		WithPromptTokens(Fixed(32)), WithOutputTokens(Fixed(8)), WithServerLog(e0.LogPath, e1.LogPath),
 		WithMetricsInterval(200*time.Millisecond), WithTimeout(time.Minute))

@@ -106,6 +106,28 @@ func Start(t testing.TB, opts Options) *Engine {
 	return e
 }
 
+// StartAll starts one engine per Options, all at once, and returns them in
+// that order once every one answers: a test that needs several engines
+// waits for the slowest start, not for the sum of them (each loads the
+// Node.js runtime, llama.cpp and its model). The test fails if any fails to
+// start; those that did are stopped when it ends.
+func StartAll(t testing.TB, opts ...Options) []*Engine {
+	t.Helper()
+	engines := make([]*Engine, len(opts))
+	errs := make([]error, len(opts))
+	var wg sync.WaitGroup
+	for i, o := range opts {
+		wg.Go(func() { engines[i], errs[i] = start(t, o) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return engines
+}
+
 func (o Options) withDefaults() Options {
 	if o.Model == (gguf.LlamaConfig{}) {
 		o.Model = gguf.TinyLlama()
