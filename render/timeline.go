@@ -122,7 +122,10 @@ func timelineChart(tl *analyze.Timeline, names []string, leftUnit, rightUnit str
 	_, y := valueAxis(leftUnit, "value", 44)
 	_, y2 := valueAxis(rightUnit, "value", 44)
 	y2.SplitLine = &opts.SplitLine{Show: opts.Bool(false)}
-	c.SetGlobalOptions(append(baseOpts("56", "56"), charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
+	// The right axis' name stands 44 px out, rotated: a line of text more
+	// (about 14 px) and some slack for the browser's font, or its edge is
+	// cut off (it was, by 2 px, in Chromium 156).
+	c.SetGlobalOptions(append(baseOpts("56", "66"), charts.WithXAxisOpts(x), charts.WithYAxisOpts(y),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}))...)
 	c.ExtendYAxis(y2)
 	end := 0.0
