@@ -3,7 +3,7 @@
 # package) with `go test -fuzz`, one after the other, for a given time each.
 #
 #   bench/fuzz.sh            # 10 minutes per target (the figure)
-#   bench/fuzz.sh --light 2s # CI: a short run of the targets that build fast
+#   bench/fuzz.sh --light 1s # CI: a short run of the targets that build fast
 #   ONLY=FuzzReadParquet bench/fuzz.sh 2m    # targets whose name matches a regexp
 #
 # --light skips the targets whose test binary links arrow-go (the run
