@@ -17,9 +17,13 @@ import (
 // fake server), the shape holds on a loaded machine: the sweep stops at
 // c=8, the first level with two flat levels after the best one (c=2), or
 // at c=16 when noise makes c=4 the best; it skips the levels above and
-// says so in the manifest.
+// says so in the manifest. A request holds its slot ~165 ms, far longer
+// than the client's and the server's own work on a request (tens of ms
+// under -race on a busy machine): with 2 ms tokens that work, done
+// outside the slots, was a third of a request, and more concurrency hid
+// it, so throughput kept rising to c=8.
 func TestStopWhenSaturated(t *testing.T) {
-	f := newFakeServer(t, func(f *fakeServer) { f.slots, f.firstDelay, f.tokenDelay = 2, 5*time.Millisecond, 2*time.Millisecond })
+	f := newFakeServer(t, func(f *fakeServer) { f.slots, f.firstDelay, f.tokenDelay = 2, 15*time.Millisecond, 10*time.Millisecond })
 	dir := filepath.Join(t.TempDir(), "run")
 	s := mustNew(t, f.URL, WithLevels(1, 2, 4, 8, 16, 32), WithRequestsPerLevel(40), WithWarmup(2),
 		WithPromptTokens(Fixed(32)), WithOutputTokens(Fixed(16)), WithStopWhenSaturated(true), WithMetricsInterval(0), WithNoGPU())
