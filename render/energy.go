@@ -82,7 +82,14 @@ func energyOf(r *analyze.RunAnalysis) (ec energyColumns, ok bool) {
 			how = append(how, energyFromText[k])
 		}
 	}
-	note := "Energy per output token: what the " + map[bool]string{true: "GPUs", false: "CPU"}[gpu] +
+	drew := "GPUs"
+	switch {
+	case gpu && cpu:
+		drew = "GPUs and the CPU"
+	case cpu:
+		drew = "CPU"
+	}
+	note := "Energy per output token: what the " + drew +
 		" drew over each level's measured window (" + strings.Join(how, " and ") + ") divided by the window's output tokens; lower is better"
 	if froms[analyze.EnergyFromPower] {
 		note += ". Power samples (every 0.5 s) joined by straight lines can miss a shorter burst; the GPU's energy counter, where recorded, counts every joule"
