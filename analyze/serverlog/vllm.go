@@ -164,25 +164,25 @@ func vllmLevel(b []byte) (Level, int) {
 	}
 	switch b[0] {
 	case 'I':
-		if bstr(b[:5]) == "INFO " {
-			return LevelInfo, 5
-		}
+		return vllmLevelWord(b, "INFO ", LevelInfo)
 	case 'W':
-		if len(b) >= 8 && bstr(b[:8]) == "WARNING " {
-			return LevelWarning, 8
-		}
+		return vllmLevelWord(b, "WARNING ", LevelWarning)
 	case 'E':
-		if len(b) >= 6 && bstr(b[:6]) == "ERROR " {
-			return LevelError, 6
-		}
+		return vllmLevelWord(b, "ERROR ", LevelError)
 	case 'D':
-		if len(b) >= 6 && bstr(b[:6]) == "DEBUG " {
-			return LevelDebug, 6
-		}
+		return vllmLevelWord(b, "DEBUG ", LevelDebug)
 	case 'C':
-		if len(b) >= 9 && bstr(b[:9]) == "CRITICAL " {
-			return LevelCritical, 9
-		}
+		return vllmLevelWord(b, "CRITICAL ", LevelCritical)
+	}
+	return LevelUnknown, 0
+}
+
+// vllmLevelWord returns lvl and the word's length when b starts with word, so
+// that each level's length is the length of its word and not a number
+// written beside it.
+func vllmLevelWord(b []byte, word string, lvl Level) (Level, int) {
+	if len(b) >= len(word) && bstr(b[:len(word)]) == word {
+		return lvl, len(word)
 	}
 	return LevelUnknown, 0
 }
