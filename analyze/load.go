@@ -75,6 +75,10 @@ type LoadOptions struct {
 	// (headroom index reads it first for the run's id): it is not read
 	// again.
 	Manifest *rundir.Manifest
+	// Levels, when set, are the run's levels rows as the caller has them
+	// (from the run's own summary, which keeps them as its analysis read
+	// them): the levels table is not read.
+	Levels *[]rundir.LevelRow
 }
 
 // LoadWith is Load with options.
@@ -112,6 +116,10 @@ func LoadFrom(d rundir.Dir, o LoadOptions) (*Run, error) {
 			return nil
 		}
 		if o.RowsOnly && table != rundir.TableLevels && table != rundir.TableRequests {
+			return nil
+		}
+		if table == rundir.TableLevels && o.Levels != nil {
+			run.Levels = *o.Levels
 			return nil
 		}
 		return f()

@@ -3,6 +3,8 @@ package objstore
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"io"
 	"io/fs"
 	"maps"
@@ -21,13 +23,14 @@ type FS struct {
 	c     *Client
 	loc   Location
 	files map[string]int64           // name relative to loc -> size
+	etags map[string]string          // name relative to loc -> the listing's ETag
 	dirs  map[string]map[string]bool // directory -> its entries' names
 }
 
 // NewFS returns the view of objs (listed under loc) as files relative to
 // loc. Keys outside loc are ignored.
 func NewFS(ctx context.Context, c *Client, loc Location, objs []Object) *FS {
-	f := &FS{ctx: ctx, c: c, loc: loc, files: map[string]int64{}, dirs: map[string]map[string]bool{".": {}}}
+	f := &FS{ctx: ctx, c: c, loc: loc, files: map[string]int64{}, etags: map[string]string{}, dirs: map[string]map[string]bool{".": {}}}
 	prefix := loc.Prefix + "/"
 	if loc.Prefix == "" {
 		prefix = ""
@@ -38,6 +41,9 @@ func NewFS(ctx context.Context, c *Client, loc Location, objs []Object) *FS {
 			continue
 		}
 		f.files[name] = o.Size
+		if o.ETag != "" {
+			f.etags[name] = o.ETag
+		}
 		for child := name; ; {
 			parent := path.Dir(child)
 			kids, existed := f.dirs[parent]
@@ -83,6 +89,23 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: f.loc.Key(name), Err: fs.ErrNotExist}
 	}
 	return f.c.Get(f.ctx, f.loc.Bucket, f.loc.Key(name))
+}
+
+// ContentMD5 is the MD5 of file name's bytes as the listing gave it, with
+// no read: ok only where the object's ETag has the form of an MD5 (an
+// object written by one plain PUT; not a multipart upload). A caller that
+// holds bytes it believes to be the file's compares their MD5 with this
+// instead of reading the file. Against a store whose ETags are not MD5s
+// the comparison fails, and the caller reads the file.
+func (f *FS) ContentMD5(name string) (sum [md5.Size]byte, ok bool) {
+	tag := strings.Trim(f.etags[name], `"`)
+	if len(tag) != 2*md5.Size {
+		return sum, false
+	}
+	if _, err := hex.Decode(sum[:], []byte(tag)); err != nil {
+		return sum, false
+	}
+	return sum, true
 }
 
 // Stat implements fs.StatFS.

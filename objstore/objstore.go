@@ -87,6 +87,11 @@ func (l Location) Key(name string) string {
 type Object struct {
 	Key  string // the full key
 	Size int64
+	// ETag is the store's tag of the object's bytes, as the listing gives
+	// it (quoted). For an object written by one plain PUT it is the MD5 of
+	// the bytes on AWS S3 and on the S3-compatible servers; for a multipart
+	// upload or one encrypted with a KMS key it is something else.
+	ETag string
 }
 
 // Client is an S3 client; it is safe for concurrent use.
@@ -150,7 +155,7 @@ func (c *Client) List(ctx context.Context, bucket, prefix string) ([]Object, err
 			return nil, describe(Scheme+bucket+"/"+prefix, err)
 		}
 		for _, o := range page.Contents {
-			out = append(out, Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size)})
+			out = append(out, Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
 		}
 	}
 	return out, nil

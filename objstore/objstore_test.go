@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"context"
+	"crypto/md5"
 	"errors"
 	"io/fs"
 	"net/http/httptrace"
@@ -61,6 +62,13 @@ func TestAgainstSeaweedFS(t *testing.T) {
 	data, err := fs.ReadFile(found[0].FS, "requests/part-00000.parquet")
 	if err != nil || string(data) != "P" {
 		t.Fatalf("%q %v", data, err)
+	}
+	// The listing's ETag of an object written by one PUT is its MD5.
+	if sum, ok := found[0].FS.ContentMD5("manifest.json"); !ok || sum != md5.Sum([]byte("{}")) {
+		t.Errorf("ContentMD5 of manifest.json: %x %v, want %x", sum, ok, md5.Sum([]byte("{}")))
+	}
+	if _, ok := found[0].FS.ContentMD5("none"); ok {
+		t.Error("ContentMD5 of a missing file: ok")
 	}
 }
 

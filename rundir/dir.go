@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bytes"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
@@ -92,6 +93,19 @@ func (s Dir) IsRegular(name string) bool {
 		st, err = fs.Stat(s.fsys, name)
 	}
 	return err == nil && st.Mode().IsRegular()
+}
+
+// ContentMD5 is the MD5 of the bytes of the run's file name when the store
+// knows it without a read (an S3 listing's ETag of a plainly uploaded
+// object), ok false otherwise: always for a local directory, where reading
+// the file costs less than a request.
+func (s Dir) ContentMD5(name string) (sum [md5.Size]byte, ok bool) {
+	if h, is := s.fsys.(interface {
+		ContentMD5(string) ([md5.Size]byte, bool)
+	}); is {
+		return h.ContentMD5(name)
+	}
+	return sum, false
 }
 
 // OpenFile opens a file of the run (name slash-separated) for reading.

@@ -144,28 +144,27 @@ func readManifest(d rundir.Dir) ([]byte, *rundir.Manifest, error) {
 // lookupSummary finds run d's summary (ok), with its manifest: the run's
 // own (runsummary.go) when own is set and it holds, else the cache's when
 // a cache is given; label is the name the comparison gives the run ("" for
-// its own); set is the analysis settings, settingsJSON. When neither holds it, key is the name to store the fresh
-// summary under in the cache, "" for no cache or a run that is not to be
-// cached (incomplete, or a manifest the full load will report on in its
-// own words).
+// its own); set is the analysis settings, settingsJSON. When neither holds
+// it, key is the name to store the fresh summary under in the cache, ""
+// for no cache or a run that is not to be cached (incomplete, or a
+// manifest the full load will report on in its own words).
 func lookupSummary(d rundir.Dir, label string, own bool, set []byte, c SummaryCache) (m *rundir.Manifest, s Run, key string, ok bool, err error) {
-	raw, m, err := readManifest(d)
+	raw, m, ownSum, err := readRun(d, own, set, true)
 	if err != nil || !m.Complete {
 		// The full load reports a bad manifest with its own words.
 		return nil, Run{}, "", false, nil
 	}
-	s, key, ok = summaryOf(d, raw, m, label, own, set, c, true)
+	s, key, ok = summaryOf(d, raw, m, ownSum, label, set, c, true)
 	return m, s, key, ok, nil
 }
 
 // summaryOf is lookupSummary for a complete run whose manifest (bytes raw,
-// decoded m) the caller has read; without samples, the summary lacks the
-// request samples (the index needs none).
-func summaryOf(d rundir.Dir, raw []byte, m *rundir.Manifest, label string, own bool, set []byte, c SummaryCache, samples bool) (s Run, key string, ok bool) {
-	if own {
-		if s, ok = ownSummaryWith(d, raw, m, set, samples); ok {
-			return s, "", true
-		}
+// decoded m) and own summary (ownSum, nil when none holds: readRun) the
+// caller has read; without samples, the summary lacks the request samples
+// (the index needs none).
+func summaryOf(d rundir.Dir, raw []byte, m *rundir.Manifest, ownSum *runSummaryFile, label string, set []byte, c SummaryCache, samples bool) (s Run, key string, ok bool) {
+	if ownSum != nil {
+		return ownSum.run(d, m), "", true
 	}
 	if c == "" {
 		return Run{}, "", false

@@ -301,10 +301,10 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 	}
 	var mu sync.Mutex
 	seen := map[string]bool{}
-	err = parallel(ctx, len(dirs), func(i int) error {
+	err = parallelOn(ctx, workersFor(dirs), len(dirs), func(i int) error {
 		// The manifest is read once: for the run_id, the summary's key and
 		// the rows.
-		raw, m, err := readManifest(dirs[i])
+		raw, m, ownSum, err := readRun(dirs[i], true, setJSON, false)
 		if err != nil {
 			if _, merr := dirs[i].Manifest(); merr != nil {
 				return merr // in the words of every other command
@@ -325,11 +325,16 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 		var key string
 		var hit bool
 		if m.Complete {
-			s, key, hit = summaryOf(dirs[i], raw, m, "", true, setJSON, cache, false)
+			s, key, hit = summaryOf(dirs[i], raw, m, ownSum, "", setJSON, cache, false)
 		}
 		opts := loadOptions
-		// With the summary known, the rows need only the levels and requests.
+		// With the summary known, the rows need only the levels and
+		// requests, and the levels when the run's own summary keeps them
+		// only the requests.
 		opts.RowsOnly, opts.Manifest = hit, m
+		if ownSum != nil && ownSum.LevelsKept {
+			opts.Levels = &ownSum.Levels
+		}
 		run, err := analyze.LoadFrom(dirs[i], opts)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"crypto/md5"
 	"encoding/gob"
 	"fmt"
 	"io"
@@ -24,6 +25,17 @@ type runSummaryFile struct {
 	Key     string
 	Run     Run
 	Samples []analyze.LevelSamples
+	// Manifest is the bytes of the manifest the summary was made from (Key
+	// covers them), so that a reader whose store vouches for the
+	// manifest's bytes without a read (an S3 listing's ETag,
+	// rundir.Dir.ContentMD5) reads the summary alone: one request a run
+	// instead of two. Empty in summaries written before it was kept.
+	Manifest []byte
+	// Levels are the run's levels rows as its analysis read them, for the
+	// index, which then reads only the run's requests table; LevelsKept
+	// tells "no levels" from a summary written before they were kept.
+	Levels     []rundir.LevelRow
+	LevelsKept bool
 }
 
 // WriteRunSummary writes the summary of the closed local run dir into it,
@@ -63,10 +75,13 @@ func WriteRunSummary(dir string, set analyze.Settings) (written bool, err error)
 	key := summaryKey("", "", raw, enc)
 	s.Dir = ""
 	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(runSummaryFile{Key: key, Run: s, Samples: s.samples}); err != nil {
+	file := runSummaryFile{Key: key, Run: s, Samples: s.samples, Manifest: raw, Levels: run.Levels, LevelsKept: true}
+	if err := gob.NewEncoder(&buf).Encode(file); err != nil {
 		return false, fmt.Errorf("%s: summary: %w", dir, err)
 	}
-	if bytes.Contains(buf.Bytes(), []byte(abs)) {
+	// The manifest's own bytes may name the directory (a server command's
+	// paths): those stay true wherever the run goes; the summary's do not.
+	if bytes.Count(buf.Bytes(), []byte(abs)) > bytes.Count(raw, []byte(abs)) {
 		return false, nil
 	}
 	if err := rundir.WriteSummaryFile(abs, buf.Bytes()); err != nil {
@@ -79,53 +94,94 @@ func WriteRunSummary(dir string, set analyze.Settings) (written bool, err error)
 // for manifest bytes raw and settings set (settingsJSON; then the run is
 // analysed).
 func ownSummary(d rundir.Dir, raw []byte, m *rundir.Manifest, set []byte) (s Run, ok bool) {
-	return ownSummaryWith(d, raw, m, set, true)
+	e, ok := readOwnSummary(d, true)
+	if !ok || !e.holds(raw, set) {
+		return Run{}, false
+	}
+	return e.run(d, m), true
 }
 
 // runSummaryHead is a runSummaryFile read without its samples.
 type runSummaryHead struct {
-	Key string
-	Run Run
+	Key        string
+	Run        Run
+	Manifest   []byte
+	Levels     []rundir.LevelRow
+	LevelsKept bool
 }
 
-// ownSummaryWith is ownSummary, without the request samples (which only a
-// comparison's tests use) when samples is false.
-func ownSummaryWith(d rundir.Dir, raw []byte, m *rundir.Manifest, set []byte, samples bool) (s Run, ok bool) {
+// readOwnSummary reads and decodes run d's own summary file, without the
+// request samples (which only a comparison's tests use) when samples is
+// false; ok false when the run has none or it cannot be read. It is not
+// yet checked against the run (holds).
+func readOwnSummary(d rundir.Dir, samples bool) (e runSummaryFile, ok bool) {
 	defer func() {
 		// A damaged or hostile file is no summary: the run is analysed.
 		if recover() != nil {
-			s, ok = Run{}, false
+			e, ok = runSummaryFile{}, false
 		}
 	}()
 	f, err := d.OpenFile(rundir.SummaryFile)
 	if err != nil {
-		return Run{}, false
+		return e, false
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSummaryBytes))
 	f.Close()
 	if err != nil {
-		return Run{}, false
+		return e, false
 	}
-	var e runSummaryFile
 	if samples {
 		err = decodeGob(data, &e)
 	} else {
 		var h runSummaryHead
 		err = decodeGobAs[runSummaryFile](data, &h)
-		e.Key, e.Run = h.Key, h.Run
+		e = runSummaryFile{Key: h.Key, Run: h.Run, Manifest: h.Manifest, Levels: h.Levels, LevelsKept: h.LevelsKept}
 	}
-	if err != nil {
-		return Run{}, false
-	}
-	if e.Key != summaryKey("", "", raw, set) {
-		return Run{}, false
-	}
-	s = e.Run
+	return e, err == nil
+}
+
+// holds reports whether the summary was made from manifest bytes raw with
+// settings set (settingsJSON) by this headroom.
+func (e *runSummaryFile) holds(raw, set []byte) bool {
+	return e.Key == summaryKey("", "", raw, set)
+}
+
+// run is the summary as run d's, whose manifest is m.
+func (e *runSummaryFile) run(d rundir.Dir, m *rundir.Manifest) Run {
+	s := e.Run
 	s.samples = e.Samples
 	s.Dir = d.Name
 	// gob keeps no difference between an empty list and none.
 	s.Kinds, s.Tags = m.Kinds, m.Tags
-	return s, true
+	return s
+}
+
+// readRun reads run d's manifest (bytes raw, decoded m) and, when own is
+// set, its own summary when one holds for it and the settings set
+// (ownSum, nil when none does). Where d's store vouches for the
+// manifest's bytes (Dir.ContentMD5), the summary is read first and its copy
+// of the manifest stands for the file when the two MD5s agree: one read a
+// run. Otherwise, or when they differ, the manifest is read as well.
+func readRun(d rundir.Dir, own bool, set []byte, samples bool) (raw []byte, m *rundir.Manifest, ownSum *runSummaryFile, err error) {
+	var e runSummaryFile
+	read := false
+	if sum, vouched := d.ContentMD5(rundir.ManifestFile); own && vouched {
+		if e, read = readOwnSummary(d, samples); read && len(e.Manifest) > 0 && md5.Sum(e.Manifest) == sum {
+			if m, err = rundir.DecodeManifest(e.Manifest); err == nil && e.holds(e.Manifest, set) {
+				return e.Manifest, m, &e, nil
+			}
+		}
+	}
+	if raw, m, err = readManifest(d); err != nil || !own || !m.Complete {
+		return raw, m, nil, err
+	}
+	if !read {
+		e, read = readOwnSummary(d, samples)
+	}
+	if read && e.holds(raw, set) {
+		return raw, m, &e, nil
+	}
+	return raw, m, nil, nil
 }
 
 // maxSummaryBytes bounds what is read of a summary file: a run's is tens of
