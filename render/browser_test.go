@@ -254,11 +254,7 @@ func inkFraction(img image.Image, b chartBox) float64 {
 // and reports every problem browserProblems finds.
 func checkInBrowser(t *testing.T, rep *analyze.Report, inspect ...func(ctx context.Context)) browserResult {
 	t.Helper()
-	dir := t.TempDir()
-	if _, err := Files(dir, rep, "html"); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "report.html")
+	file := writeHTMLReport(t, rep)
 	res := openInBrowser(t, file, inspect...)
 	for _, p := range browserProblems(res, file) {
 		t.Error(p)
@@ -266,16 +262,23 @@ func checkInBrowser(t *testing.T, rep *analyze.Report, inspect ...func(ctx conte
 	return res
 }
 
+// writeHTMLReport writes rep's report.html, as `headroom report` does, into
+// a temporary directory and returns its path.
+func writeHTMLReport(t *testing.T, rep *analyze.Report) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := Files(dir, rep, "html"); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "report.html")
+}
+
 // The default demo (`headroom demo`: the H200 probe and two sweeps, with
 // the example's own report settings) draws every chart in a browser; its
 // top is the README's screenshot.
 func TestBrowserRendersDemoReport(t *testing.T) {
 	rep := defaultDemoReport(t)
-	dir := t.TempDir()
-	if _, err := Files(dir, rep, "html"); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "report.html")
+	file := writeHTMLReport(t, rep)
 	printed := map[string]int{}
 	res := openInBrowser(t, file, inspectLayout(t), inspectPrint(t, printed))
 	for _, p := range browserProblems(res, file) {

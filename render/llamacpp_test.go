@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,11 +35,7 @@ func TestLlamacppExampleReport(t *testing.T) {
 		t.Error("the appendix lacks the model's step floor at batch 1")
 	}
 
-	dir := t.TempDir()
-	if _, err := Files(dir, rep, "html"); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "report.html")
+	file := writeHTMLReport(t, rep)
 	printed := map[string]int{}
 	var inFront bool
 	// Page one first: printing the rest removes it.

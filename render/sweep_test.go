@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -27,25 +26,17 @@ const llama8BConfig = `{
 func sweepReport(t *testing.T, fx sweepFixture, probe bool) *analyze.Report {
 	t.Helper()
 	t.Chdir(t.TempDir())
-	var runs []*analyze.Run
+	var dirs []string
 	if probe {
 		if _, _, err := examples.Extract("h200-probe", "h200-probe"); err != nil {
 			t.Fatal(err)
 		}
-		r, err := analyze.Load("h200-probe")
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
+		dirs = append(dirs, "h200-probe")
 	}
 	writeSweepFixture(t, "sweep", fx)
-	r, err := analyze.Load("sweep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs = append(runs, r)
+	dirs = append(dirs, "sweep")
 	set := analyze.Default()
-	set.Now = fixedNow
+	var err error
 	if set.SLO, err = analyze.ParseSLO("ttft_p99=300ms,tpot_p99=25ms"); err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +48,7 @@ func sweepReport(t *testing.T, fx sweepFixture, probe bool) *analyze.Report {
 		t.Fatal(err)
 	}
 	set.Cost.GPUHourUSD, set.Cost.KWhUSD, set.Cost.Prices, set.Cost.PricesSource = 3.5, 0.15, prices, "built in"
-	rep, err := analyze.Analyze(runs, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep.HeadroomVersion = "test"
-	return rep
+	return analyzeDirs(t, dirs, set)
 }
 
 // A probe and a sweep in one report: every section lights up, and both
@@ -112,21 +98,11 @@ func TestBrowserRendersSweepReport(t *testing.T) {
 // and a table of intervals across the runs.
 func TestRepeatedRuns(t *testing.T) {
 	t.Chdir(t.TempDir())
-	var runs []*analyze.Run
-	for _, dir := range []string{"a", "b"} {
+	dirs := []string{"a", "b"}
+	for _, dir := range dirs {
 		writeSweepFixture(t, dir, sweepFixture{})
-		r, err := analyze.Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
 	}
-	set := analyze.Default()
-	set.Now = fixedNow
-	rep, err := analyze.Analyze(runs, set)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := analyzeDirs(t, dirs, analyze.Default())
 	if len(rep.Repeats) != 1 {
 		t.Fatalf("the analyzer found %d repeat groups in two identical sweeps, want 1", len(rep.Repeats))
 	}
@@ -219,11 +195,7 @@ func TestUnsustainedLevelsMarked(t *testing.T) {
 	if !bytes.Contains(page, []byte(`"name":"not sustained: 25% failed"`)) || !bytes.Contains(page, []byte("Red triangles")) {
 		t.Error("the throughput chart does not mark the level")
 	}
-	dir := t.TempDir()
-	if _, err := Files(dir, rep, "html"); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "report.html")
+	file := writeHTMLReport(t, rep)
 	for _, p := range browserProblems(openInBrowser(t, file), file) {
 		t.Error(p)
 	}
