@@ -316,7 +316,9 @@ func summarizeDir(d rundir.Dir, per analyze.Settings, perJSON []byte, cache Summ
 		}
 		return m, s, nil
 	}
-	r, err := analyze.LoadFrom(d, loadOptions)
+	o := loadOptions
+	o.Manifest = m // read by lookupSummary (nil where the load is to read it and report on it)
+	r, err := analyze.LoadFrom(d, o)
 	if err != nil {
 		return nil, Run{}, err
 	}

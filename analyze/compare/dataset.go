@@ -329,8 +329,8 @@ func IndexWith(ctx context.Context, dirs []rundir.Dir, st DatasetStore, set anal
 		}
 		opts := loadOptions
 		// With the summary known, the rows need only the levels and
-		// requests, and the levels when the run's own summary keeps them
-		// only the requests.
+		// requests tables; when the run's own summary keeps the levels
+		// rows, only the requests table.
 		opts.RowsOnly, opts.Manifest = hit, m
 		if ownSum != nil && ownSum.LevelsKept {
 			opts.Levels = &ownSum.Levels

@@ -161,19 +161,27 @@ func (e *runSummaryFile) run(d rundir.Dir, m *rundir.Manifest) Run {
 // (ownSum, nil when none does). Where d's store vouches for the
 // manifest's bytes (Dir.ContentMD5), the summary is read first and its copy
 // of the manifest stands for the file when the two MD5s agree: one read a
-// run. Otherwise, or when they differ, the manifest is read as well.
+// run, whether or not the summary holds for these settings. Otherwise the
+// manifest is read as well.
 func readRun(d rundir.Dir, own bool, set []byte, samples bool) (raw []byte, m *rundir.Manifest, ownSum *runSummaryFile, err error) {
 	var e runSummaryFile
 	read := false
 	if sum, vouched := d.ContentMD5(rundir.ManifestFile); own && vouched {
 		if e, read = readOwnSummary(d, samples); read && len(e.Manifest) > 0 && md5.Sum(e.Manifest) == sum {
-			if m, err = rundir.DecodeManifest(e.Manifest); err == nil && e.holds(e.Manifest, set) {
-				return e.Manifest, m, &e, nil
+			// A copy that does not decode is read from the file, for the
+			// error in the file's name.
+			if m, err = rundir.DecodeManifest(e.Manifest); err == nil {
+				raw = e.Manifest
 			}
 		}
 	}
-	if raw, m, err = readManifest(d); err != nil || !own || !m.Complete {
-		return raw, m, nil, err
+	if raw == nil {
+		if raw, m, err = readManifest(d); err != nil {
+			return raw, m, nil, err
+		}
+	}
+	if !own || !m.Complete {
+		return raw, m, nil, nil
 	}
 	if !read {
 		e, read = readOwnSummary(d, samples)

@@ -129,6 +129,20 @@ func TestS3ReadsTheSummaryAlone(t *testing.T) {
 		t.Errorf("compare from S3:\n%s\nwant (from local disk)\n%s", g, w)
 	}
 
+	// Other settings: the summaries do not hold, so every run is analysed
+	// from its tables, but the copy of the manifest still saves its GET.
+	other := opts()
+	other.Settings.MaxErrorFraction /= 2
+	if _, err := CompareDirs(ctx, remote(), nil, other); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		names := readsOf(r)
+		if slices.Contains(names, rundir.ManifestFile) || !slices.Contains(names, rundir.TableRequests+"/part-00000.parquet") {
+			t.Errorf("compare from S3 with other settings, run %s read %v: want its tables, not its manifest", r, names)
+		}
+	}
+
 	// index: the summary and the requests table.
 	dirs = remote()
 	fromS3, fromDisk := LocalDataset(t.TempDir()), LocalDataset(t.TempDir())
