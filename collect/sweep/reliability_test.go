@@ -84,8 +84,12 @@ func TestFaultMatrix(t *testing.T) {
 		}, statuses: map[string]int{rundir.StatusOK: 2, rundir.StatusHTTPError: 2}, httpCode: 503, errorHas: "Retry-After: ", minGapS: 0.3},
 		{name: "500 without Retry-After", configure: func(f *fakeServer) { f.status, f.failEvery = 500, 2 },
 			statuses: map[string]int{rundir.StatusOK: 2, rundir.StatusHTTPError: 2}, httpCode: 500, errorHas: "HTTP 500: "},
+		// The timeout also bounds Prepare's lookups (/v1/models, /tokenize,
+		// the first request) against the healthy server: 300 ms was too
+		// short for them under -race on a loaded machine. All four requests
+		// run at once, so the case waits one timeout, not four.
 		{name: "first token never arrives", configure: func(f *fakeServer) { f.firstDelay = time.Hour },
-			opts: []Option{WithTimeout(300 * time.Millisecond)}, statuses: map[string]int{rundir.StatusTimeout: 4}, errorHas: "deadline"},
+			opts: []Option{WithTimeout(3 * time.Second), WithLevels(4)}, statuses: map[string]int{rundir.StatusTimeout: 4}, errorHas: "deadline"},
 		{name: "invalid UTF-8 in the text", configure: func(f *fakeServer) { f.badUTF8 = true },
 			statuses: map[string]int{rundir.StatusOK: 4}},
 		{name: "invalid UTF-8 in an error body", configure: func(f *fakeServer) { f.status, f.badUTF8 = 500, true },
