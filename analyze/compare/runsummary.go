@@ -90,17 +90,6 @@ func WriteRunSummary(dir string, set analyze.Settings) (written bool, err error)
 	return true, nil
 }
 
-// ownSummary is run d's own summary, ok false when it has none that holds
-// for manifest bytes raw and settings set (settingsJSON; then the run is
-// analysed).
-func ownSummary(d rundir.Dir, raw []byte, m *rundir.Manifest, set []byte) (s Run, ok bool) {
-	e, ok := readOwnSummary(d, true)
-	if !ok || !e.holds(raw, set) {
-		return Run{}, false
-	}
-	return e.run(d, m), true
-}
-
 // runSummaryHead is a runSummaryFile read without its samples.
 type runSummaryHead struct {
 	Key        string

@@ -117,17 +117,16 @@ func TestRunSummaryFollowsTheManifest(t *testing.T) {
 	dirs = localDirs(t, moved)
 	o := opts()
 	victim := dirs[1].Name
-	raw, m, err := readManifest(dirs[1])
-	if err != nil {
-		t.Fatal(err)
-	}
 	set, err := settingsJSON(perRunSettings(o))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, ok := ownSummary(dirs[1], raw, m, set)
-	if !ok || s.Dir != victim {
-		t.Fatalf("the moved run's summary: ok %v, dir %q, want %q", ok, s.Dir, victim)
+	_, m, sum, err := readRun(dirs[1], true, set, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum == nil || sum.run(dirs[1], m).Dir != victim {
+		t.Fatalf("the moved run's summary: %v, want one that holds, for %q", sum != nil, victim)
 	}
 	m.Tags = append(m.Tags, "edited=yes")
 	if err := rundir.WriteManifest(victim, m); err != nil {

@@ -197,7 +197,7 @@ func BenchmarkArchiveScale(b *testing.B) {
 // them too (bench/archive-s3.sh). cmd/headroom's TestSweepLeavesItsSummary
 // checks that the command's compare reads what its sweep writes.
 // writeMissingSummaries writes the own summary of every run in srcs that
-// has none that holds for the command's settings (see ownSummary), on
+// has none that holds for the command's settings (see readRun), on
 // every CPU, untimed.
 func writeMissingSummaries(b *testing.B, srcs []rundir.Dir) {
 	set := commandSettings(b)
@@ -208,10 +208,8 @@ func writeMissingSummaries(b *testing.B, srcs []rundir.Dir) {
 		b.Fatal(err)
 	}
 	err = parallel(context.Background(), len(srcs), func(i int) error {
-		if raw, m, err := readManifest(srcs[i]); err == nil {
-			if _, ok := ownSummary(srcs[i], raw, m, setJSON); ok {
-				return nil
-			}
+		if _, _, sum, err := readRun(srcs[i], true, setJSON, false); err == nil && sum != nil {
+			return nil
 		}
 		ok, err := WriteRunSummary(srcs[i].Name, set)
 		if err == nil && !ok {
