@@ -70,23 +70,8 @@ func (s *Scanner) parseNode(b []byte, wst stamp) status {
 			return stIgnored
 		}
 		for _, p := range kv.pairs {
-			switch p.key {
-			case "version":
-				s.addFact(FactVersion, p.val)
-			case "llama":
-				s.addFact("llama_cpp", p.val)
-			case "model":
-				s.addFact(FactModel, p.val)
-			case "n_ctx_per_seq":
-				// each sequence's context is the engine's max_model_len
-				s.addFact(FactSlotContext, p.val)
-				s.addFact(FactMaxModelLen, p.val)
-			case "sequences":
-				s.addFact(FactSlots, p.val)
-			case "kv_budget_tokens":
-				s.addFact(FactKVCacheTokens, p.val)
-			case "threads", "batch":
-				s.addFact(p.key, p.val)
+			for _, key := range testEngineStartFacts[p.key] {
+				s.addFact(key, p.val)
 			}
 		}
 		if len(s.ev.Facts) == 0 {
@@ -159,36 +144,52 @@ func (s *Scanner) tfcbEvent(verb string, kv nodeFieldSet) status {
 		if p.val == "" || p.val == "-" {
 			continue
 		}
-		switch verb + "." + p.key {
-		case "start.version":
-			s.addFact(FactVersion, p.val) // transformers' version
-		case "start.torch", "start.server":
-			s.addFact(p.key, p.val)
-		case "model.shape":
-			s.addFact("model_shape", p.val)
-		case "model.dtype":
-			s.addFact(FactDtype, p.val)
-		case "model.params", "model.device", "model.attn":
-			s.addFact(p.key, p.val)
-		case "cache.kv_blocks":
-			s.addFact(FactKVCacheBlocksGPU, p.val)
-		case "cache.kv_capacity_tokens", "serving.kv_capacity_tokens":
-			s.addFact(FactKVCacheTokens, p.val)
-		case "cache.block_size", "cache.scheduler", "cache.cpu_offload_gib", "cache.prefix_sharing", "cache.preempt_hook":
-			s.addFact(p.key, p.val)
-		case "cache.max_batch_tokens":
-			s.addFact(FactMaxBatchedTokens, p.val)
-		case "cache.cuda_graph":
-			s.addFact("cuda_graph_setting", p.val)
-		case "serving.model":
-			s.addFact(FactModel, p.val)
-		case "serving.max_model_len":
-			s.addFact(FactMaxModelLen, p.val)
-		case "listening.port":
+		if key := tfcbFacts[verb+"."+p.key]; key != "" {
+			s.addFact(key, p.val)
+		} else if verb == "listening" && p.key == "port" {
 			s.addFact(FactListening, kv.get("host")+":"+p.val)
 		}
 	}
 	return s.configEvent()
+}
+
+// testEngineStartFacts are the facts each field of the test engine's start
+// line gives.
+var testEngineStartFacts = map[string][]string{
+	"version": {FactVersion},
+	"llama":   {"llama_cpp"},
+	"model":   {FactModel},
+	// each sequence's context is the engine's max_model_len
+	"n_ctx_per_seq":    {FactSlotContext, FactMaxModelLen},
+	"sequences":        {FactSlots},
+	"kv_budget_tokens": {FactKVCacheTokens},
+	"threads":          {"threads"},
+	"batch":            {"batch"},
+}
+
+// tfcbFacts are the fact each "event.field" of transformers-cb's lines
+// gives.
+var tfcbFacts = map[string]string{
+	"start.version":              FactVersion, // transformers' version
+	"start.torch":                "torch",
+	"start.server":               "server",
+	"model.shape":                "model_shape",
+	"model.dtype":                FactDtype,
+	"model.params":               "params",
+	"model.device":               "device",
+	"model.attn":                 "attn",
+	"cache.kv_blocks":            FactKVCacheBlocksGPU,
+	"cache.kv_capacity_tokens":   FactKVCacheTokens,
+	"serving.kv_capacity_tokens": FactKVCacheTokens,
+	"cache.block_size":           "block_size",
+	"cache.scheduler":            "scheduler",
+	"cache.cpu_offload_gib":      "cpu_offload_gib",
+	"cache.prefix_sharing":       "prefix_sharing",
+	"cache.preempt_hook":         "preempt_hook",
+	"cache.max_batch_tokens":     FactMaxBatchedTokens,
+	"cache.cuda_graph":           "cuda_graph_setting",
+	"serving.model":              FactModel,
+	"serving.max_model_len":      FactMaxModelLen,
 }
 
 type nodeKV struct{ key, val string }

@@ -94,6 +94,7 @@ const (
 	stIgnored
 	stEvent
 	stBad
+	stNext // a message rule's prefix matched, but the line is not its own (rules.go)
 )
 
 // Scanner reads a server log line by line and yields an Event for each

@@ -120,66 +120,8 @@ func (s *Scanner) sglangMessage(msg []byte, headed bool) status {
 	if len(msg) == 0 {
 		return stIgnored
 	}
-	switch msg[0] {
-	case 'P':
-		if rest, ok := afterPrefix(msg, "Prefill batch"); ok {
-			return s.sglangBatch("prefill", rest)
-		}
-	case 'D':
-		if rest, ok := afterPrefix(msg, "Decode batch"); ok {
-			return s.sglangBatch("decode", rest)
-		}
-		if rest, ok := afterPrefix(msg, "Decode out of memory happened."); ok {
-			return s.sglangRetract(rest)
-		}
-	case 'K':
-		if rest, ok := afterPrefix(msg, "KV cache pool is full. Retract requests."); ok {
-			return s.sglangRetract(rest)
-		}
-		if rest, ok := afterPrefix(msg, "KV Cache is allocated."); ok {
-			return s.sglangKVAllocated(rest)
-		}
-	case 's':
-		if rest, ok := afterPrefix(msg, "server_args=ServerArgs("); ok {
-			return s.sglangArgs(rest)
-		}
-	case 'm':
-		if rest, ok := afterPrefix(msg, "max_total_num_tokens="); ok {
-			return s.sglangLimits(msg, rest)
-		}
-	case 'L':
-		if rest, ok := afterPrefix(msg, "Load weight end."); ok {
-			if v, ok2 := after(rest, "mem usage="); ok2 {
-				return s.sizeFact(FactWeightsGiB, v)
-			}
-			return stIgnored
-		}
-	case 'C':
-		if rest, ok := afterPrefix(msg, "Capture"); ok && contains(rest, "graph end") {
-			s.addFact(FactCUDAGraph, "captured")
-			if v, ok2 := after(rest, "elapsed="); ok2 {
-				s.addNumber(FactCUDAGraphSeconds, v)
-			} else if v, ok2 := after(rest, "Time elapsed: "); ok2 {
-				s.addNumber(FactCUDAGraphSeconds, v)
-			}
-			if v, ok2 := after(rest, "mem usage="); ok2 {
-				s.addGiB(FactCUDAGraphGiB, v)
-			}
-			s.ev.Kind = KindConfig
-			return stEvent
-		}
-	case 'n':
-		if rest, ok := afterPrefix(msg, "new fill batch."); ok {
-			return s.sglangFillBatch(rest)
-		}
-	case 'T':
-		if _, ok := afterPrefix(msg, "The server is fired up and ready to roll!"); ok {
-			return s.fact(FactListening, "ready")
-		}
-	case 'I':
-		if rest, ok := afterPrefix(msg, "INFO:"); ok {
-			return s.uvicornAccess(rest)
-		}
+	if st, ok := sglangRules.match(s, msg); ok {
+		return st
 	}
 	if !headed {
 		return stUnknown
@@ -194,6 +136,43 @@ func (s *Scanner) sglangMessage(msg []byte, headed bool) status {
 	}
 	return st
 }
+
+// sglangRules are the SGLang messages read for events and facts (see
+// msgRules).
+var sglangRules = newMsgRules(
+	msgRule{"Prefill batch", func(s *Scanner, _, rest []byte) status { return s.sglangBatch("prefill", rest) }},
+	msgRule{"Decode batch", func(s *Scanner, _, rest []byte) status { return s.sglangBatch("decode", rest) }},
+	msgRule{"Decode out of memory happened.", func(s *Scanner, _, rest []byte) status { return s.sglangRetract(rest) }},
+	msgRule{"KV cache pool is full. Retract requests.", func(s *Scanner, _, rest []byte) status { return s.sglangRetract(rest) }},
+	msgRule{"KV Cache is allocated.", func(s *Scanner, _, rest []byte) status { return s.sglangKVAllocated(rest) }},
+	msgRule{"server_args=ServerArgs(", func(s *Scanner, _, rest []byte) status { return s.sglangArgs(rest) }},
+	msgRule{"max_total_num_tokens=", func(s *Scanner, msg, rest []byte) status { return s.sglangLimits(msg, rest) }},
+	msgRule{"Load weight end.", func(s *Scanner, _, rest []byte) status {
+		if v, ok := after(rest, "mem usage="); ok {
+			return s.sizeFact(FactWeightsGiB, v)
+		}
+		return stIgnored
+	}},
+	msgRule{"Capture", func(s *Scanner, _, rest []byte) status {
+		if !contains(rest, "graph end") {
+			return stNext
+		}
+		s.addFact(FactCUDAGraph, "captured")
+		if v, ok := after(rest, "elapsed="); ok {
+			s.addNumber(FactCUDAGraphSeconds, v)
+		} else if v, ok := after(rest, "Time elapsed: "); ok {
+			s.addNumber(FactCUDAGraphSeconds, v)
+		}
+		if v, ok := after(rest, "mem usage="); ok {
+			s.addGiB(FactCUDAGraphGiB, v)
+		}
+		s.ev.Kind = KindConfig
+		return stEvent
+	}},
+	msgRule{"new fill batch.", func(s *Scanner, _, rest []byte) status { return s.sglangFillBatch(rest) }},
+	constRule("The server is fired up and ready to roll!", FactListening, "ready"),
+	msgRule{"INFO:", func(s *Scanner, _, rest []byte) status { return s.uvicornAccess(rest) }},
+)
 
 // sglangBatch reads
 //

@@ -269,8 +269,8 @@ func findVLLMHeader(b []byte) int {
 	return -1
 }
 
-// vllmMessage dispatches on the message text. Cheap first-byte and prefix
-// checks come first; most lines are answered without a search.
+// vllmMessage reads the message text: the banner, the rules, and else, for
+// warnings and worse, the problem classes.
 func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
 	if len(msg) == 0 {
 		return stIgnored
@@ -278,147 +278,101 @@ func (s *Scanner) vllmMessage(lvl Level, msg []byte) status {
 	if (msg[0] == ' ' || msg[0] >= 0x80) && contains(msg, "█") {
 		return s.vllmBanner(msg)
 	}
-	switch msg[0] {
-	case 'A':
-		if _, ok := afterPrefix(msg, "Avg prompt throughput"); ok {
-			return s.vllmStats(msg)
-		}
-		if rest, ok := afterPrefix(msg, "Aborted request "); ok {
-			return s.problem(KindError, ProblemAbort, string(trimID(rest)))
-		}
-		if rest, ok := afterPrefix(msg, "Added request "); ok {
-			return s.request(RequestAdded, trimID(rest))
-		}
-		if rest, ok := afterPrefix(msg, "Automatically detected platform "); ok {
-			return s.fact(FactPlatform, strings.TrimSuffix(string(firstField(rest)), "."))
-		}
-		if rest, ok := afterPrefix(msg, "Available KV cache memory: "); ok {
-			return s.sizeFact(FactKVCacheGiB, rest)
-		}
-	case 'E':
-		if rest, ok := afterPrefix(msg, "Engine "); ok {
-			idx, r2, ok2 := parseIntPrefix(rest)
-			if ok2 {
-				if r3, ok3 := afterPrefix(r2, ": "); ok3 {
-					if _, ok4 := afterPrefix(r3, "Avg prompt throughput"); ok4 {
-						s.ev.Stats.EngineIndex = idx
-						s.ev.Stats.Set |= FieldEngineIndex
-						return s.vllmStats(r3)
-					}
-					if v, ok4 := after(r3, "num_gpu_blocks is: "); ok4 {
-						return s.intFact(FactKVCacheBlocksGPU, v)
-					}
-				}
-			}
-		}
-	case 'P':
-		if rest, ok := afterPrefix(msg, "Prefix cache hit rate: GPU: "); ok {
-			return s.vllmPrefixHitRate(rest)
-		}
-		if _, ok := afterPrefix(msg, "Possibly too large swap space"); ok {
-			s.ev.Generation = "V0" // V1 has no swap space
-			return s.problem(KindWarning, ProblemSwapSpace, string(msg))
-		}
-	case 'S':
-		if rest, ok := afterPrefix(msg, "Sequence group "); ok {
-			return s.vllmPreemption(rest)
-		}
-		if rest, ok := afterPrefix(msg, "Starting to load model "); ok {
-			return s.fact(FactModel, strings.TrimSuffix(string(trimSpace(rest)), "..."))
-		}
-	case 'v':
-		if rest, ok := afterPrefix(msg, "vLLM API server version "); ok {
-			return s.fact(FactVersion, string(trimSpace(rest)))
-		}
-	case 'a':
-		if rest, ok := afterPrefix(msg, "args: Namespace("); ok {
-			return s.vllmArgs(rest, false)
-		}
-	case 'n':
-		if rest, ok := afterPrefix(msg, "non-default args: {"); ok {
-			return s.vllmArgs(rest, true)
-		}
-	case 'I':
-		if rest, ok := afterPrefix(msg, "Initializing a"); ok {
-			return s.vllmEngineConfig(rest)
-		}
-	case '#':
-		return s.vllmBlocks(msg)
-	case 'G':
-		if rest, ok := afterPrefix(msg, "GPU KV cache size: "); ok {
-			return s.intFact(FactKVCacheTokens, rest)
-		}
-		if rest, ok := afterPrefix(msg, "Graph capturing finished in "); ok {
-			return s.vllmGraphDone(rest)
-		}
-	case 'M':
-		if rest, ok := afterPrefix(msg, "Maximum concurrency for "); ok {
-			return s.vllmConcurrency(rest)
-		}
-		if rest, ok := afterPrefix(msg, "Memory profiling results: "); ok {
-			return s.vllmMemoryProfile(rest)
-		}
-		if rest, ok := afterPrefix(msg, "Model loading took "); ok {
-			return s.sizeFact(FactWeightsGiB, rest)
-		}
-	case 'L':
-		if rest, ok := afterPrefix(msg, "Loading model weights took "); ok {
-			return s.sizeFact(FactWeightsGiB, rest)
-		}
-	case 'U':
-		if rest, ok := afterPrefix(msg, "Using max model len "); ok {
-			return s.intFact(FactMaxModelLen, rest)
-		}
-	case 'C':
-		if rest, ok := afterPrefix(msg, "Chunked prefill is enabled with max_num_batched_tokens="); ok {
-			s.addFact(FactChunkedPrefill, "True")
-			return s.intFact(FactMaxBatchedTokens, rest)
-		}
-		if _, ok := afterPrefix(msg, "Capturing cudagraphs"); ok {
-			return s.fact(FactCUDAGraph, "captured")
-		}
-		if _, ok := afterPrefix(msg, "Capturing CUDA graph"); ok {
-			return s.fact(FactCUDAGraph, "captured")
-		}
-		if _, ok := afterPrefix(msg, "Cudagraph is disabled"); ok {
-			return s.fact(FactCUDAGraph, "disabled")
-		}
-	case 'W':
-		if _, ok := afterPrefix(msg, "Writing input of failed execution"); ok {
-			// V0's model runner dumps the inputs of a step that raised: the
-			// engine loop dies with it (an INFO line, so it is read here).
-			return s.fatal(ProblemEngineDead, string(trimSpace(msg)))
-		}
-	case 'R':
-		if rest, ok := afterPrefix(msg, "Received request "); ok {
-			return s.request(RequestReceived, trimID(rest))
-		}
-		if rest, ok := afterPrefix(msg, "Resolved architecture: "); ok {
-			return s.fact(FactArchitecture, string(trimSpace(rest)))
-		}
-	case 'F':
-		if rest, ok := afterPrefix(msg, "Finished request "); ok {
-			return s.request(RequestFinished, trimID(rest))
-		}
-	case 't':
-		if rest, ok := afterPrefix(msg, "the current vLLM instance can use total_gpu_memory"); ok {
-			if f, _, ok2 := floatAfter(rest, "gpu_memory_utilization ("); ok2 {
-				return s.fact(FactGPUMemoryUtilization, fmtFloat(f))
-			}
-		}
-	case 'm':
-		if rest, ok := afterPrefix(msg, "model weights take "); ok {
-			if v, ok2 := after(rest, "reserved for KV Cache is "); ok2 {
-				s.sizeFact(FactWeightsGiB, rest)
-				return s.sizeFact(FactKVCacheGiB, v)
-			}
-		}
+	if st, ok := vllmRules.match(s, msg); ok {
+		return st
 	}
 	if lvl >= LevelWarning || lvl == LevelUnknown {
 		return s.classify(lvl, msg)
 	}
 	return stIgnored
 }
+
+// vllmRules are the vLLM messages read for events and facts (see msgRules).
+var vllmRules = newMsgRules(
+	msgRule{"Avg prompt throughput", func(s *Scanner, msg, _ []byte) status { return s.vllmStats(msg) }},
+	msgRule{"Aborted request ", func(s *Scanner, _, rest []byte) status {
+		return s.problem(KindError, ProblemAbort, string(trimID(rest)))
+	}},
+	requestRule("Added request ", RequestAdded),
+	msgRule{"Automatically detected platform ", func(s *Scanner, _, rest []byte) status {
+		return s.fact(FactPlatform, strings.TrimSuffix(string(firstField(rest)), "."))
+	}},
+	sizeRule("Available KV cache memory: ", FactKVCacheGiB),
+	// "Engine 000: Avg prompt throughput ..." (V1 with several engines) and
+	// "Engine 000: num_gpu_blocks is: ..."
+	msgRule{"Engine ", func(s *Scanner, _, rest []byte) status {
+		idx, r2, ok := parseIntPrefix(rest)
+		if !ok {
+			return stNext
+		}
+		r3, ok := afterPrefix(r2, ": ")
+		if !ok {
+			return stNext
+		}
+		if _, ok := afterPrefix(r3, "Avg prompt throughput"); ok {
+			s.ev.Stats.EngineIndex = idx
+			s.ev.Stats.Set |= FieldEngineIndex
+			return s.vllmStats(r3)
+		}
+		if v, ok := after(r3, "num_gpu_blocks is: "); ok {
+			return s.intFact(FactKVCacheBlocksGPU, v)
+		}
+		return stNext
+	}},
+	msgRule{"Prefix cache hit rate: GPU: ", func(s *Scanner, _, rest []byte) status { return s.vllmPrefixHitRate(rest) }},
+	msgRule{"Possibly too large swap space", func(s *Scanner, msg, _ []byte) status {
+		s.ev.Generation = "V0" // V1 has no swap space
+		return s.problem(KindWarning, ProblemSwapSpace, string(msg))
+	}},
+	msgRule{"Sequence group ", func(s *Scanner, _, rest []byte) status { return s.vllmPreemption(rest) }},
+	msgRule{"Starting to load model ", func(s *Scanner, _, rest []byte) status {
+		return s.fact(FactModel, strings.TrimSuffix(string(trimSpace(rest)), "..."))
+	}},
+	msgRule{"vLLM API server version ", func(s *Scanner, _, rest []byte) status {
+		return s.fact(FactVersion, string(trimSpace(rest)))
+	}},
+	msgRule{"args: Namespace(", func(s *Scanner, _, rest []byte) status { return s.vllmArgs(rest, false) }},
+	msgRule{"non-default args: {", func(s *Scanner, _, rest []byte) status { return s.vllmArgs(rest, true) }},
+	msgRule{"Initializing a", func(s *Scanner, _, rest []byte) status { return s.vllmEngineConfig(rest) }},
+	msgRule{"#", func(s *Scanner, msg, _ []byte) status { return s.vllmBlocks(msg) }},
+	intRule("GPU KV cache size: ", FactKVCacheTokens),
+	msgRule{"Graph capturing finished in ", func(s *Scanner, _, rest []byte) status { return s.vllmGraphDone(rest) }},
+	msgRule{"Maximum concurrency for ", func(s *Scanner, _, rest []byte) status { return s.vllmConcurrency(rest) }},
+	msgRule{"Memory profiling results: ", func(s *Scanner, _, rest []byte) status { return s.vllmMemoryProfile(rest) }},
+	sizeRule("Model loading took ", FactWeightsGiB),
+	sizeRule("Loading model weights took ", FactWeightsGiB),
+	intRule("Using max model len ", FactMaxModelLen),
+	msgRule{"Chunked prefill is enabled with max_num_batched_tokens=", func(s *Scanner, _, rest []byte) status {
+		s.addFact(FactChunkedPrefill, "True")
+		return s.intFact(FactMaxBatchedTokens, rest)
+	}},
+	constRule("Capturing cudagraphs", FactCUDAGraph, "captured"),
+	constRule("Capturing CUDA graph", FactCUDAGraph, "captured"),
+	constRule("Cudagraph is disabled", FactCUDAGraph, "disabled"),
+	// V0's model runner dumps the inputs of a step that raised: the engine
+	// loop dies with it (an INFO line, so it is read here).
+	msgRule{"Writing input of failed execution", func(s *Scanner, msg, _ []byte) status {
+		return s.fatal(ProblemEngineDead, string(trimSpace(msg)))
+	}},
+	requestRule("Received request ", RequestReceived),
+	msgRule{"Resolved architecture: ", func(s *Scanner, _, rest []byte) status {
+		return s.fact(FactArchitecture, string(trimSpace(rest)))
+	}},
+	requestRule("Finished request ", RequestFinished),
+	msgRule{"the current vLLM instance can use total_gpu_memory", func(s *Scanner, _, rest []byte) status {
+		if f, _, ok := floatAfter(rest, "gpu_memory_utilization ("); ok {
+			return s.fact(FactGPUMemoryUtilization, fmtFloat(f))
+		}
+		return stNext
+	}},
+	msgRule{"model weights take ", func(s *Scanner, _, rest []byte) status {
+		if v, ok := after(rest, "reserved for KV Cache is "); ok {
+			s.sizeFact(FactWeightsGiB, rest)
+			return s.sizeFact(FactKVCacheGiB, v)
+		}
+		return stNext
+	}},
+)
 
 // vllmBanner reads the start-up banner of later releases (0.19), block
 // letters with "version X" and "model M" beside them.
@@ -725,36 +679,32 @@ func (s *Scanner) argFact(a pyArg) {
 // settingFact maps a well-known engine setting, by its argument name, to
 // its fact.
 func (s *Scanner) settingFact(key, v string) {
-	switch key {
-	case "model", "model_path":
-		s.addFact(FactModel, v)
-	case "dtype":
-		s.addFact(FactDtype, v)
-	case "quantization":
-		s.addFact(FactQuantization, v)
-	case "kv_cache_dtype":
-		s.addFact(FactKVCacheDtype, v)
-	case "max_model_len", "context_length":
-		s.addFact(FactMaxModelLen, v)
-	case "tensor_parallel_size", "tp_size":
-		s.addFact(FactTensorParallel, v)
-	case "pipeline_parallel_size", "pp_size":
-		s.addFact(FactPipelineParallel, v)
-	case "gpu_memory_utilization":
-		s.addFact(FactGPUMemoryUtilization, v)
-	case "max_num_seqs":
-		s.addFact(FactMaxNumSeqs, v)
-	case "max_running_requests":
-		s.addFact(FactMaxRunningRequests, v)
-	case "max_num_batched_tokens":
-		s.addFact(FactMaxBatchedTokens, v)
-	case "enable_prefix_caching":
-		s.addFact(FactPrefixCaching, v)
-	case "enforce_eager", "disable_cuda_graph":
-		if v == "True" {
-			s.addFact(FactCUDAGraph, "disabled")
-		}
+	if fact := settingFacts[key]; fact != "" {
+		s.addFact(fact, v)
+	} else if (key == "enforce_eager" || key == "disable_cuda_graph") && v == "True" {
+		s.addFact(FactCUDAGraph, "disabled")
 	}
+}
+
+// settingFacts are the facts of the engines' well-known arguments (vLLM's
+// and SGLang's names).
+var settingFacts = map[string]string{
+	"model":                  FactModel,
+	"model_path":             FactModel,
+	"dtype":                  FactDtype,
+	"quantization":           FactQuantization,
+	"kv_cache_dtype":         FactKVCacheDtype,
+	"max_model_len":          FactMaxModelLen,
+	"context_length":         FactMaxModelLen,
+	"tensor_parallel_size":   FactTensorParallel,
+	"tp_size":                FactTensorParallel,
+	"pipeline_parallel_size": FactPipelineParallel,
+	"pp_size":                FactPipelineParallel,
+	"gpu_memory_utilization": FactGPUMemoryUtilization,
+	"max_num_seqs":           FactMaxNumSeqs,
+	"max_running_requests":   FactMaxRunningRequests,
+	"max_num_batched_tokens": FactMaxBatchedTokens,
+	"enable_prefix_caching":  FactPrefixCaching,
 }
 
 // trimID returns a request ID without the trailing period vLLM prints.
