@@ -41,8 +41,8 @@ func (t *msgRules) match(s *Scanner, msg []byte) (st status, ok bool) {
 	return stUnknown, false
 }
 
-// The rules' common readers: a fact from the rest of the line, as an
-// integer, a size, or a constant.
+// The rules' common readers: a fact from the rest of the line (an integer
+// or a size) or a constant one, and a request's id.
 
 func intRule(prefix, key string) msgRule {
 	return msgRule{prefix, func(s *Scanner, _, rest []byte) status { return s.intFact(key, rest) }}
