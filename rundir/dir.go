@@ -120,6 +120,28 @@ func (s Dir) OpenFile(name string) (io.ReadCloser, error) {
 	return f, nil
 }
 
+// ReadFile reads a file of the run (name slash-separated) whole, refusing
+// one larger than limit bytes; from a local directory, only a plain file,
+// with one read of its size.
+func (s Dir) ReadFile(name string, limit int64) ([]byte, error) {
+	if s.local {
+		return readRegular(s.Path(name), limit)
+	}
+	f, err := s.fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d MiB: not a file headroom writes", s.Path(name), limit>>20)
+	}
+	return data, nil
+}
+
 // Parts lists a table's part files in write order, as names relative to
 // the run (slash-separated); a table that was never written has none.
 func (s Dir) Parts(table string) ([]string, error) {

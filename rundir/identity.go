@@ -69,7 +69,7 @@ func RequestID(runID string, li, seq int) string {
 // runIDOf reads the run id from dir's manifest for the table writers; ""
 // when dir holds no readable manifest (a table written outside a run).
 func runIDOf(dir string) string {
-	data, err := readRegular(filepath.Join(dir, ManifestFile), maxManifestBytes)
+	data, err := readRegular(filepath.Join(dir, ManifestFile), MaxManifestBytes)
 	if err != nil || !bytes.Contains(data, []byte(`"format_version"`)) {
 		return ""
 	}

@@ -20,7 +20,7 @@ var ErrNotRun = errors.New("not a headroom run directory (no manifest.json)")
 // ReadManifest reads and checks dir/manifest.json.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	data, err := readRegular(path, maxManifestBytes)
+	data, err := readRegular(path, MaxManifestBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", dir, ErrNotRun)

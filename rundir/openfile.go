@@ -7,32 +7,32 @@ import (
 	"syscall"
 )
 
-// maxManifestBytes bounds a manifest read: a real one is a few kilobytes,
+// MaxManifestBytes bounds a manifest read: a real one is a few kilobytes,
 // so anything near this is not one, and reading it whole would not end
 // well (/dev/zero behind a symbolic link).
-const maxManifestBytes = 64 << 20
+const MaxManifestBytes = 64 << 20
 
-// openRegular opens path for reading only if it is a plain file. A named
-// pipe or a device (a FIFO planted as a part file, a link to /dev/zero)
-// would block the reader or never end: it is refused with one error
-// naming what it is. The open does not block on a pipe (O_NONBLOCK), and
-// the check is on the opened descriptor, so the file cannot be swapped
-// between the check and the read.
-func openRegular(path string) (*os.File, error) {
+// openRegularSize opens path for reading only if it is a plain file, and
+// says its size. A named pipe or a device (a FIFO planted as a part file, a
+// link to /dev/zero) would block the reader or never end: it is refused
+// with one error naming what it is. The open does not block on a pipe
+// (O_NONBLOCK), and the check is on the opened descriptor, so the file
+// cannot be swapped between the check and the read.
+func openRegularSize(path string) (*os.File, int64, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, 0, err
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file (%s): refusing to read it", path, DescribeMode(st.Mode()))
+		return nil, 0, fmt.Errorf("%s: not a regular file (%s): refusing to read it", path, DescribeMode(st.Mode()))
 	}
-	return f, nil
+	return f, st.Size(), nil
 }
 
 // DescribeMode names a file mode's type in words, for messages that refuse
@@ -53,19 +53,35 @@ func DescribeMode(m os.FileMode) string {
 	return m.Type().String()
 }
 
-// readRegular reads a plain file whole, up to limit bytes.
+// readRegular reads a plain file whole, up to limit bytes: with one read
+// of the size the file has (io.ReadAll, growing its buffer from 512 bytes,
+// took eight reads for a run's summary, and an archive has thousands).
 func readRegular(path string, limit int64) ([]byte, error) {
-	f, err := openRegular(path)
+	f, size, err := openRegularSize(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
+	if size > limit {
 		return nil, fmt.Errorf("%s: larger than %d MiB: not a file headroom writes", path, limit>>20)
 	}
-	return data, nil
+	// One byte more than the size, so that a file that grew since is read
+	// on to its end (up to the limit), not cut.
+	data := make([]byte, 0, size+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("%s: larger than %d MiB: not a file headroom writes", path, limit>>20)
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }

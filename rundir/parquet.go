@@ -263,7 +263,7 @@ func validUTF8(s string) string {
 // columns by name. Columns the file has and T lacks are ignored; a column T
 // needs that the file lacks is an error.
 func decodeParquetFile[T any](path string) (rows []T, err error) {
-	f, err := openRegular(path)
+	f, size, err := openRegularSize(path)
 	if err != nil {
 		return nil, err
 	}
@@ -271,8 +271,8 @@ func decodeParquetFile[T any](path string) (rows []T, err error) {
 	// A run's table parts are small: one read of the whole file costs one
 	// system call where reading each column chunk where it lies costs one
 	// per column (the reader copies each chunk into memory either way).
-	if st, err := f.Stat(); err == nil && st.Size() <= wholeFileBytes {
-		data := make([]byte, st.Size())
+	if size <= wholeFileBytes {
+		data := make([]byte, size)
 		if _, err := io.ReadFull(f, data); err != nil {
 			return nil, err
 		}
@@ -322,7 +322,7 @@ func decodeParquetWith[T any](r parquet.ReaderAtSeeker, direct bool) (rows []T, 
 		if err != nil {
 			return nil, err
 		}
-		if rows, ok, err := decodeDirect[T](c, pf); ok {
+		if rows, ok, err := decodeDirect[T](c, pf, r); ok {
 			pf.Close()
 			if err != nil {
 				return nil, err

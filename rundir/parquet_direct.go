@@ -1,7 +1,9 @@
 package rundir
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"reflect"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
@@ -98,7 +101,7 @@ func directTypeName(p *schema.PrimitiveNode) string {
 
 // decodeDirect reads the rows of pf with the direct reader; ok is false
 // (and nothing read) when the file needs the Arrow path.
-func decodeDirect[T any](c *rowCodec, pf *file.Reader) (rows []T, ok bool, err error) {
+func decodeDirect[T any](c *rowCodec, pf *file.Reader, src io.ReaderAt) (rows []T, ok bool, err error) {
 	sch := pf.MetaData().Schema
 	leaves, ok := directPlan(c, sch)
 	if !ok {
@@ -124,7 +127,10 @@ func decodeDirect[T any](c *rowCodec, pf *file.Reader) (rows []T, ok bool, err e
 			if leaves[i] < 0 {
 				continue
 			}
-			got, err := readDirectColumn(&rows, base, rg, leaves[i], f, rt.Field(f.index).Type, b)
+			got, err := readDirectColumn(&rows, base, pf.MetaData(), src, rg, leaves[i], f, rt.Field(f.index).Type, b)
+			if errors.Is(err, errNeedLibrary) {
+				return nil, false, nil
+			}
 			if err != nil {
 				return nil, true, fmt.Errorf("column %q: %w", f.name, err)
 			}
@@ -145,12 +151,15 @@ func decodeDirect[T any](c *rowCodec, pf *file.Reader) (rows []T, ok bool, err e
 // reuse, and the next file's (directPool): they hold no value once a
 // column is read, the strings being copied out.
 type directBuffers struct {
-	defs []int16
-	i32  []int32
-	i64  []int64
-	f64  []float64
-	bl   []bool
-	ba   []parquet.ByteArray
+	// chunk, page, dict: the page reader's (parquet_pages.go) column chunk,
+	// decompressed data page and dictionary page
+	chunk, page, dict []byte
+	defs              []int16
+	i32               []int32
+	i64               []int64
+	f64               []float64
+	bl                []bool
+	ba                []parquet.ByteArray
 }
 
 var directPool = sync.Pool{New: func() any { return &directBuffers{} }}
@@ -171,13 +180,10 @@ type batchReader[V any] interface {
 }
 
 // readDirectColumn fills field f of rows[base:] from leaf column leaf of
-// the row group and says how many rows the column holds.
-func readDirectColumn[T any](rows *[]T, base int, rg *file.RowGroupReader, leaf int, f codecField, ft reflect.Type, b *directBuffers) (int, error) {
-	cr, err := rg.Column(leaf)
-	if err != nil {
-		return 0, fmt.Errorf("corrupt Parquet data: %w", err)
-	}
-	descr := cr.Descriptor()
+// the row group and says how many rows the column holds. The page reader
+// reads the column where it can; else the Parquet library's column reader.
+func readDirectColumn[T any](rows *[]T, base int, fm *metadata.FileMetaData, src io.ReaderAt, rg *file.RowGroupReader, leaf int, f codecField, ft reflect.Type, b *directBuffers) (int, error) {
+	descr := fm.Schema.Column(leaf)
 	misfit := columnFitsName(directTypeName(descr.SchemaNode().(*schema.PrimitiveNode)), f.kind)
 	col := directColumn[T]{rows: rows, base: base, f: f, misfit: misfit, maxDef: descr.MaxDefinitionLevel()}
 	if f.nullable {
@@ -186,21 +192,26 @@ func readDirectColumn[T any](rows *[]T, base int, rg *file.RowGroupReader, leaf 
 	if col.maxDef > 0 {
 		col.defs = bufOf(&b.defs)
 	}
-	switch cr := cr.(type) {
-	case *file.Int32ColumnChunkReader:
-		return readDirect(&col, cr, bufOf(&b.i32), nil, func(dst reflect.Value, v int32) { dst.SetInt(int64(v)) })
-	case *file.Int64ColumnChunkReader:
-		return readDirect(&col, cr, bufOf(&b.i64), nil, func(dst reflect.Value, v int64) { dst.SetInt(v) })
-	case *file.Float64ColumnChunkReader:
-		return readDirect(&col, cr, bufOf(&b.f64), nil, func(dst reflect.Value, v float64) { dst.SetFloat(v) })
-	case *file.BooleanColumnChunkReader:
-		return readDirect(&col, cr, bufOf(&b.bl), nil, func(dst reflect.Value, v bool) { dst.SetBool(v) })
-	case *file.ByteArrayColumnChunkReader:
+	cc, err := rg.MetaData().ColumnChunk(leaf)
+	if err != nil {
+		return 0, fmt.Errorf("corrupt Parquet data: %w", err)
+	}
+	at := chunkAt{src: src, size: fm.GetSourceFileSize(), fm: fm, cc: cc, leaf: leaf, rg: rg, b: b}
+	switch descr.PhysicalType() {
+	case parquet.Types.Int32:
+		return readChunk(&col, at, plainInt32, bufOf(&b.i32), nil, func(dst reflect.Value, v int32) { dst.SetInt(int64(v)) })
+	case parquet.Types.Int64:
+		return readChunk(&col, at, plainInt64, bufOf(&b.i64), nil, func(dst reflect.Value, v int64) { dst.SetInt(v) })
+	case parquet.Types.Double:
+		return readChunk(&col, at, plainFloat64, bufOf(&b.f64), nil, func(dst reflect.Value, v float64) { dst.SetFloat(v) })
+	case parquet.Types.Boolean:
+		return readChunk(&col, at, plainBool, bufOf(&b.bl), nil, func(dst reflect.Value, v bool) { dst.SetBool(v) })
+	case parquet.Types.ByteArray:
 		// The batch's strings are copied into one string, of which each
 		// value is a part: one allocation per batch, not per value, and
 		// nothing left pointing into the reader's buffers.
 		var all string
-		var at int
+		var at0 int
 		prepare := func(vals []parquet.ByteArray) {
 			n := 0
 			for _, v := range vals {
@@ -211,17 +222,49 @@ func readDirectColumn[T any](rows *[]T, base int, rg *file.RowGroupReader, leaf 
 			for _, v := range vals {
 				sb.Write(v)
 			}
-			all, at = sb.String(), 0
+			all, at0 = sb.String(), 0
 		}
-		return readDirect(&col, cr, bufOf(&b.ba), prepare, func(dst reflect.Value, v parquet.ByteArray) {
-			dst.SetString(all[at : at+len(v)])
-			at += len(v)
+		return readChunk(&col, at, plainByteArray, bufOf(&b.ba), prepare, func(dst reflect.Value, v parquet.ByteArray) {
+			dst.SetString(all[at0 : at0+len(v)])
+			at0 += len(v)
 		})
 	}
-	if c, ok := cr.(interface{ Close() error }); ok {
-		c.Close()
-	}
 	return 0, fmt.Errorf("unsupported Parquet type %v", descr.PhysicalType())
+}
+
+// chunkAt is where a column chunk lies: the file, its footer and the row
+// group.
+type chunkAt struct {
+	src  io.ReaderAt
+	size int64
+	fm   *metadata.FileMetaData
+	cc   *metadata.ColumnChunkMetaData
+	leaf int
+	rg   *file.RowGroupReader
+	b    *directBuffers
+}
+
+// readChunk reads one column chunk into the rows: with the page reader, or
+// with the library's column reader where the chunk is not one the page
+// reader takes (another codec, encryption).
+func readChunk[T, V any](col *directColumn[T], at chunkAt, plain func(*plainCursor) (V, bool), vals []V, prepare func([]V), set func(reflect.Value, V)) (int, error) {
+	pc, err := newPageChunk(at.src, at.size, at.fm, at.cc, col.maxDef, plain, at.b)
+	if err == nil {
+		return readDirect(col, pc, vals, prepare, set)
+	}
+	if !errors.Is(err, errNeedLibrary) {
+		return 0, fmt.Errorf("corrupt Parquet data: %w", err)
+	}
+	cr, err := at.rg.Column(at.leaf)
+	if err != nil {
+		return 0, fmt.Errorf("corrupt Parquet data: %w", err)
+	}
+	br, ok := cr.(batchReader[V])
+	if !ok {
+		cr.Close()
+		return 0, fmt.Errorf("unsupported Parquet type %v", cr.Descriptor().PhysicalType())
+	}
+	return readDirect(col, br, vals, prepare, set)
 }
 
 // directColumn is one column being read into one field of the rows.

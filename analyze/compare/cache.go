@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -122,17 +121,12 @@ func (c SummaryCache) put(key string, s Run) error {
 
 // readManifest reads a run's manifest bytes and decodes them.
 func readManifest(d rundir.Dir) ([]byte, *rundir.Manifest, error) {
-	f, err := d.OpenFile(rundir.ManifestFile)
+	raw, err := d.ReadFile(rundir.ManifestFile, rundir.MaxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%s: %w", d.Name, rundir.ErrNotRun)
 	}
 	if err != nil {
 		return nil, nil, err
-	}
-	raw, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", d.Path(rundir.ManifestFile), err)
 	}
 	m, err := rundir.DecodeManifest(raw)
 	if err != nil {

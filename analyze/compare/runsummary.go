@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"encoding/gob"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/headroom-llm/headroom/analyze"
@@ -110,12 +109,7 @@ func readOwnSummary(d rundir.Dir, samples bool) (e runSummaryFile, ok bool) {
 			e, ok = runSummaryFile{}, false
 		}
 	}()
-	f, err := d.OpenFile(rundir.SummaryFile)
-	if err != nil {
-		return e, false
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSummaryBytes))
-	f.Close()
+	data, err := d.ReadFile(rundir.SummaryFile, maxSummaryBytes)
 	if err != nil {
 		return e, false
 	}

@@ -1,0 +1,213 @@
+package rundir
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+)
+
+// The hybrid decoder against the Parquet spec's examples: the bit-packed
+// run of 0..7 at width 3 (bytes 10001000 11000110 11111010), an RLE run,
+// and a bit-packed run whose last group's unused bytes were left out.
+func TestHybridDecoder(t *testing.T) {
+	cases := []struct {
+		name  string
+		b     []byte
+		width uint
+		want  []uint32
+	}{
+		{"spec bit-packed 0..7", []byte{0x03, 0x88, 0xc6, 0xfa}, 3, []uint32{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"rle 5 × 1 then bit-packed", []byte{0x0a, 0x01, 0x03, 0b10110010}, 1, []uint32{1, 1, 1, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1}},
+		{"rle of a 2-byte value", []byte{0x04, 0x34, 0x12}, 13, []uint32{0x1234, 0x1234}},
+		{"truncated last group", []byte{0x03, 0x88}, 3, []uint32{0, 1}},
+		{"width 0", []byte{0x03}, 0, []uint32{0, 0, 0, 0, 0, 0, 0, 0}},
+	}
+	for _, c := range cases {
+		h := hybrid{b: c.b, width: c.width}
+		var got []uint32
+		for range len(c.want) {
+			v, err := h.next()
+			if err != nil {
+				t.Fatalf("%s: after %v: %v", c.name, got, err)
+			}
+			got = append(got, v)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+		if _, err := h.next(); !errors.Is(err, errRuns) {
+			t.Errorf("%s: a value past the runs: %v, want %v", c.name, err, errRuns)
+		}
+	}
+}
+
+// Every column chunk of the bundled runs' table parts is one the page
+// reader reads itself (none left to the library), each to the count of
+// values its metadata gives: TestDirectReaderMatchesArrow then says that
+// what it reads is what Arrow reads.
+func TestPageReaderTakesHeadroomsParts(t *testing.T) {
+	chunks := 0
+	err := filepath.WalkDir("../testdata", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, partSuffix) || strings.Contains(path, "hostile") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pf, err := file.NewParquetReader(bytes.NewReader(data))
+		if err != nil {
+			return nil // not a part this test is about (the corrupt fixtures)
+		}
+		fm := pf.MetaData()
+		b := &directBuffers{}
+		for g := 0; g < pf.NumRowGroups(); g++ {
+			rg := pf.RowGroup(g)
+			for i := 0; i < fm.Schema.NumColumns(); i++ {
+				descr := fm.Schema.Column(i)
+				cc, err := rg.MetaData().ColumnChunk(i)
+				if err != nil {
+					t.Fatalf("%s: column %d: %v", path, i, err)
+				}
+				var n int64
+				switch descr.PhysicalType() {
+				case parquet.Types.Int32:
+					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainInt32, b)
+				case parquet.Types.Int64:
+					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainInt64, b)
+				case parquet.Types.Double:
+					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainFloat64, b)
+				case parquet.Types.Boolean:
+					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainBool, b)
+				case parquet.Types.ByteArray:
+					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainByteArray, b)
+				default:
+					continue
+				}
+				if n != cc.NumValues() {
+					t.Fatalf("%s: column %s: %d values read, the metadata says %d", path, descr.Name(), n, cc.NumValues())
+				}
+				chunks++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chunks < 5000 {
+		t.Fatalf("only %d column chunks read", chunks)
+	}
+}
+
+func readAllPages[V any](t *testing.T, path string, data []byte, fm *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, maxDef int16, plain func(*plainCursor) (V, bool), b *directBuffers) int64 {
+	t.Helper()
+	if maxDef > 1 {
+		return cc.NumValues() // nested: not a column the direct reader takes
+	}
+	pc, err := newPageChunk(bytes.NewReader(data), int64(len(data)), fm, cc, maxDef, plain, b)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer pc.Close()
+	vals, defs := make([]V, 64), make([]int16, 64)
+	var n int64
+	for pc.HasNext() {
+		lv, _, err := pc.ReadBatch(64, vals, defs, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if lv == 0 {
+			break
+		}
+		n += lv
+	}
+	return n
+}
+
+// FuzzPageChunk feeds arbitrary bytes to the page reader as a column
+// chunk (its pages, headers included): it must return values or an
+// error, never panic, hang or allocate without bound. It calls the reader
+// directly, outside decodeParquet's recover, so that a panic of its own
+// is seen. The first byte picks the codec, the definition level and the
+// value type; the seeds are the chunks of a run's requests part.
+func FuzzPageChunk(f *testing.F) {
+	parts, _ := filepath.Glob("../testdata/runs/testengine-sequences/seq4-a/requests/*" + partSuffix)
+	if len(parts) == 0 {
+		f.Fatal("no requests part")
+	}
+	data, err := os.ReadFile(parts[0])
+	if err != nil {
+		f.Fatal(err)
+	}
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		f.Fatal(err)
+	}
+	rg := pf.RowGroup(0)
+	for i := 0; i < pf.MetaData().Schema.NumColumns(); i++ {
+		cc, err := rg.MetaData().ColumnChunk(i)
+		if err != nil {
+			f.Fatal(err)
+		}
+		start := cc.DataPageOffset()
+		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+			start = cc.DictionaryPageOffset()
+		}
+		descr := pf.MetaData().Schema.Column(i)
+		sel := byte(descr.PhysicalType())<<2 | byte(descr.MaxDefinitionLevel())<<1 | 1 // zstd
+		f.Add(append([]byte{sel}, data[start:start+cc.TotalCompressedSize()]...))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		sel, chunk := data[0], data[1:]
+		codec := compress.Codecs.Uncompressed
+		if sel&1 == 1 {
+			codec = compress.Codecs.Zstd
+		}
+		maxDef := int16(sel >> 1 & 1)
+		b := &directBuffers{}
+		switch parquet.Type(sel >> 2 % 8) {
+		case parquet.Types.Int32:
+			drainPages(t, chunk, codec, maxDef, plainInt32, b)
+		case parquet.Types.Int64:
+			drainPages(t, chunk, codec, maxDef, plainInt64, b)
+		case parquet.Types.Double:
+			drainPages(t, chunk, codec, maxDef, plainFloat64, b)
+		case parquet.Types.Boolean:
+			drainPages(t, chunk, codec, maxDef, plainBool, b)
+		default:
+			drainPages(t, chunk, codec, maxDef, plainByteArray, b)
+		}
+	})
+}
+
+func drainPages[V any](t *testing.T, chunk []byte, codec compress.Compression, maxDef int16, plain func(*plainCursor) (V, bool), b *directBuffers) {
+	pc := &pageChunk[V]{rest: chunk, codec: codec, maxDef: maxDef, plain: plain, chunkLeft: 1 << 16, bufs: b}
+	defer pc.Close()
+	vals, defs := make([]V, 256), make([]int16, 256)
+	for pc.HasNext() {
+		lv, nv, err := pc.ReadBatch(256, vals, defs, nil)
+		if err != nil {
+			return
+		}
+		if lv == 0 {
+			break
+		}
+		if nv > int(lv) {
+			t.Fatalf("%d values for %d levels", nv, lv)
+		}
+	}
+}
