@@ -229,7 +229,9 @@ func (c *pageChunk[V]) nextPage() error {
 			return errors.New("data page without its header")
 		}
 		if h.numValues < 0 || int64(h.numValues) > c.chunkLeft {
-			return fmt.Errorf("page of %d values where the chunk has %d left", h.numValues, c.chunkLeft)
+			// Pages and metadata that disagree: the library's judgement,
+			// as before this reader.
+			return errNeedLibrary
 		}
 		c.chunkLeft -= int64(h.numValues)
 		if c.pageBuf, err = c.decompress(body, h.uncompressed, c.pageBuf); err != nil {

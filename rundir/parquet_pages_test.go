@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // The hybrid decoder against the Parquet spec's examples: the bit-packed
@@ -210,4 +214,78 @@ func drainPages[V any](t *testing.T, chunk []byte, codec compress.Compression, m
 			t.Fatalf("%d values for %d levels", nv, lv)
 		}
 	}
+}
+
+// Files the page reader does not take whole (version 2 data pages, which
+// it meets mid-chunk; snappy, which it sees in the metadata; a page
+// size small enough for many pages a chunk, with and without a
+// dictionary) read the same as through Arrow: the first by the Arrow path
+// for the whole file, the second by the library's column reader, the
+// others by the page reader.
+func TestPageReaderLeavesOtherFilesToTheLibrary(t *testing.T) {
+	rows := randomRows[RequestRow](rand.New(rand.NewPCG(5, 5)), 3000)
+	c, err := codecFor[RequestRow]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		props []parquet.WriterProperty
+		want  error // what the page reader makes of the first column
+	}{
+		{"version 2 pages", []parquet.WriterProperty{parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Zstd)}, errNeedLibrary},
+		{"snappy", []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy)}, errNeedLibrary},
+		{"small pages, dictionary", []parquet.WriterProperty{parquet.WithDataPageSize(512), parquet.WithCompression(compress.Codecs.Zstd)}, nil},
+		{"small pages, plain", []parquet.WriterProperty{parquet.WithDataPageSize(512), parquet.WithDictionaryDefault(false)}, nil},
+	} {
+		var buf bytes.Buffer
+		b := array.NewRecordBuilder(memory.DefaultAllocator, c.schema)
+		for i, f := range c.fields {
+			appendColumn(b.Field(i), f, rows)
+		}
+		rec := b.NewRecordBatch()
+		fw, err := pqarrow.NewFileWriter(c.schema, &buf, parquet.NewWriterProperties(tc.props...), pqarrow.DefaultWriterProps())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(fw.Write(rec), fw.Close()); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		b.Release()
+		if err := firstColumnByPages(buf.Bytes()); !errors.Is(err, tc.want) {
+			t.Fatalf("%s: the page reader on the first column: %v, want %v", tc.name, err, tc.want)
+		}
+		sameRows[RequestRow](t, tc.name, buf.Bytes())
+		got, err := decodeParquet[RequestRow](bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, tc.name, got, rows)
+	}
+}
+
+// firstColumnByPages reads a file's first column (a string) with the page
+// reader and returns its error.
+func firstColumnByPages(data []byte) error {
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	cc, err := pf.RowGroup(0).MetaData().ColumnChunk(0)
+	if err != nil {
+		return err
+	}
+	pc, err := newPageChunk(bytes.NewReader(data), int64(len(data)), pf.MetaData(), cc, pf.MetaData().Schema.Column(0).MaxDefinitionLevel(), plainByteArray, &directBuffers{})
+	if err != nil {
+		return err
+	}
+	vals := make([]parquet.ByteArray, 64)
+	defs := make([]int16, 64)
+	for pc.HasNext() {
+		if n, _, err := pc.ReadBatch(64, vals, defs, nil); err != nil || n == 0 {
+			return err
+		}
+	}
+	return nil
 }
