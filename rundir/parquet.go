@@ -329,8 +329,9 @@ func decodeParquetWith[T any](r parquet.ReaderAtSeeker, direct bool) (rows []T, 
 			}
 			return rows, nil
 		}
-		// Left unclosed, as closing would close r, read again below; it
-		// has read no column, so it holds none of the recycler's buffers.
+		// Left unclosed, as closing would close r, read again below; any
+		// column the library read for it was closed when read, so it holds
+		// none of the recycler's buffers.
 	}
 	pf, err := open(memory.DefaultAllocator)
 	if err != nil {

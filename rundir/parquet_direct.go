@@ -100,7 +100,8 @@ func directTypeName(p *schema.PrimitiveNode) string {
 }
 
 // decodeDirect reads the rows of pf with the direct reader; ok is false
-// (and nothing read) when the file needs the Arrow path.
+// when the file needs the Arrow path (found before reading, or by the page
+// reader on a page it leaves to the library), and no row is returned.
 func decodeDirect[T any](c *rowCodec, pf *file.Reader, src io.ReaderAt) (rows []T, ok bool, err error) {
 	sch := pf.MetaData().Schema
 	leaves, ok := directPlan(c, sch)
@@ -196,22 +197,22 @@ func readDirectColumn[T any](rows *[]T, base int, fm *metadata.FileMetaData, src
 	if err != nil {
 		return 0, fmt.Errorf("corrupt Parquet data: %w", err)
 	}
-	at := chunkAt{src: src, size: fm.GetSourceFileSize(), fm: fm, cc: cc, leaf: leaf, rg: rg, b: b}
+	loc := chunkAt{src: src, size: fm.GetSourceFileSize(), fm: fm, cc: cc, leaf: leaf, rg: rg, b: b}
 	switch descr.PhysicalType() {
 	case parquet.Types.Int32:
-		return readChunk(&col, at, plainInt32, bufOf(&b.i32), nil, func(dst reflect.Value, v int32) { dst.SetInt(int64(v)) })
+		return readChunk(&col, loc, plainInt32, bufOf(&b.i32), nil, func(dst reflect.Value, v int32) { dst.SetInt(int64(v)) })
 	case parquet.Types.Int64:
-		return readChunk(&col, at, plainInt64, bufOf(&b.i64), nil, func(dst reflect.Value, v int64) { dst.SetInt(v) })
+		return readChunk(&col, loc, plainInt64, bufOf(&b.i64), nil, func(dst reflect.Value, v int64) { dst.SetInt(v) })
 	case parquet.Types.Double:
-		return readChunk(&col, at, plainFloat64, bufOf(&b.f64), nil, func(dst reflect.Value, v float64) { dst.SetFloat(v) })
+		return readChunk(&col, loc, plainFloat64, bufOf(&b.f64), nil, func(dst reflect.Value, v float64) { dst.SetFloat(v) })
 	case parquet.Types.Boolean:
-		return readChunk(&col, at, plainBool, bufOf(&b.bl), nil, func(dst reflect.Value, v bool) { dst.SetBool(v) })
+		return readChunk(&col, loc, plainBool, bufOf(&b.bl), nil, func(dst reflect.Value, v bool) { dst.SetBool(v) })
 	case parquet.Types.ByteArray:
 		// The batch's strings are copied into one string, of which each
 		// value is a part: one allocation per batch, not per value, and
 		// nothing left pointing into the reader's buffers.
 		var all string
-		var at0 int
+		var at int
 		prepare := func(vals []parquet.ByteArray) {
 			n := 0
 			for _, v := range vals {
@@ -222,11 +223,11 @@ func readDirectColumn[T any](rows *[]T, base int, fm *metadata.FileMetaData, src
 			for _, v := range vals {
 				sb.Write(v)
 			}
-			all, at0 = sb.String(), 0
+			all, at = sb.String(), 0
 		}
-		return readChunk(&col, at, plainByteArray, bufOf(&b.ba), prepare, func(dst reflect.Value, v parquet.ByteArray) {
-			dst.SetString(all[at0 : at0+len(v)])
-			at0 += len(v)
+		return readChunk(&col, loc, plainByteArray, bufOf(&b.ba), prepare, func(dst reflect.Value, v parquet.ByteArray) {
+			dst.SetString(all[at : at+len(v)])
+			at += len(v)
 		})
 	}
 	return 0, fmt.Errorf("unsupported Parquet type %v", descr.PhysicalType())
@@ -247,15 +248,15 @@ type chunkAt struct {
 // readChunk reads one column chunk into the rows: with the page reader, or
 // with the library's column reader where the chunk is not one the page
 // reader takes (another codec, encryption).
-func readChunk[T, V any](col *directColumn[T], at chunkAt, plain func(*plainCursor) (V, bool), vals []V, prepare func([]V), set func(reflect.Value, V)) (int, error) {
-	pc, err := newPageChunk(at.src, at.size, at.fm, at.cc, col.maxDef, plain, at.b)
+func readChunk[T, V any](col *directColumn[T], loc chunkAt, plain func(*plainCursor) (V, bool), vals []V, prepare func([]V), set func(reflect.Value, V)) (int, error) {
+	pc, err := newPageChunk(loc.src, loc.size, loc.fm, loc.cc, col.maxDef, plain, loc.b)
 	if err == nil {
 		return readDirect(col, pc, vals, prepare, set)
 	}
 	if !errors.Is(err, errNeedLibrary) {
 		return 0, fmt.Errorf("corrupt Parquet data: %w", err)
 	}
-	cr, err := at.rg.Column(at.leaf)
+	cr, err := loc.rg.Column(loc.leaf)
 	if err != nil {
 		return 0, fmt.Errorf("corrupt Parquet data: %w", err)
 	}
