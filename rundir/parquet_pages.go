@@ -23,8 +23,8 @@ import (
 // uncompressed or zstd, RLE definition levels, PLAIN values or a PLAIN
 // dictionary with RLE_DICTIONARY (or PLAIN_DICTIONARY) indices. Anything
 // else (version 2 pages, other codecs or encodings, encryption) is
-// errNeedLibrary, and the file is read by the library instead. The footer
-// is still parsed by the library.
+// errNeedLibrary: the chunk, or the whole file, is read by the library
+// instead. The footer is still parsed by the library.
 
 // errNeedLibrary says that a chunk holds something the page reader leaves
 // to the Parquet library; nothing of it has been taken as data.
@@ -50,7 +50,7 @@ type pageChunk[V any] struct {
 	maxDef int16
 	plain  func(*plainCursor) (V, bool)
 	// values left in the chunk as its metadata counts them: a page that
-	// declares more is corrupt (as the library reads it).
+	// declares more is left to the library (errNeedLibrary).
 	chunkLeft int64
 
 	dict    []V
