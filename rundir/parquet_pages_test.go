@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io/fs"
 	"math/rand/v2"
@@ -18,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/headroom-llm/headroom/internal/duckfixture"
 )
 
 // The hybrid decoder against the Parquet spec's examples: the bit-packed
@@ -69,40 +71,14 @@ func TestPageReaderTakesHeadroomsParts(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		pf, err := file.NewParquetReader(bytes.NewReader(data))
-		if err != nil {
+		if _, err := file.NewParquetReader(bytes.NewReader(data)); err != nil {
 			return nil // not a part this test is about (the corrupt fixtures)
 		}
-		fm := pf.MetaData()
-		b := &directBuffers{}
-		for g := 0; g < pf.NumRowGroups(); g++ {
-			rg := pf.RowGroup(g)
-			for i := 0; i < fm.Schema.NumColumns(); i++ {
-				descr := fm.Schema.Column(i)
-				cc, err := rg.MetaData().ColumnChunk(i)
-				if err != nil {
-					t.Fatalf("%s: column %d: %v", path, i, err)
-				}
-				var n int64
-				switch descr.PhysicalType() {
-				case parquet.Types.Int32:
-					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainInt32, b)
-				case parquet.Types.Int64:
-					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainInt64, b)
-				case parquet.Types.Double:
-					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainFloat64, b)
-				case parquet.Types.Boolean:
-					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainBool, b)
-				case parquet.Types.ByteArray:
-					n = readAllPages(t, path, data, fm, cc, descr.MaxDefinitionLevel(), plainByteArray, b)
-				default:
-					continue
-				}
-				if n != cc.NumValues() {
-					t.Fatalf("%s: column %s: %d values read, the metadata says %d", path, descr.Name(), n, cc.NumValues())
-				}
-				chunks++
+		for _, c := range chunksByPages(t, data) {
+			if c.err != nil || c.levels != c.cc.NumValues() {
+				t.Fatalf("%s: column %s: %d values read (%v), the metadata says %d", path, c.cc.PathInSchema(), c.levels, c.err, c.cc.NumValues())
 			}
+			chunks++
 		}
 		return nil
 	})
@@ -112,31 +88,6 @@ func TestPageReaderTakesHeadroomsParts(t *testing.T) {
 	if chunks < 5000 {
 		t.Fatalf("only %d column chunks read", chunks)
 	}
-}
-
-func readAllPages[V any](t *testing.T, path string, data []byte, fm *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, maxDef int16, plain func(*plainCursor) (V, bool), b *directBuffers) int64 {
-	t.Helper()
-	if maxDef > 1 {
-		return cc.NumValues() // nested: not a column the direct reader takes
-	}
-	pc, err := newPageChunk(bytes.NewReader(data), int64(len(data)), fm, cc, maxDef, plain, b)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	defer pc.Close()
-	vals, defs := make([]V, 64), make([]int16, 64)
-	var n int64
-	for pc.HasNext() {
-		lv, _, err := pc.ReadBatch(64, vals, defs, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if lv == 0 {
-			break
-		}
-		n += lv
-	}
-	return n
 }
 
 // FuzzPageChunk feeds arbitrary bytes to the page reader as a column
@@ -253,7 +204,7 @@ func TestPageReaderLeavesOtherFilesToTheLibrary(t *testing.T) {
 		}
 		rec.Release()
 		b.Release()
-		if err := firstColumnByPages(buf.Bytes()); !errors.Is(err, tc.want) {
+		if err := chunksByPages(t, buf.Bytes())[0].err; !errors.Is(err, tc.want) {
 			t.Fatalf("%s: the page reader on the first column: %v, want %v", tc.name, err, tc.want)
 		}
 		sameRows[RequestRow](t, tc.name, buf.Bytes())
@@ -265,27 +216,102 @@ func TestPageReaderLeavesOtherFilesToTheLibrary(t *testing.T) {
 	}
 }
 
-// firstColumnByPages reads a file's first column (a string) with the page
-// reader and returns its error.
-func firstColumnByPages(data []byte) error {
-	pf, err := file.NewParquetReader(bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	cc, err := pf.RowGroup(0).MetaData().ColumnChunk(0)
-	if err != nil {
-		return err
-	}
-	pc, err := newPageChunk(bytes.NewReader(data), int64(len(data)), pf.MetaData(), cc, pf.MetaData().Schema.Column(0).MaxDefinitionLevel(), plainByteArray, &directBuffers{})
-	if err != nil {
-		return err
-	}
-	vals := make([]parquet.ByteArray, 64)
-	defs := make([]int16, 64)
-	for pc.HasNext() {
-		if n, _, err := pc.ReadBatch(64, vals, defs, nil); err != nil || n == 0 {
-			return err
+// Files written by DuckDB (testdata/duckdb): its zstd file is read by the
+// page reader, every chunk; its version-2 encodings are left to the
+// library; both read the same as through Arrow.
+func TestPageReaderOnDuckDBFiles(t *testing.T) {
+	for name, want := range map[string]error{"zstd.parquet": nil, "v2-encodings.parquet": errNeedLibrary} {
+		data, err := os.ReadFile(filepath.Join("testdata", "duckdb", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first error
+		for _, c := range chunksByPages(t, data) {
+			if c.err != nil && !errors.Is(c.err, errNeedLibrary) {
+				t.Fatalf("%s: %v", name, c.err)
+			}
+			first = cmp.Or(first, c.err)
+		}
+		if first != want {
+			t.Errorf("%s: the page reader says %v, want %v", name, first, want)
+		}
+		sameRows[duckfixture.Row](t, name, data)
+		rows, err := decodeParquet[duckfixture.Row](bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if m := duckfixture.Mismatch(rows); m != "" {
+			t.Fatalf("%s: %s", name, m)
 		}
 	}
-	return nil
+}
+
+// chunkRead is what the page reader made of one column chunk: how many
+// levels it read, and its error.
+type chunkRead struct {
+	cc     *metadata.ColumnChunkMetaData
+	levels int64
+	err    error
+}
+
+// chunksByPages reads every flat column chunk of a file with the page
+// reader.
+func chunksByPages(t *testing.T, data []byte) []chunkRead {
+	t.Helper()
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := pf.MetaData()
+	b := &directBuffers{}
+	var out []chunkRead
+	for g := 0; g < pf.NumRowGroups(); g++ {
+		for i := 0; i < fm.Schema.NumColumns(); i++ {
+			cc, err := pf.RowGroup(g).MetaData().ColumnChunk(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := fm.Schema.Column(i)
+			if d.MaxDefinitionLevel() > 1 {
+				continue // nested: not a column the direct reader takes
+			}
+			c := chunkRead{cc: cc}
+			switch d.PhysicalType() {
+			case parquet.Types.Int32:
+				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainInt32, b)
+			case parquet.Types.Int64:
+				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainInt64, b)
+			case parquet.Types.Double:
+				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainFloat64, b)
+			case parquet.Types.Boolean:
+				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainBool, b)
+			case parquet.Types.ByteArray:
+				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainByteArray, b)
+			default:
+				continue
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// drainChunk reads a column chunk with the page reader to its end and
+// says how many levels it read.
+func drainChunk[V any](data []byte, fm *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, maxDef int16, plain func(*plainCursor) (V, bool), b *directBuffers) (int64, error) {
+	pc, err := newPageChunk(bytes.NewReader(data), int64(len(data)), fm, cc, maxDef, plain, b)
+	if err != nil {
+		return 0, err
+	}
+	defer pc.Close()
+	vals, defs := make([]V, 64), make([]int16, 64)
+	var n int64
+	for pc.HasNext() {
+		lv, _, err := pc.ReadBatch(64, vals, defs, nil)
+		if err != nil || lv == 0 {
+			return n, err
+		}
+		n += lv
+	}
+	return n, nil
 }
