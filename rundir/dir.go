@@ -137,7 +137,7 @@ func (s Dir) ReadFile(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d MiB: not a file headroom writes", s.Path(name), limit>>20)
+		return nil, tooLarge(s.Path(name), limit)
 	}
 	return data, nil
 }

@@ -63,7 +63,7 @@ func readRegular(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	if size > limit {
-		return nil, fmt.Errorf("%s: larger than %d MiB: not a file headroom writes", path, limit>>20)
+		return nil, tooLarge(path, limit)
 	}
 	// One byte more than the size, so that a file that grew since is read
 	// on to its end (up to the limit), not cut.
@@ -78,10 +78,15 @@ func readRegular(path string, limit int64) ([]byte, error) {
 			return nil, err
 		}
 		if int64(len(data)) > limit {
-			return nil, fmt.Errorf("%s: larger than %d MiB: not a file headroom writes", path, limit>>20)
+			return nil, tooLarge(path, limit)
 		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
 	}
+}
+
+// tooLarge is the error for a file past a read's limit.
+func tooLarge(path string, limit int64) error {
+	return fmt.Errorf("%s: larger than %d MiB: not a file headroom writes", path, limit>>20)
 }

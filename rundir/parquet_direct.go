@@ -197,7 +197,7 @@ func readDirectColumn[T any](rows *[]T, base int, fm *metadata.FileMetaData, src
 	if err != nil {
 		return 0, fmt.Errorf("corrupt Parquet data: %w", err)
 	}
-	loc := chunkAt{src: src, size: fm.GetSourceFileSize(), fm: fm, cc: cc, leaf: leaf, rg: rg, b: b}
+	loc := chunkAt{src: src, fm: fm, cc: cc, leaf: leaf, rg: rg, b: b}
 	switch descr.PhysicalType() {
 	case parquet.Types.Int32:
 		return readChunk(&col, loc, plainInt32, bufOf(&b.i32), nil, func(dst reflect.Value, v int32) { dst.SetInt(int64(v)) })
@@ -237,7 +237,6 @@ func readDirectColumn[T any](rows *[]T, base int, fm *metadata.FileMetaData, src
 // group.
 type chunkAt struct {
 	src  io.ReaderAt
-	size int64
 	fm   *metadata.FileMetaData
 	cc   *metadata.ColumnChunkMetaData
 	leaf int
@@ -249,7 +248,7 @@ type chunkAt struct {
 // with the library's column reader where the chunk is not one the page
 // reader takes (another codec, encryption).
 func readChunk[T, V any](col *directColumn[T], loc chunkAt, plain func(*plainCursor) (V, bool), vals []V, prepare func([]V), set func(reflect.Value, V)) (int, error) {
-	pc, err := newPageChunk(loc.src, loc.size, loc.fm, loc.cc, col.maxDef, plain, loc.b)
+	pc, err := newPageChunk(loc.src, loc.fm, loc.cc, col.maxDef, plain, loc.b)
 	if err == nil {
 		return readDirect(col, pc, vals, prepare, set)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -67,9 +68,9 @@ type pageChunk[V any] struct {
 }
 
 // newPageChunk returns the page reader of column chunk cc of the file
-// read through r, or errNeedLibrary where the chunk is not one it reads.
-// b's chunk, page and dictionary buffers are reused.
-func newPageChunk[V any](r io.ReaderAt, fileSize int64, fm *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, maxDef int16, plain func(*plainCursor) (V, bool), b *directBuffers) (*pageChunk[V], error) {
+// read through r (whose footer is fm), or errNeedLibrary where the chunk
+// is not one it reads. b's chunk, page and dictionary buffers are reused.
+func newPageChunk[V any](r io.ReaderAt, fm *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, maxDef int16, plain func(*plainCursor) (V, bool), b *directBuffers) (*pageChunk[V], error) {
 	codec := cc.Compression()
 	if codec != compress.Codecs.Uncompressed && codec != compress.Codecs.Zstd || cc.CryptoMetadata() != nil ||
 		fm.WriterVersion().LessThan(metadata.Parquet816FixedVersion) || maxDef > 1 {
@@ -81,24 +82,16 @@ func newPageChunk[V any](r io.ReaderAt, fileSize int64, fm *metadata.FileMetaDat
 	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
 		start = cc.DictionaryPageOffset()
 	}
-	size := cc.TotalCompressedSize()
+	size, fileSize := cc.TotalCompressedSize(), fm.GetSourceFileSize()
 	if start < 0 || size < 0 || size > fileSize || start > fileSize-size {
 		return nil, fmt.Errorf("column chunk at %d of %d bytes lies outside the file (%d bytes)", start, size, fileSize)
 	}
-	b.chunk = grow(b.chunk, int(size))
+	b.chunk = slices.Grow(b.chunk[:0], int(size))[:size]
 	if _, err := r.ReadAt(b.chunk, start); err != nil {
 		return nil, err
 	}
 	return &pageChunk[V]{rest: b.chunk, codec: codec, maxDef: maxDef, plain: plain, chunkLeft: cc.NumValues(),
 		dictBuf: b.dict[:0], pageBuf: b.page[:0], bufs: b}, nil
-}
-
-// grow returns buf with length n, reallocated only when too small.
-func grow(buf []byte, n int) []byte {
-	if cap(buf) < n {
-		return make([]byte, n)
-	}
-	return buf[:n]
 }
 
 func (c *pageChunk[V]) HasNext() bool { return c.left > 0 || !c.done && len(c.rest) > 0 }

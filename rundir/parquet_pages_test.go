@@ -299,7 +299,7 @@ func chunksByPages(t *testing.T, data []byte) []chunkRead {
 // drainChunk reads a column chunk with the page reader to its end and
 // says how many levels it read.
 func drainChunk[V any](data []byte, fm *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, maxDef int16, plain func(*plainCursor) (V, bool), b *directBuffers) (int64, error) {
-	pc, err := newPageChunk(bytes.NewReader(data), int64(len(data)), fm, cc, maxDef, plain, b)
+	pc, err := newPageChunk(bytes.NewReader(data), fm, cc, maxDef, plain, b)
 	if err != nil {
 		return 0, err
 	}
