@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sync"
 )
 
 // MannWhitney is the result of a two-sided Mann-Whitney U test.
@@ -97,49 +99,75 @@ func MannWhitneyUSorted(xs, ys []float64) (MannWhitney, bool) {
 }
 
 // exactMannWhitneyP is the two-sided p-value of U under the null: twice
-// the smaller tail, counting arrangements with the recursion
-// N(u; m, n) = N(u−n; m−1, n) + N(u; m, n−1).
+// the smaller tail of the exact distribution of U for these sizes. The
+// distribution is symmetric about n1·n2/2, so the upper tail at k is the
+// lower tail at n1·n2 − k: both tails are sums of counts, never a
+// difference, and keep their precision far out.
 func exactMannWhitneyP(u float64, n1, n2 int) float64 {
-	maxU := n1 * n2
-	// counts[n][u] for the current m, built up from m = 0.
-	prev := make([][]float64, n2+1)
-	for n := range prev {
-		prev[n] = make([]float64, maxU+1)
-		prev[n][0] = 1 // m = 0: one arrangement, U = 0
+	cum := uNullCumulative(n1, n2)
+	maxU := len(cum) - 1
+	k := min(max(int(math.Round(u)), 0), maxU)
+	lower, upper := cum[k], cum[maxU-k]
+	return math.Min(1, 2*math.Min(lower, upper)/cum[maxU])
+}
+
+// uNull holds the cumulative null distributions of U already counted, by
+// sample sizes (smaller first). A comparison tests the same pair of sizes
+// many times (every level, metric and group of a sweep of equal levels);
+// counting one costs n1·n2·(n1·n2 + 1) additions and is done once. At most
+// exactMaxN² / 2 entries of at most exactMaxN² + 1 values: 26 MB.
+var uNull = struct {
+	sync.Mutex
+	cum map[[2]int][]float64
+}{cum: map[[2]int][]float64{}}
+
+// uNullCumulative returns, for U of samples of n1 and n2 values, the
+// number of arrangements of ranks with U ≤ u, for u = 0..n1·n2. The
+// caller must not change it.
+func uNullCumulative(n1, n2 int) []float64 {
+	key := [2]int{min(n1, n2), max(n1, n2)}
+	uNull.Lock()
+	defer uNull.Unlock()
+	if c, ok := uNull.cum[key]; ok {
+		return c
 	}
-	for m := 1; m <= n1; m++ {
-		cur := make([][]float64, n2+1)
-		for n := 0; n <= n2; n++ {
-			cur[n] = make([]float64, maxU+1)
+	c := uNullCounts(key[0], key[1])
+	for v := 1; v < len(c); v++ {
+		c[v] += c[v-1]
+	}
+	uNull.cum[key] = c
+	return c
+}
+
+// uNullCounts counts the arrangements of ranks of samples of m1 and n1
+// values with each U = 0..m1·n1, with the recursion
+// N(u; m, n) = N(u−n; m−1, n) + N(u; m, n−1), one m at a time in two
+// layers of counts (n = 0..n1 by u). Only additions of non-negative counts,
+// so each count keeps float64's relative precision.
+func uNullCounts(m1, n1 int) []float64 {
+	width := m1*n1 + 1
+	prev, cur := make([]float64, (n1+1)*width), make([]float64, (n1+1)*width)
+	for n := 0; n <= n1; n++ {
+		prev[n*width] = 1 // m = 0: one arrangement, U = 0
+	}
+	for m := 1; m <= m1; m++ {
+		for n := 0; n <= n1; n++ {
+			row, up := cur[n*width:(n+1)*width], prev[n*width:(n+1)*width]
+			clear(row)
 			for v := 0; v <= m*n; v++ {
 				c := 0.0
-				if v-n >= 0 {
-					c += prev[n][v-n]
+				if v >= n {
+					c = up[v-n]
 				}
 				if n > 0 {
-					c += cur[n-1][v]
+					c += cur[(n-1)*width+v]
 				}
-				cur[n][v] = c
+				row[v] = c
 			}
 		}
-		prev = cur
+		prev, cur = cur, prev
 	}
-	dist := prev[n2]
-	total := 0.0
-	for _, c := range dist {
-		total += c
-	}
-	k := int(math.Round(u))
-	var lower, upper float64
-	for v, c := range dist {
-		if v <= k {
-			lower += c
-		}
-		if v >= k {
-			upper += c
-		}
-	}
-	return math.Min(1, 2*math.Min(lower, upper)/total)
+	return slices.Clone(prev[n1*width:])
 }
 
 // PercentileRatio is the bootstrap interval of the ratio of the p-th

@@ -2,7 +2,10 @@ package stats
 
 import (
 	"math"
+	"math/big"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -172,5 +175,48 @@ func TestMannWhitneyUSortedCountsPairs(t *testing.T) {
 	}
 	if mw, ok := MannWhitneyU([]float64{math.NaN(), 1, 2}, []float64{3, math.NaN()}); !ok || mw.N1 != 3 || mw.N2 != 2 {
 		t.Fatalf("with NaN: %+v %v", mw, ok)
+	}
+}
+
+// The exact null distribution of U, counted by the recursion, against
+// every arrangement of ranks enumerated, for all sizes up to 7 a side
+// (unequal sizes included, both ways round); and far out in the tail of
+// the largest exact size, where P(U = 0) = 1/C(100, 50): the tail is a
+// sum of counts, not a difference of sums, so it keeps its precision.
+func TestExactUDistribution(t *testing.T) {
+	for n1 := 1; n1 <= 7; n1++ {
+		for n2 := 1; n2 <= 7; n2++ {
+			want := make([]float64, n1*n2+1)
+			// Each subset of n1 of the n1+n2 ranks is one arrangement; U
+			// counts the pairs (x, y) with x ranked above y.
+			for set := 0; set < 1<<(n1+n2); set++ {
+				if bits.OnesCount(uint(set)) != n1 {
+					continue
+				}
+				u, below := 0, 0
+				for r := 0; r < n1+n2; r++ {
+					if set&(1<<r) != 0 {
+						u += below
+					} else {
+						below++
+					}
+				}
+				want[u]++
+			}
+			for v := 1; v < len(want); v++ {
+				want[v] += want[v-1]
+			}
+			if got := uNullCumulative(n1, n2); !slices.Equal(got, want) {
+				t.Fatalf("n = %d and %d: cumulative counts %v, want %v", n1, n2, got, want)
+			}
+		}
+	}
+	c := new(big.Float).SetInt(new(big.Int).Binomial(100, 50))
+	want, _ := new(big.Float).Quo(big.NewFloat(2), c).Float64()
+	if got := exactMannWhitneyP(0, 50, 50); math.Abs(got-want) > 1e-12*want {
+		t.Errorf("P(U = 0) two-sided at 50 and 50: %g, want %g", got, want)
+	}
+	if got := exactMannWhitneyP(2500, 50, 50); math.Abs(got-want) > 1e-12*want {
+		t.Errorf("P(U = 2500) two-sided at 50 and 50: %g, want %g", got, want)
 	}
 }
