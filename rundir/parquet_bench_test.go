@@ -11,14 +11,7 @@ import (
 // memory, as an index of an archive reads every run's: the per-file cost
 // that docs/performance.md's archive numbers are made of.
 func BenchmarkReadRequestsPart(b *testing.B) {
-	parts, err := filepath.Glob("../testdata/runs/testengine-sequences/seq4-a/requests/*" + partSuffix)
-	if err != nil || len(parts) == 0 {
-		b.Fatalf("no requests part: %v", err)
-	}
-	data, err := os.ReadFile(parts[0])
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := requestsPart(b)
 	for _, direct := range []bool{true, false} {
 		name := map[bool]string{true: "direct", false: "arrow"}[direct]
 		b.Run(name, func(b *testing.B) {
@@ -30,4 +23,19 @@ func BenchmarkReadRequestsPart(b *testing.B) {
 			}
 		})
 	}
+}
+
+// requestsPart is a recorded run's requests part (160 rows, written by a
+// sweep of the test engine).
+func requestsPart(tb testing.TB) []byte {
+	tb.Helper()
+	parts, err := filepath.Glob("../testdata/runs/testengine-sequences/seq4-a/requests/*" + partSuffix)
+	if err != nil || len(parts) == 0 {
+		tb.Fatalf("no requests part: %v", err)
+	}
+	data, err := os.ReadFile(parts[0])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
 }

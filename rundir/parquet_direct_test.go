@@ -42,27 +42,34 @@ func TestDirectReaderMatchesArrow(t *testing.T) {
 		TableCPUEnergy:      sameRows[CPUEnergyRow],
 	}
 	files := 0
+	eachTestdataPart(t, func(path string, data []byte) {
+		if f, ok := check[filepath.Base(filepath.Dir(path))]; ok {
+			f(t, path, data)
+			files++
+		}
+	})
+	if files < 500 {
+		t.Fatalf("only %d table parts found under testdata", files)
+	}
+}
+
+// eachTestdataPart calls fn with every table part under ../testdata (the
+// bundled and recorded runs, and the damaged fixtures), read whole.
+func eachTestdataPart(t *testing.T, fn func(path string, data []byte)) {
+	t.Helper()
 	err := filepath.WalkDir("../testdata", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, partSuffix) {
 			return err
-		}
-		f, ok := check[filepath.Base(filepath.Dir(path))]
-		if !ok {
-			return nil
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		f(t, path, data)
-		files++
+		fn(path, data)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if files < 500 {
-		t.Fatalf("only %d table parts found under testdata", files)
 	}
 }
 

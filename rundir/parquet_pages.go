@@ -78,10 +78,7 @@ func newPageChunk[V any](r io.ReaderAt, fm *metadata.FileMetaData, cc *metadata.
 		// header; nested columns (maxDef > 1) are not headroom's.
 		return nil, errNeedLibrary
 	}
-	start := cc.DataPageOffset()
-	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-		start = cc.DictionaryPageOffset()
-	}
+	start := chunkStart(cc)
 	size, fileSize := cc.TotalCompressedSize(), fm.GetSourceFileSize()
 	if start < 0 || size < 0 || size > fileSize || start > fileSize-size {
 		return nil, fmt.Errorf("column chunk at %d of %d bytes lies outside the file (%d bytes)", start, size, fileSize)
@@ -92,6 +89,16 @@ func newPageChunk[V any](r io.ReaderAt, fm *metadata.FileMetaData, cc *metadata.
 	}
 	return &pageChunk[V]{rest: b.chunk, codec: codec, maxDef: maxDef, plain: plain, chunkLeft: cc.NumValues(),
 		dictBuf: b.dict[:0], pageBuf: b.page[:0], bufs: b}, nil
+}
+
+// chunkStart is where column chunk cc's first page lies: its dictionary
+// page where it has one, else its first data page.
+func chunkStart(cc *metadata.ColumnChunkMetaData) int64 {
+	start := cc.DataPageOffset()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+		start = cc.DictionaryPageOffset()
+	}
+	return start
 }
 
 func (c *pageChunk[V]) HasNext() bool { return c.left > 0 || !c.done && len(c.rest) > 0 }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
-	"io/fs"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -63,16 +63,12 @@ func TestHybridDecoder(t *testing.T) {
 // what it reads is what Arrow reads.
 func TestPageReaderTakesHeadroomsParts(t *testing.T) {
 	chunks := 0
-	err := filepath.WalkDir("../testdata", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, partSuffix) || strings.Contains(path, "hostile") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
+	eachTestdataPart(t, func(path string, data []byte) {
+		if strings.Contains(path, "hostile") {
+			return
 		}
 		if _, err := file.NewParquetReader(bytes.NewReader(data)); err != nil {
-			return nil // not a part this test is about (the corrupt fixtures)
+			return // not a part this test is about (the corrupt fixtures)
 		}
 		for _, c := range chunksByPages(t, data) {
 			if c.err != nil || c.levels != c.cc.NumValues() {
@@ -80,11 +76,7 @@ func TestPageReaderTakesHeadroomsParts(t *testing.T) {
 			}
 			chunks++
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if chunks < 5000 {
 		t.Fatalf("only %d column chunks read", chunks)
 	}
@@ -97,14 +89,7 @@ func TestPageReaderTakesHeadroomsParts(t *testing.T) {
 // is seen. The first byte picks the codec, the definition level and the
 // value type; the seeds are the chunks of a run's requests part.
 func FuzzPageChunk(f *testing.F) {
-	parts, _ := filepath.Glob("../testdata/runs/testengine-sequences/seq4-a/requests/*" + partSuffix)
-	if len(parts) == 0 {
-		f.Fatal("no requests part")
-	}
-	data, err := os.ReadFile(parts[0])
-	if err != nil {
-		f.Fatal(err)
-	}
+	data := requestsPart(f)
 	pf, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		f.Fatal(err)
@@ -115,10 +100,7 @@ func FuzzPageChunk(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		start := cc.DataPageOffset()
-		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-			start = cc.DictionaryPageOffset()
-		}
+		start := chunkStart(cc)
 		descr := pf.MetaData().Schema.Column(i)
 		sel := byte(descr.PhysicalType())<<2 | byte(descr.MaxDefinitionLevel())<<1 | 1 // zstd
 		f.Add(append([]byte{sel}, data[start:start+cc.TotalCompressedSize()]...))
@@ -132,39 +114,15 @@ func FuzzPageChunk(f *testing.F) {
 		if sel&1 == 1 {
 			codec = compress.Codecs.Zstd
 		}
-		maxDef := int16(sel >> 1 & 1)
-		b := &directBuffers{}
-		switch parquet.Type(sel >> 2 % 8) {
-		case parquet.Types.Int32:
-			drainPages(t, chunk, codec, maxDef, plainInt32, b)
-		case parquet.Types.Int64:
-			drainPages(t, chunk, codec, maxDef, plainInt64, b)
-		case parquet.Types.Double:
-			drainPages(t, chunk, codec, maxDef, plainFloat64, b)
-		case parquet.Types.Boolean:
-			drainPages(t, chunk, codec, maxDef, plainBool, b)
-		default:
-			drainPages(t, chunk, codec, maxDef, plainByteArray, b)
+		typ := parquet.Type(sel >> 2 % 8)
+		if !slices.Contains(pageReaderTypes, typ) {
+			typ = parquet.Types.ByteArray
+		}
+		_, err := drainAs(typ, chunkSource{raw: chunk, codec: codec, maxDef: int16(sel >> 1 & 1)}, &directBuffers{})
+		if errors.Is(err, errMoreValuesThanLevels) {
+			t.Fatal(err)
 		}
 	})
-}
-
-func drainPages[V any](t *testing.T, chunk []byte, codec compress.Compression, maxDef int16, plain func(*plainCursor) (V, bool), b *directBuffers) {
-	pc := &pageChunk[V]{rest: chunk, codec: codec, maxDef: maxDef, plain: plain, chunkLeft: 1 << 16, bufs: b}
-	defer pc.Close()
-	vals, defs := make([]V, 256), make([]int16, 256)
-	for pc.HasNext() {
-		lv, nv, err := pc.ReadBatch(256, vals, defs, nil)
-		if err != nil {
-			return
-		}
-		if lv == 0 {
-			break
-		}
-		if nv > int(lv) {
-			t.Fatalf("%d values for %d levels", nv, lv)
-		}
-	}
 }
 
 // Files the page reader does not take whole (version 2 data pages, which
@@ -275,41 +233,73 @@ func chunksByPages(t *testing.T, data []byte) []chunkRead {
 			if d.MaxDefinitionLevel() > 1 {
 				continue // nested: not a column the direct reader takes
 			}
-			c := chunkRead{cc: cc}
-			switch d.PhysicalType() {
-			case parquet.Types.Int32:
-				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainInt32, b)
-			case parquet.Types.Int64:
-				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainInt64, b)
-			case parquet.Types.Double:
-				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainFloat64, b)
-			case parquet.Types.Boolean:
-				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainBool, b)
-			case parquet.Types.ByteArray:
-				c.levels, c.err = drainChunk(data, fm, cc, d.MaxDefinitionLevel(), plainByteArray, b)
-			default:
+			if !slices.Contains(pageReaderTypes, d.PhysicalType()) {
 				continue
 			}
+			c := chunkRead{cc: cc}
+			c.levels, c.err = drainAs(d.PhysicalType(), chunkSource{data: data, fm: fm, cc: cc, maxDef: d.MaxDefinitionLevel()}, b)
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// drainChunk reads a column chunk with the page reader to its end and
-// says how many levels it read.
-func drainChunk[V any](data []byte, fm *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, maxDef int16, plain func(*plainCursor) (V, bool), b *directBuffers) (int64, error) {
-	pc, err := newPageChunk(bytes.NewReader(data), fm, cc, maxDef, plain, b)
-	if err != nil {
-		return 0, err
+// pageReaderTypes are the physical types the page reader reads.
+var pageReaderTypes = []parquet.Type{parquet.Types.Int32, parquet.Types.Int64, parquet.Types.Double, parquet.Types.Boolean, parquet.Types.ByteArray}
+
+// chunkSource is a column chunk for the page reader: one of a file (data,
+// its footer fm and the chunk's metadata cc), opened as the reader opens
+// it, or raw pages with their codec (the fuzz target's).
+type chunkSource struct {
+	data  []byte
+	fm    *metadata.FileMetaData
+	cc    *metadata.ColumnChunkMetaData
+	raw   []byte
+	codec compress.Compression
+
+	maxDef int16
+}
+
+var errMoreValuesThanLevels = errors.New("more values than levels in a batch")
+
+// drainAs reads a chunk of physical type typ (one of pageReaderTypes) with
+// the page reader to its end and says how many levels it read.
+func drainAs(typ parquet.Type, src chunkSource, b *directBuffers) (int64, error) {
+	switch typ {
+	case parquet.Types.Int32:
+		return drain(src, plainInt32, b)
+	case parquet.Types.Int64:
+		return drain(src, plainInt64, b)
+	case parquet.Types.Double:
+		return drain(src, plainFloat64, b)
+	case parquet.Types.Boolean:
+		return drain(src, plainBool, b)
+	case parquet.Types.ByteArray:
+		return drain(src, plainByteArray, b)
+	}
+	return 0, fmt.Errorf("physical type %v is not the page reader's", typ)
+}
+
+func drain[V any](src chunkSource, plain func(*plainCursor) (V, bool), b *directBuffers) (int64, error) {
+	var pc *pageChunk[V]
+	if src.cc != nil {
+		var err error
+		if pc, err = newPageChunk(bytes.NewReader(src.data), src.fm, src.cc, src.maxDef, plain, b); err != nil {
+			return 0, err
+		}
+	} else {
+		pc = &pageChunk[V]{rest: src.raw, codec: src.codec, maxDef: src.maxDef, plain: plain, chunkLeft: 1 << 16, bufs: b}
 	}
 	defer pc.Close()
 	vals, defs := make([]V, 64), make([]int16, 64)
 	var n int64
 	for pc.HasNext() {
-		lv, _, err := pc.ReadBatch(64, vals, defs, nil)
+		lv, nv, err := pc.ReadBatch(64, vals, defs, nil)
 		if err != nil || lv == 0 {
 			return n, err
+		}
+		if nv > int(lv) {
+			return n, fmt.Errorf("%w: %d values for %d levels", errMoreValuesThanLevels, nv, lv)
 		}
 		n += lv
 	}
