@@ -24,7 +24,8 @@ const DefaultFollowPoll = 50 * time.Millisecond
 // ends, like tail -F: it reopens the file when it is replaced (rotation)
 // and starts over when it is truncated; a file that does not exist yet is
 // waited for. Each complete line goes to sink with the time it was read;
-// a last unterminated line is delivered when ctx ends.
+// when ctx ends, what the file holds by then is read, and a last
+// unterminated line delivered.
 func Follow(ctx context.Context, path string, poll time.Duration, sink func([]byte, time.Time)) error {
 	return (&Follower{Path: path, From: -1, Poll: poll, Sink: sink}).Run(ctx)
 }
@@ -140,10 +141,9 @@ func (f *Follower) Run(ctx context.Context) error {
 	if err := open(true); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	for {
-		for file != nil && ctx.Err() == nil {
+	// read reads what the file holds past offset, while more returns true.
+	read := func(more func() bool) error {
+		for file != nil && more() {
 			n, err := file.ReadAt(buf, offset)
 			if n > 0 {
 				offset += int64(n)
@@ -157,9 +157,29 @@ func (f *Follower) Run(ctx context.Context) error {
 				break
 			}
 		}
+		return nil
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		if err := read(func() bool { return ctx.Err() == nil }); err != nil {
+			return err
+		}
 		account()
 		select {
 		case <-ctx.Done():
+			// What was written before the end is read too (the last lines
+			// of a sweep are often its most telling), up to the file's
+			// size now, so that a log that never pauses does not hold
+			// the stop up.
+			if file != nil {
+				if st, err := file.Stat(); err == nil {
+					end := st.Size()
+					if err := read(func() bool { return offset < end }); err != nil {
+						return err
+					}
+				}
+			}
 			line.flush(time.Now(), f.Sink)
 			return nil
 		case <-tick.C:

@@ -74,13 +74,16 @@ func TestRedactFlags(t *testing.T) {
 func TestFollow(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "server.log")
-	os.WriteFile(path, []byte("old line before the sweep\n"), 0o644)
+	old := "old line before the sweep\n"
+	os.WriteFile(path, []byte(old), 0o644)
 	var mu sync.Mutex
 	var got []string
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		done <- Follow(ctx, path, 10*time.Millisecond, func(b []byte, _ time.Time) {
+		// From the old content's end, as Follow starts at the end it finds:
+		// where the goroutine opens the file late, it must not matter.
+		done <- FollowFrom(ctx, path, int64(len(old)), 10*time.Millisecond, func(b []byte, _ time.Time) {
 			mu.Lock()
 			got = append(got, string(b))
 			mu.Unlock()
@@ -141,18 +144,28 @@ func TestProcessCaptureReadyStop(t *testing.T) {
 	}))
 	defer srv.Close()
 	// The child ignores nothing: SIGTERM to its group ends both shell and sleep.
-	p, err := Start(`echo "INFO starting"; echo "WARN to stderr" >&2; sleep 30 & wait`, capture.Line)
+	var seen atomic.Int32
+	p, err := Start(`echo "INFO starting"; echo "WARN to stderr" >&2; sleep 30 & wait`, func(line []byte, at time.Time) {
+		capture.Line(line, at)
+		seen.Add(1)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := p.WaitReady(context.Background(), srv.Client(), srv.URL, 5*time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The health check answers at once, so the shell may not have printed
+	// yet (a loaded CI machine took over 100 ms): stop once both lines are in.
+	for deadline := time.Now().Add(10 * time.Second); seen.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopping := time.Now()
 	if err := p.Stop(2 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > 5*time.Second {
+	// SIGTERM ends the group; the 30 s sleep must not be waited for.
+	if took := time.Since(stopping); took > 5*time.Second {
 		t.Errorf("stop took %v", took)
 	}
 	if err := capture.Close(); err != nil {
@@ -502,7 +515,7 @@ func TestFollowLongLineLinearAndBounded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Follow(ctx, path, 10*time.Millisecond, func(b []byte, _ time.Time) {
+		done <- FollowFrom(ctx, path, 0, 10*time.Millisecond, func(b []byte, _ time.Time) {
 			mu.Lock()
 			defer mu.Unlock()
 			lines = append(lines, len(b))
@@ -549,6 +562,33 @@ func waitUntil(t *testing.T, d time.Duration, cond func() bool) {
 	}
 }
 
+// The lines written before following ends are delivered, though the
+// follower has not polled since they were written.
+func TestFollowReadsToTheEndWhenStopped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(path, nil, 0o644)
+	var mu sync.Mutex
+	var got []string
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- FollowFrom(ctx, path, 0, time.Hour, func(b []byte, _ time.Time) {
+			mu.Lock()
+			got = append(got, string(b))
+			mu.Unlock()
+		})
+	}()
+	time.Sleep(20 * time.Millisecond)
+	os.WriteFile(path, []byte("ERROR out of KV cache blocks\nshutting down"), 0o644)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ERROR out of KV cache blocks", "shutting down"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 // A device (/dev/zero: no newline, never ends) or a named pipe as the log
 // is refused at once, and following stops when ctx ends.
 func TestFollowRefusesDevicesAndPipes(t *testing.T) {
@@ -578,7 +618,7 @@ func TestFollowerCountsItsCPU(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	os.WriteFile(path, nil, 0o644)
 	var n atomic.Int64
-	f := &Follower{Path: path, From: -1, Poll: 10 * time.Millisecond, Sink: func([]byte, time.Time) { n.Add(1) }}
+	f := &Follower{Path: path, From: 0, Poll: 10 * time.Millisecond, Sink: func([]byte, time.Time) { n.Add(1) }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
