@@ -28,6 +28,11 @@ H=$W/bin/headroom
 B=$W/llama/build/bin
 LLAMA_LIB=$B:/usr/local/cuda/targets/x86_64-linux/lib
 LEVELS=1,2,4,8,16,32,64,128
+# The card the runs are on, as nvidia-smi names it without the vendor ("H200", "H100 80GB HBM3"):
+# a call may be given an H100 where no H200 comes, and the runs must say which.
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 | sed 's/^NVIDIA //')
+GPU=${GPU:-unknown GPU}
+GPU_TAG=$(echo "$GPU" | cut -d' ' -f1 | tr 'A-Z' 'a-z')
 
 . "$HERE/daemon.sh" # log, done_step, skipped; pack, start and collect (daemon_main)
 
@@ -62,8 +67,8 @@ quant_sweep() { # type port seconds
   log "sweep $name: $flags"
   LD_LIBRARY_PATH=$LLAMA_LIB timeout -s INT -k 30 420 "$H" sweep --server-cmd "$(server "$m" "$port" "$flags")" --base-url "http://127.0.0.1:$port" \
     --concurrency "$LEVELS" --prompt-tokens 1024 --output-tokens 64 --duration-per-level "$dur" --server-timeout 300s \
-    --label "llama.cpp CUDA, 8B shape $q" --tag engine=llama.cpp --tag quant="$q" --tag gpu=h200 \
-    --description "llama.cpp $SNAPSHOT (0.4.0) llama-server built with CUDA 13.0 for sm_90 on the H200, all layers on the GPU (-ngl 99), -c 163840 -np 128 (1280 tokens per slot), flash attention auto, CUDA graphs on; serving a random-weight Llama-3.1-8B-shaped GGUF at $q written by headroom's internal/gguf (the text is meaningless; the weights' bytes, shapes and the KV cache are the real shape's). Client and server on the same box." \
+    --label "llama.cpp CUDA, 8B shape $q" --tag engine=llama.cpp --tag quant="$q" --tag gpu="$GPU_TAG" \
+    --description "llama.cpp $SNAPSHOT (0.4.0) llama-server built with CUDA 13.0 for sm_90 on the $GPU, all layers on the GPU (-ngl 99), -c 163840 -np 128 (1280 tokens per slot), flash attention auto, CUDA graphs on; serving a random-weight Llama-3.1-8B-shaped GGUF at $q written by headroom's internal/gguf (the text is meaningless; the weights' bytes, shapes and the KV cache are the real shape's). Client and server on the same box." \
     -o "$W/runs/$name" > "$W/runs/$name.out" 2>&1
   log "sweep $name exit $?"
   done_step "$name"
@@ -82,8 +87,8 @@ scenario() { # scen n port
   LD_LIBRARY_PATH=$LLAMA_LIB timeout -s INT -k 30 240 "$H" sweep --server-cmd "$(server "$W/models/8b-f16.gguf" "$port" "$flags")" \
     --base-url "http://127.0.0.1:$port" --endpoint completions --concurrency "$levels" \
     --prompt-tokens 512 --output-tokens 32 --requests-per-level 100 --server-timeout 300s \
-    --label "$scen $n" --tag verdicts --tag "$scen" \
-    --description "llama.cpp llama-server (CUDA, H200), random-weight Llama-3.1-8B shape f16, -c $ctx -np $slots --kv-unified" \
+    --label "$scen $n" --tag verdicts --tag "$scen" --tag gpu="$GPU_TAG" \
+    --description "llama.cpp llama-server (CUDA, $GPU), random-weight Llama-3.1-8B shape f16, -c $ctx -np $slots --kv-unified" \
     -o "$W/runs/$name" > "$W/runs/$name.out" 2>&1
   log "scenario $name exit $?"
   done_step "$name"
