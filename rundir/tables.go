@@ -217,6 +217,11 @@ type ClientSampleRow struct {
 	// but waiting for a core (/proc schedstat); null when the kernel does
 	// not report it, and in runs recorded before the column existed.
 	CPUWaitS *float64 `parquet:"cpu_wait_s"`
+	// Resent is the cumulative count of requests sent a second time, on a
+	// new connection, because the server closed the kept-alive connection
+	// they first went out on before answering; null in runs recorded
+	// before the column existed.
+	Resent *int64 `parquet:"resent"`
 }
 
 // ServerCPURow is one sample of one thread of the serving engine's

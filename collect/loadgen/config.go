@@ -99,6 +99,7 @@ type Generator struct {
 	includeUsage atomic.Bool // stream_options.include_usage still sent
 	openStreams  atomic.Int64
 	sendLagMaxNS atomic.Int64 // largest send lag since the last client sample
+	resent       atomic.Int64 // requests sent again on a new connection (see stream)
 
 	mu        sync.Mutex
 	fallbacks []string

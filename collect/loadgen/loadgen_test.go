@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -53,6 +56,7 @@ type memSink struct {
 	tokens   map[string][]rundir.TokenRow
 	levels   []rundir.LevelRow
 	samples  int
+	last     rundir.ClientSampleRow
 }
 
 func (m *memSink) Request(r rundir.RequestRow, t []rundir.TokenRow) {
@@ -64,7 +68,12 @@ func (m *memSink) Request(r rundir.RequestRow, t []rundir.TokenRow) {
 	m.requests = append(m.requests, r)
 	m.tokens[r.RequestID] = t
 }
-func (m *memSink) ClientSample(rundir.ClientSampleRow) { m.mu.Lock(); m.samples++; m.mu.Unlock() }
+func (m *memSink) ClientSample(r rundir.ClientSampleRow) {
+	m.mu.Lock()
+	m.samples++
+	m.last = r
+	m.mu.Unlock()
+}
 func (m *memSink) LevelDone(l rundir.LevelRow) error {
 	m.levels = append(m.levels, l)
 	return nil
@@ -123,6 +132,76 @@ func TestRunPlanFromSource(t *testing.T) {
 			t.Errorf("body %v", b)
 		}
 	}
+}
+
+// A server that closes a kept-alive connection as the next request goes out
+// on it (llama-server did, mid-level): the request, which the server never
+// answered, goes again on a new connection and is counted; a stream that
+// began and broke is a failure, not sent again.
+func TestResendWhenServerClosesKeptAliveConnection(t *testing.T) {
+	type connKey struct{}
+	type conn struct{ id, requests int }
+	var mu sync.Mutex
+	conns, served := 0, 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		c := r.Context().Value(connKey{}).(*conn)
+		mu.Lock()
+		c.requests++
+		served++
+		drop, abort := c.id == 1 && c.requests == 2, served == 4
+		mu.Unlock()
+		if drop { // the first connection's second request: closed unanswered
+			if nc, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				nc.Close()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":null}]}\n\n")
+		w.(http.Flusher).Flush()
+		if abort { // the last request: its stream breaks after one token
+			panic(http.ErrAbortHandler)
+		}
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"b\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		mu.Lock()
+		defer mu.Unlock()
+		conns++
+		return context.WithValue(ctx, connKey{}, &conn{id: conns})
+	}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the aborted handler
+	srv.Start()
+	t.Cleanup(srv.Close)
+	cfg := DefaultConfig(srv.URL + "/v1/completions")
+	cfg.Model, cfg.SampleInterval = "m", 10*time.Millisecond
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := SourceFunc(func(Level, int, bool) Request { return Request{Prompt: "p", MaxTokens: 2} })
+	sink := &memSink{}
+	if _, err := g.Run(context.Background(), []Level{{Concurrency: 1, Requests: 3}}, src, sink); err != nil {
+		t.Fatal(err)
+	}
+	var status []string
+	for _, r := range sink.requests {
+		status = append(status, r.Status)
+	}
+	if want := []string{rundir.StatusOK, rundir.StatusOK, rundir.StatusStreamError}; !slices.Equal(status, want) {
+		t.Errorf("statuses %q, want %q (%+v)", status, want, sink.requests)
+	}
+	if resent := sink.last.Resent; served != 4 || resent == nil || *resent != 1 {
+		t.Errorf("server saw %d requests, client samples count %v sent again; want 4 and 1", served, deref(resent))
+	}
+}
+
+func deref(p *int64) any {
+	if p == nil {
+		return "none"
+	}
+	return *p
 }
 
 // RunLevel runs one level for a caller that picks the next from the last.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"time"
@@ -238,6 +239,24 @@ func (g *Generator) stream(ctx context.Context, a *attempt, row *rundir.RequestR
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	// A server may close a kept-alive connection just as the next request
+	// goes out on it (llama-server did, mid-level, for 1-10 % of the
+	// requests of a GPU sweep): the request fails before any byte of an
+	// answer, and the server never saw it. Browsers and the OpenAI SDKs
+	// send it again on a new connection, and so does Go's transport for a
+	// request marked idempotent (an empty key marks it and is not sent).
+	// Only then, and only once: an answer that began and broke stays a
+	// failure. The time of the retry stays in the request's TTFT, and the
+	// client samples count the requests sent again.
+	req.Header["Idempotency-Key"] = nil
+	conns := 0
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) {
+			if conns++; conns > 1 {
+				g.resent.Add(1)
+			}
+		},
+	}))
 
 	sent := time.Now()
 	row.SendNS = g.clock.NS(sent)

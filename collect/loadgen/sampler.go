@@ -24,6 +24,7 @@ func (g *Generator) SampleClient(ctx context.Context, sink Sink) {
 		row := rundir.ClientSampleRow{
 			TimeNS: g.clock.NowNS(), CPUUserS: user.Seconds(), CPUSystemS: sys.Seconds(), CPUs: int32(runtime.GOMAXPROCS(0)),
 			OpenStreams: g.openStreams.Load(), SendLagMaxS: float64(g.sendLagMaxNS.Swap(0)) / 1e9,
+			Resent: new(g.resent.Load()),
 		}
 		// The time the client's threads waited for a core: with its CPU
 		// time, what the client wanted, which a busy host does not hide.

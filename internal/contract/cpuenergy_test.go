@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +64,11 @@ func TestCPUEnergyFromSweepToReport(t *testing.T) {
 		}
 	}()
 
+	// The writer must end with the test, also when the test ends early
+	// (no engine installed): it reports through t.
+	stopWriter := sync.OnceFunc(func() { close(stop); <-done })
+	t.Cleanup(stopWriter)
+
 	e := testengine.Start(t, testengine.Options{Sequences: 4, CtxPerSeq: 512})
 	dir := filepath.Join(t.TempDir(), "run")
 	s, err := sweep.New(e.BaseURL, sweep.WithLevels(1, 4), sweep.WithDurationPerLevel(3*time.Second), sweep.WithWarmup(1),
@@ -76,8 +82,7 @@ func TestCPUEnergyFromSweepToReport(t *testing.T) {
 	if _, err := s.Record(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
-	close(stop)
-	<-done
+	stopWriter()
 	run, err := analyze.Load(dir)
 	if err != nil {
 		t.Fatal(err)
