@@ -8,9 +8,18 @@ import (
 
 // llamacppRun loads one run of examples/runs/h200-llamacpp (llama.cpp's
 // llama-server on the H200, recorded 2026-12-01).
-func llamacppRun(t *testing.T, name string) *Run {
+// llamacppH200 holds the bundled llama.cpp runs on the H200; llamacppH100,
+// the same engine, models and plan on an H100 (with --cache-ram 0).
+var (
+	llamacppH200 = filepath.Join("..", "examples", "runs", "h200-llamacpp")
+	llamacppH100 = filepath.Join("..", "testdata", "h100-llamacpp")
+)
+
+func llamacppRun(t *testing.T, name string) *Run { return llamacppRunIn(t, llamacppH200, name) }
+
+func llamacppRunIn(t *testing.T, root, name string) *Run {
 	t.Helper()
-	run, err := Load(filepath.Join("..", "examples", "runs", "h200-llamacpp", name))
+	run, err := Load(filepath.Join(root, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,8 +27,12 @@ func llamacppRun(t *testing.T, name string) *Run {
 }
 
 func llamacppConfig(t *testing.T, name string) *ModelSpec {
+	return llamacppConfigIn(t, llamacppH200, name)
+}
+
+func llamacppConfigIn(t *testing.T, root, name string) *ModelSpec {
 	t.Helper()
-	m, err := ReadModelConfig(filepath.Join("..", "examples", "runs", "h200-llamacpp", name))
+	m, err := ReadModelConfig(filepath.Join(root, name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,10 @@
 #   gpu-membound  -c 131072 -np 64 --kv-unified, levels 1-8:
 #                 batch <= 8, decode memory-bound, nothing waits     -> none
 #
+# Recorded 2026-12-05 on an H100 (bench/h200/llamacpp.sh, which runs these scenarios with 512 + 32
+# tokens): kv-small as expected; kv-large and membound read as engine overhead first, because each
+# new prompt taken into a step holds the running answers up (docs/validation.md, "The GPU rows").
+#
 # --cache-ram 0: llama-server's host-RAM prompt cache (default 8 GiB) thrashes
 # from c=4 on this workload (the GPU helper's 2026-12-01 sweeps: thousands of
 # "making room for prompt cache entry" lines and a 140 s stall at c=16).
