@@ -41,14 +41,37 @@ var engineFlags = map[serverlog.Engine]map[string]string{
 	},
 }
 
-// capFlags are the flags that set an engine's cap on running sequences,
-// with their short forms.
-var capFlags = map[serverlog.Engine][]string{
-	serverlog.EngineVLLM:         {"--max-num-seqs"},
-	serverlog.EngineSGLang:       {"--max-running-requests"},
-	serverlog.EngineLlamaCpp:     {"--parallel", "-np"},
-	serverlog.EngineNodeLlamaCpp: {"--sequences"},
+// capFlags are the flags that set an engine's cap on running sequences.
+var capFlags = map[serverlog.Engine]string{
+	serverlog.EngineVLLM:         "--max-num-seqs",
+	serverlog.EngineSGLang:       "--max-running-requests",
+	serverlog.EngineLlamaCpp:     "--parallel",
+	serverlog.EngineNodeLlamaCpp: "--sequences",
 }
+
+// shortFlags are the short forms of an engine's flags (llama-server's
+// --help: -c, -np, -t, -ctk, -ub), so that a flag given short is still
+// found among the server's arguments.
+var shortFlags = map[serverlog.Engine]map[string]string{
+	serverlog.EngineLlamaCpp: {
+		"--ctx-size": "-c", "--parallel": "-np", "--threads": "-t", "--cache-type-k": "-ctk", "--ubatch-size": "-ub",
+	},
+}
+
+// flagForms are the names a flag may be given by to the engine: the long
+// one, and its short form if it has one.
+func flagForms(eng serverlog.Engine, long string) []string {
+	if short := shortFlags[eng][long]; short != "" {
+		return []string{long, short}
+	}
+	return []string{long}
+}
+
+// graphsBuiltIn are the engines whose GPU builds run decode steps as CUDA
+// graphs by default, with no server flag to turn them on: llama.cpp's
+// top-level CMakeLists.txt sets GGML_CUDA_GRAPHS_DEFAULT ON. Suggesting
+// CUDA graphs there would suggest what is already done.
+var graphsBuiltIn = map[serverlog.Engine]bool{serverlog.EngineLlamaCpp: true}
 
 // fixValues are suggested settings for actions that take one.
 var fixValues = map[serverlog.Engine]map[string]string{
@@ -107,6 +130,9 @@ func fixesFor(w Wall, engine string, flags []string, op OperatingPoint) []Fix {
 	}
 	var out []Fix
 	for _, a := range actions {
+		if a == FixCUDAGraphs && graphsBuiltIn[eng] {
+			continue
+		}
 		f := Fix{Action: a, Flag: engineFlags[eng][a], Value: fixValues[eng][a]}
 		if a == FixAdmissionControl && op.At.Valid() {
 			f.Value, f.Axis = strconv.FormatFloat(op.At.Value(), 'g', 4, 64), op.At.Axis
@@ -115,7 +141,7 @@ func fixesFor(w Wall, engine string, flags []string, op OperatingPoint) []Fix {
 			continue
 		}
 		if f.Flag != "" && f.Value == "" {
-			if v, ok := flagValue(flags, f.Flag); ok && v != "" {
+			if v, ok := flagValue(flags, flagForms(eng, f.Flag)...); ok && v != "" {
 				f.Current = v
 			}
 		}
@@ -164,7 +190,11 @@ func flagValue(flags []string, names ...string) (string, bool) {
 // capFlag returns the engine's sequence-cap flag and its value when the
 // server's arguments set it.
 func capFlag(engine string, flags []string) (string, int, bool) {
-	for _, name := range capFlags[parseEngine(engine)] {
+	eng := parseEngine(engine)
+	if capFlags[eng] == "" {
+		return "", 0, false
+	}
+	for _, name := range flagForms(eng, capFlags[eng]) {
 		if v, ok := flagValue(flags, name); ok {
 			if n, err := strconv.Atoi(v); err == nil && n > 0 {
 				return name, n, true
@@ -180,7 +210,7 @@ func capFlag(engine string, flags []string) (string, int, bool) {
 // else the host's CPUs. An engine wanting that many cores at the knee is
 // saturated, however its work hops between threads.
 func cpuThreads(engine string, flags []string, hostCores int) float64 {
-	if v, ok := flagValue(flags, "--threads", "-t"); ok {
+	if v, ok := flagValue(flags, flagForms(parseEngine(engine), "--threads")...); ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			return float64(n)
 		}

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,13 @@ func TestFixAlreadyApplied(t *testing.T) {
 	}
 	if fs := fixesFor(w, "vllm", []string{"vllm", "serve", "m", "--enforce-eager"}, OperatingPoint{}); !hasFix(fs, FixCUDAGraphs, "--enforce-eager") {
 		t.Errorf("no fix for --enforce-eager: %+v", fs)
+	}
+	// llama.cpp's CUDA builds capture decode steps in CUDA graphs by
+	// default, with no server flag: the first fix is the prompt tokens per
+	// step, with the value given short (-ub) read as --ubatch-size's.
+	fs := fixesFor(w, "llama.cpp", []string{"llama-server", "-m", "m.gguf", "-ngl", "99", "-ub", "512"}, OperatingPoint{})
+	if len(fs) == 0 || slices.ContainsFunc(fs, func(f Fix) bool { return f.Action == FixCUDAGraphs }) ||
+		fs[0].Action != FixChunkedPrefill || fs[0].Flag != "--ubatch-size" || fs[0].Current != "512" {
+		t.Errorf("llama.cpp engine overhead fixes %+v", fs)
 	}
 }
