@@ -192,6 +192,8 @@ func TestResendWhenServerClosesKeptAliveConnection(t *testing.T) {
 	if want := []string{rundir.StatusOK, rundir.StatusOK, rundir.StatusStreamError}; !slices.Equal(status, want) {
 		t.Errorf("statuses %q, want %q (%+v)", status, want, sink.requests)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if resent := sink.last.Resent; served != 4 || resent == nil || *resent != 1 {
 		t.Errorf("server saw %d requests, client samples count %v sent again; want 4 and 1", served, deref(resent))
 	}
