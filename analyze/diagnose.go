@@ -585,18 +585,19 @@ func (c *checker) checkKnee(kv, client Finding) (compute, overhead Finding) {
 		}
 	}
 	set := c.set.Diagnosis
+	intake := c.promptIntake(kp)
 	switch {
 	case knee.Server.GPUKnown:
 		util := lo.GPUUtil
 		switch {
 		case knee.Server.GPUUtilMeanPct >= set.GPUUtilBusyPct && belowRidge:
-			hit(&overhead, ReasonBelowRidge, ridge, util, &tpot)
+			hit(&overhead, ReasonBelowRidge, ridge, util, &tpot, intake)
 			compute.Status, compute.Reason = StatusClear, ReasonBelowRidge
 		case knee.Server.GPUUtilMeanPct >= set.GPUUtilBusyPct:
 			hit(&compute, ReasonSaturated, &tpot, util, ridge)
 			overhead.Status, overhead.Reason = StatusClear, ReasonSaturated
 		default:
-			hit(&overhead, ReasonGPUNotBusy, util, &tpot, ridge)
+			hit(&overhead, ReasonGPUNotBusy, util, &tpot, ridge, intake)
 			compute.Status, compute.Reason = StatusClear, ReasonGPUNotBusy
 		}
 	case knee.Server.CPUKnown:
@@ -612,7 +613,7 @@ func (c *checker) checkKnee(kv, client Finding) (compute, overhead Finding) {
 			compute.Status, compute.Reason = StatusClear, ReasonCPUNotBusy
 		}
 	case belowRidge:
-		hit(&overhead, ReasonBelowRidge, ridge, &tpot)
+		hit(&overhead, ReasonBelowRidge, ridge, &tpot, intake)
 		compute.Status, compute.Reason = StatusClear, ReasonBelowRidge
 	default:
 		both(StatusUnknown, ReasonNoGPUNoCPU)
@@ -624,6 +625,21 @@ func (c *checker) checkKnee(kv, client Finding) (compute, overhead Finding) {
 		compute.Evidence = []Evidence{tpot}
 	}
 	return
+}
+
+// promptIntake is how much of the time between tokens at the knee (level
+// position kp) was spent in gaps holding a new prompt's intake, against
+// the baseline: what an engine's overhead at the knee is made of when new
+// prompts hold the running answers up. Nil when either level lacks
+// per-token times.
+func (c *checker) promptIntake(kp int) *Evidence {
+	bp := levelPos(c.levels, c.k.BaselineLevel)
+	if bp < 0 || bp == kp || c.levels[kp].PromptIntakeShare == nil || c.levels[bp].PromptIntakeShare == nil {
+		return nil
+	}
+	e := c.ev(kp, EvPromptIntake, EvidenceLatency)
+	e.Value, e.Ref = *c.levels[kp].PromptIntakeShare, *c.levels[bp].PromptIntakeShare
+	return &e
 }
 
 // ---- the client ----

@@ -120,6 +120,7 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 			ls.WindowS = float64(ls.EndNS-ls.WarmupEndNS) / 1e9
 		}
 		fillLevel(&ls, ts, set)
+		ls.PromptIntakeShare = promptIntakeShare(ts, reqs, ls.ITL)
 		timings[li] = ts
 		out = append(out, ls)
 	}
@@ -184,6 +185,54 @@ func fillFromIntended(ls *LevelStats, ts []requestTiming, ps []float64) {
 	ls.TTFTFromIntended = newLatency(ttft, ps)
 	ls.E2EFromIntended = newLatency(e2e, ps)
 	ls.SendWait = newLatency(wait, ps)
+}
+
+// promptIntakeShare is the share of the measured answers' time between
+// tokens spent in gaps that another request's first token (warm-up
+// requests' too) fell in: the gap (a, b] of an answer holds a prompt intake
+// when a first token arrived in (a+tol, b+tol], tol a quarter of the
+// level's median gap, since the tokens of one step reach the client a
+// little apart. A step that takes in a prompt beside the running answers
+// ends with that prompt's first token; a separate prompt step lies inside
+// the gap. Nil without per-token times or with fewer than two requests.
+func promptIntakeShare(ts []requestTiming, reqs []*rundir.RequestRow, itl *Latency) *float64 {
+	if itl == nil || itl.P50S <= 0 {
+		return nil
+	}
+	var firsts []int64
+	for _, r := range reqs {
+		if r.FirstTokenNS != nil {
+			firsts = append(firsts, *r.FirstTokenNS)
+		}
+	}
+	if len(firsts) < 2 {
+		return nil
+	}
+	slices.Sort(firsts)
+	tol := int64(itl.P50S * 1e9 / 4)
+	var all, intake int64
+	for _, t := range ts {
+		if !t.ok || t.row.FirstTokenNS == nil {
+			continue
+		}
+		own := *t.row.FirstTokenNS
+		for i := 1; i < len(t.recvNS); i++ {
+			a, b := t.recvNS[i-1], t.recvNS[i]
+			all += b - a
+			j, _ := slices.BinarySearch(firsts, a+tol+1)
+			for ; j < len(firsts) && firsts[j] <= b+tol; j++ {
+				if firsts[j] != own {
+					intake += b - a
+					break
+				}
+			}
+		}
+	}
+	if all <= 0 {
+		return nil
+	}
+	share := float64(intake) / float64(all)
+	return &share
 }
 
 func measuredSpan(ts []requestTiming) (start, warmEnd, end int64) {

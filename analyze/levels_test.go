@@ -158,3 +158,34 @@ func TestClosedLoopHasNoScheduleLatency(t *testing.T) {
 		t.Errorf("closed loop with schedule latencies: %+v %+v", l.SendWait, l.TTFTFromIntended)
 	}
 }
+
+// A gap of one answer that another request's first token fell in counts as
+// prompt intake: A's 40 ms gap ends as B's first token arrives (B's prompt
+// was taken in by that step); B's own first token does not count for B.
+func TestPromptIntakeShare(t *testing.T) {
+	t.Parallel()
+	ms := func(v ...int64) []int64 {
+		for i := range v {
+			v[i] *= 1e6
+		}
+		return v
+	}
+	firstA, firstB := int64(0), int64(60e6)
+	a := &rundir.RequestRow{RequestID: "a", FirstTokenNS: &firstA}
+	b := &rundir.RequestRow{RequestID: "b", FirstTokenNS: &firstB}
+	ts := []requestTiming{
+		{row: a, ok: true, recvNS: ms(0, 10, 20, 60, 70)},
+		{row: b, ok: true, recvNS: ms(60, 70, 80)},
+	}
+	got := promptIntakeShare(ts, []*rundir.RequestRow{a, b}, &Latency{P50S: 0.010})
+	if got == nil || math.Abs(*got-40.0/90) > 1e-12 {
+		t.Errorf("share %v, want 40 ms of 90 ms", got)
+	}
+	// One request alone, or no per-token times: nothing to say.
+	if got := promptIntakeShare(ts[:1], []*rundir.RequestRow{a}, &Latency{P50S: 0.010}); got != nil {
+		t.Errorf("one request: %v", *got)
+	}
+	if got := promptIntakeShare(ts, []*rundir.RequestRow{a, b}, nil); got != nil {
+		t.Errorf("no ITL: %v", *got)
+	}
+}

@@ -175,6 +175,12 @@ type LevelStats struct {
 	TPOT *Latency `json:"tpot,omitempty"`
 	ITL  *Latency `json:"itl,omitempty"`
 	E2E  *Latency `json:"e2e,omitempty"`
+	// PromptIntakeShare is the share of the time between tokens, over the
+	// level's answers, spent in gaps during which another request of the
+	// level got its first token: steps (or a step beside them) that took
+	// in a new prompt, which hold every running answer up. Nil without
+	// per-token times.
+	PromptIntakeShare *float64 `json:"prompt_intake_share,omitempty"`
 	// Open loop only: TTFT and E2E measured from each request's intended
 	// send time, so a wait for a free slot under the concurrency cap counts
 	// (coordinated omission made visible), and that wait itself.

@@ -222,6 +222,7 @@ const (
 	EvTPOTRatio      = "tpot_ratio"       // Value: p50 TPOT (s), Ref: the baseline's, Ratio with Low/High
 	EvRidge          = "ridge"            // Value: intensity at the knee (FLOP/byte), Ref: the probe's ridge, Ratio
 	EvGPUUtil        = "gpu_util"         // Value: mean GPU utilization (percent)
+	EvPromptIntake   = "prompt_intake"    // Value: share of the time between tokens in gaps holding a prompt intake, Ref: the baseline's
 	EvServerCPU      = "server_cpu"       // Value: CPU demand of the server's busiest thread (fraction of a core), Name: the thread
 	EvServerCPUTotal = "server_cpu_total" // Value: the server process's CPU demand (cores), Ref: the cores it decodes on
 	EvClientCPU      = "client_cpu"       // Value: the client's CPU demand (fraction of GOMAXPROCS), Count: GOMAXPROCS

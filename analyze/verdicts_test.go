@@ -230,8 +230,29 @@ func TestGPUScenarioMatrix(t *testing.T) {
 		default:
 			t.Errorf("%s: unknown scenario %q", r.dir, r.scenario)
 		}
+		// Where the verdict is engine overhead, the tokens show what it is
+		// made of: new prompts taken into the steps of running answers.
+		if w, ok := find(WallEngineOverhead); ok {
+			if !hasEvidence(w.Evidence, EvPromptIntake, func(e Evidence) bool { return e.Value >= 0.2 && e.Value >= 2*e.Ref }) {
+				t.Errorf("%s: engine overhead without prompt intake at its knee: %+v", r.dir, w.Evidence)
+			}
+		}
 	}
 	t.Logf("%d of %d verdicts as expected before recording", right, len(runs))
+}
+
+// The share of decode time in steps that took in a new prompt tells the
+// two GPU engines' overhead apart at their knees: transformers' continuous
+// batching (the bundled H200 flagship, whose step is mostly host work)
+// spends under a tenth of it there, llama.cpp on the H100 (the matrix
+// above) a fifth or more.
+func TestPromptIntakeOnTransformers(t *testing.T) {
+	t.Parallel()
+	sw, _ := analyzeExample(t, "h200", "config-8b.json", "sweep-kv768")
+	w := sw.Diagnosis.Primary
+	if w.Kind != WallEngineOverhead || !hasEvidence(w.Evidence, EvPromptIntake, func(e Evidence) bool { return e.Value < 0.1 && e.Ref < 0.01 }) {
+		t.Errorf("wall %s, evidence %+v: want engine overhead with under 10%% prompt intake", w.Kind, w.Evidence)
+	}
 }
 
 // The saturated queue on a real recording (testdata/saturated-queue):

@@ -155,6 +155,32 @@ func TestPredictFromF16OnH100(t *testing.T) {
 	}
 }
 
+// analyzeExample analyzes a bundled example's sweep with its probe and
+// model config, and returns the sweep's analysis with the model.
+func analyzeExample(t *testing.T, example, config, sweep string) (*SweepAnalysis, *ModelSpec) {
+	t.Helper()
+	dir := filepath.Join("..", "examples", "runs", example)
+	m, err := ReadModelConfig(filepath.Join(dir, config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []*Run
+	for _, name := range []string{"probe", sweep} {
+		r, err := Load(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	set := testSettings()
+	set.Model = m
+	rep, err := Analyze(runs, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Runs[1].Sweep, m
+}
+
 // TestPredictAcrossShapesTransformers: on transformers' continuous batching
 // (examples h200 and h200-1b, the same engine and card), the 1B shape
 // predicted from the 8B shape. The engine's time per step is mostly host
@@ -164,30 +190,8 @@ func TestPredictFromF16OnH100(t *testing.T) {
 // says the shapes differ. Pinned so that a method that claims to carry
 // across shapes has to show it here.
 func TestPredictAcrossShapesTransformers(t *testing.T) {
-	load := func(example, config string) (*SweepAnalysis, *ModelSpec) {
-		dir := filepath.Join("..", "examples", "runs", example)
-		m, err := ReadModelConfig(filepath.Join(dir, config))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var runs []*Run
-		for _, name := range []string{"probe", "sweep-kv256"} {
-			r, err := Load(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs = append(runs, r)
-		}
-		set := testSettings()
-		set.Model = m
-		rep, err := Analyze(runs, set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep.Runs[1].Sweep, m
-	}
-	ref, m8 := load("h200", "config-8b.json")
-	meas, m1 := load("h200-1b", "config-1b.json")
+	ref, m8 := analyzeExample(t, "h200", "config-8b.json", "sweep-kv256")
+	meas, m1 := analyzeExample(t, "h200-1b", "config-1b.json", "sweep-kv256")
 	p, err := Predict("8b", ref, m8, Variant{Label: "1b", Model: m1}, "1b", meas)
 	if err != nil {
 		t.Fatal(err)

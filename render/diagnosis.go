@@ -201,6 +201,8 @@ func evidenceText(e analyze.Evidence) string {
 		return fmt.Sprintf("decode at about %s FLOP/byte, %s of the probe's ridge of %s FLOP/byte", sig(e.Value), percent(e.Ratio), sig(e.Ref))
 	case analyze.EvGPUUtil:
 		return "GPU " + sig(e.Value) + "% busy (mean over the measured window)"
+	case analyze.EvPromptIntake:
+		return fmt.Sprintf("%s of the time between tokens passed in steps that also took in a new prompt (%s at the baseline)", percent(e.Value), percent(e.Ref))
 	case analyze.EvServerCPU:
 		thread := ""
 		if e.Name != "" {
