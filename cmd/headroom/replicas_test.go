@@ -92,24 +92,35 @@ func TestReplicaWallsByConstruction(t *testing.T) {
 	es := testengine.StartAll(t, testengine.Options{Sequences: 8, CtxPerSeq: 128, KVBudgetTokens: 1024},
 		testengine.Options{Sequences: 8, CtxPerSeq: 128, KVBudgetTokens: 150})
 	ample, starved := es[0], es[1]
-	set := filepath.Join(t.TempDir(), "set")
-	if code, _, errs := headroom(t, "sweep", "--base-url", ample.BaseURL+","+starved.BaseURL, "--server-log", ample.LogPath,
-		"--server-log", starved.LogPath, "--balance", "round-robin", "--concurrency", "2,4,8", "--requests-per-level", "16",
-		"--warmup", "0", "--prompt-tokens", "64", "--output-tokens", "32", "--metrics-interval", "200ms", "--no-gpu",
-		"--timeout", "1m", "-o", set); code != 0 {
-		t.Fatalf("sweep: exit %d: %s", code, errs)
+	record := func() *analyze.SweepAnalysis {
+		set := filepath.Join(t.TempDir(), "set")
+		if code, _, errs := headroom(t, "sweep", "--base-url", ample.BaseURL+","+starved.BaseURL, "--server-log", ample.LogPath,
+			"--server-log", starved.LogPath, "--balance", "round-robin", "--concurrency", "2,4,8", "--requests-per-level", "16",
+			"--warmup", "0", "--prompt-tokens", "64", "--output-tokens", "32", "--metrics-interval", "200ms", "--no-gpu",
+			"--timeout", "1m", "-o", set); code != 0 {
+			t.Fatalf("sweep: exit %d: %s", code, errs)
+		}
+		if code, _, errs := headroom(t, "report", set); code != 0 {
+			t.Fatalf("report: exit %d: %s", code, errs)
+		}
+		var rep analyze.Report
+		data, _ := os.ReadFile(filepath.Join(set, "analysis.json"))
+		if err := json.Unmarshal(data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		sw := rep.Runs[0].Sweep
+		if sw == nil || len(sw.Replicas) != 2 || sw.Balance != "round-robin" {
+			t.Fatalf("analysis: %+v", sw)
+		}
+		return sw
 	}
-	if code, _, errs := headroom(t, "report", set); code != 0 {
-		t.Fatalf("report: exit %d: %s", code, errs)
-	}
-	var rep analyze.Report
-	data, _ := os.ReadFile(filepath.Join(set, "analysis.json"))
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
-	sw := rep.Runs[0].Sweep
-	if sw == nil || len(sw.Replicas) != 2 || sw.Balance != "round-robin" {
-		t.Fatalf("analysis: %+v", sw)
+	// The construction needs a load generator with its cores: on a host
+	// busy enough to starve it, the right verdict is client-bound, and the
+	// scenario is recorded again (at most three times).
+	sw := record()
+	for attempt := 2; attempt <= 3 && sw.Diagnosis.Wall == analyze.WallClientBound; attempt++ {
+		t.Logf("the host starved the load generator (load %s): recording again", loadAverage())
+		sw = record()
 	}
 	t.Logf("set: %s; replica 0: %s (share %.2f); replica 1: %s (share %.2f)", sw.Diagnosis.Wall,
 		sw.Replicas[0].Wall, sw.Replicas[0].Share, sw.Replicas[1].Wall, sw.Replicas[1].Share)

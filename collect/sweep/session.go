@@ -301,8 +301,12 @@ func (ss *session) levelEnded(row rundir.LevelRow) error {
 	if row.Errors == 0 {
 		return nil
 	}
-	// failures: give an exit in progress a moment to show
-	t := time.NewTimer(200 * time.Millisecond)
+	// Failures: give an exit in progress time to show. The exit shows once
+	// the child is reaped and its output read to the end, which a loaded
+	// host delayed past 200 ms, and a level was recorded complete on a dead
+	// server. Only levels with failures wait, and only while the server
+	// lives on.
+	t := time.NewTimer(exitGrace)
 	defer t.Stop()
 	select {
 	case <-proc.Exited():
@@ -311,6 +315,10 @@ func (ss *session) levelEnded(row rundir.LevelRow) error {
 		return nil
 	}
 }
+
+// exitGrace is how long a level that had failures waits for the server
+// headroom started to show its exit.
+const exitGrace = 2 * time.Second
 
 // followerCPUWarn is the share of one core that following --server-log
 // may take during a level before the manifest says so: it runs on the

@@ -2,6 +2,8 @@ package sweep
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,7 +87,20 @@ func TestTimingAgainstServerStamps(t *testing.T) {
 		}
 	}
 	// Against the server's own write times (same host, same clock): every
-	// chunk is stamped after the server wrote it, and soon after.
+	// chunk is stamped after the server wrote it, and soon after. The
+	// server stamps a chunk before it writes it, so a pause of either
+	// goroutine on a shared host (a CI machine fsyncing) shows as one late
+	// chunk and the gaps on either side of it: up to maxLate such lines
+	// (two pauses) are logged, more fail the test, and the median delay
+	// must stay a fifth of the tolerance.
+	const maxLate = 6
+	var late []string
+	var delays []float64
+	lateIf := func(bad bool, format string, args ...any) {
+		if bad {
+			late = append(late, fmt.Sprintf(format, args...))
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range rec.requests {
@@ -96,20 +111,31 @@ func TestTimingAgainstServerStamps(t *testing.T) {
 			t.Fatalf("%s: server request %d wrote %d chunks, client has %d", r.RequestID, reqNo, len(stamps), len(toks))
 		}
 		for i, tok := range toks {
-			if d := time.Duration(tok.RecvNS - stamps[i]); d < 0 || d > stampTolerance {
-				t.Errorf("%s chunk %d: received %v after the server wrote it", r.RequestID, i, d)
+			d := time.Duration(tok.RecvNS - stamps[i])
+			delays = append(delays, float64(d))
+			if d < 0 {
+				t.Errorf("%s chunk %d: received %v before the server wrote it", r.RequestID, i, -d)
 			}
+			lateIf(d > stampTolerance, "%s chunk %d: received %v after the server wrote it", r.RequestID, i, d)
 			if i > 0 {
 				itl, gap := tok.RecvNS-toks[i-1].RecvNS, stamps[i]-stamps[i-1]
-				if d := time.Duration(itl - gap); d < -stampTolerance || d > stampTolerance {
-					t.Errorf("%s chunk %d: ITL %v, server gap %v", r.RequestID, i, time.Duration(itl), time.Duration(gap))
-				}
+				d := time.Duration(itl - gap)
+				lateIf(d < -stampTolerance || d > stampTolerance, "%s chunk %d: ITL %v, server gap %v", r.RequestID, i, time.Duration(itl), time.Duration(gap))
 			}
 		}
 		ttft := time.Duration(*r.FirstTokenNS - r.SendNS)
-		if serverTTFT := time.Duration(stamps[0] - r.SendNS); ttft-serverTTFT > stampTolerance {
-			t.Errorf("%s: TTFT %v, server wrote the first token %v after the send", r.RequestID, ttft, serverTTFT)
-		}
+		serverTTFT := time.Duration(stamps[0] - r.SendNS)
+		lateIf(ttft-serverTTFT > stampTolerance, "%s: TTFT %v, server wrote the first token %v after the send", r.RequestID, ttft, serverTTFT)
+	}
+	for _, l := range late {
+		t.Log(l)
+	}
+	if len(late) > maxLate {
+		t.Errorf("%d times off the server's by more than %v, at most %d allowed (listed above)", len(late), stampTolerance, maxLate)
+	}
+	slices.Sort(delays)
+	if med := time.Duration(delays[len(delays)/2]); med > stampTolerance/5 {
+		t.Errorf("median delay from the server's write to the client's stamp %v, want at most %v", med, stampTolerance/5)
 	}
 }
 
