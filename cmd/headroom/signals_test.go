@@ -665,7 +665,9 @@ func TestGNUTimeoutStopsOnce(t *testing.T) {
 	srv := newPacedServer(t, 20*time.Millisecond)
 	for i := range 5 {
 		dir := filepath.Join(t.TempDir(), "run")
-		cmd := exec.Command(timeout, "-s", "TERM", "3", bin, "sweep", "--base-url", srv.URL, "--concurrency", "2", "--requests-per-level", "1000",
+		// 5 s: level 0 must have begun (a paced probe request and the
+		// run's first fsyncs come before it) when the signal comes.
+		cmd := exec.Command(timeout, "-s", "TERM", "5", bin, "sweep", "--base-url", srv.URL, "--concurrency", "2", "--requests-per-level", "1000",
 			"--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "--no-gpu", "--metrics-interval", "0", "-o", dir)
 		out, _ := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != 124 {

@@ -91,7 +91,7 @@ func TestFollow(t *testing.T) {
 	}()
 	waitFor := func(n int) {
 		t.Helper()
-		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			mu.Lock()
 			l := len(got)
 			mu.Unlock()

@@ -331,8 +331,10 @@ func TestOpenLoopCapWaitIsNotClientLag(t *testing.T) {
 	for _, sm := range rec.samples {
 		lag = max(lag, time.Duration(sm.SendLagMaxS*1e9))
 	}
-	if lag > 20*time.Millisecond {
-		t.Errorf("client send lag %v: the wait for a slot was counted as the client falling behind", lag)
+	// The waits for a slot reach maxWait; a lag of a quarter of that would
+	// be them counted as the client's (a loaded host alone pauses ~10 ms).
+	if lag > max(20*time.Millisecond, maxWait/4) {
+		t.Errorf("client send lag %v with waits for a slot up to %v: the wait was counted as the client falling behind", lag, maxWait)
 	}
 	for _, w := range s.Warnings(res.Levels) {
 		if strings.Contains(w, "client fell behind") {
