@@ -56,6 +56,7 @@ type fakeServer struct {
 	sends     map[int64][]int64 // request number -> Unix ns of each token chunk's write
 	requests  atomic.Int64
 	inFlight  atomic.Int64
+	streaming atomic.Int64 // requests whose first chunk has been sent
 	maxFlight atomic.Int64
 }
 
@@ -238,6 +239,10 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		stamps = append(stamps, time.Now().UnixNano())
 		send(chunk)
+		if i == 0 {
+			f.streaming.Add(1)
+			defer f.streaming.Add(-1)
+		}
 		if i == 0 && f.garbage {
 			send(`{"choices":[{"text":"x"}`)
 			return

@@ -286,12 +286,11 @@ func TestServerKilledMidLevelAndRestarted(t *testing.T) {
 	srv := newRestartableServer(t, http.HandlerFunc(f.handle))
 	progress := atMeasured(0, 8, func() {
 		// The slots run in step (same lengths), so wait until the
-		// other slots' next streams are open and have sent tokens
-		// (a request takes 20 × 5 ms): they must break mid-stream.
-		for deadline := time.Now().Add(time.Second); f.inFlight.Load() < 2 && time.Now().Before(deadline); {
+		// other slots' next streams have sent a chunk (a request takes
+		// 20 × 5 ms): they must break mid-stream.
+		for deadline := time.Now().Add(10 * time.Second); f.streaming.Load() < 2 && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(25 * time.Millisecond)
 		srv.kill()
 		time.Sleep(200 * time.Millisecond) // down: the other slots are refused meanwhile
 		srv.restart()
