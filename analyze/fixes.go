@@ -116,9 +116,14 @@ func fixesFor(w Wall, engine string, flags []string, op OperatingPoint) []Fix {
 			actions = []string{FixMoreCompute, FixQuantizeWeights}
 		}
 	case WallEngineOverhead:
-		if w.Basis == BasisServerCPU {
+		switch share, ok := intakeShareOfGrowth(w.Evidence); {
+		case w.Basis == BasisServerCPU:
 			actions = []string{FixProfileHost}
-		} else {
+		case ok && share < 1.0/3:
+			actions = []string{FixProfileHost, FixCUDAGraphs, FixChunkedPrefill}
+		case ok:
+			actions = []string{FixChunkedPrefill, FixCUDAGraphs, FixProfileHost}
+		default:
 			actions = []string{FixCUDAGraphs, FixChunkedPrefill, FixProfileHost}
 		}
 	case WallClientBound:
@@ -148,6 +153,30 @@ func fixesFor(w Wall, engine string, flags []string, op OperatingPoint) []Fix {
 		out = append(out, f)
 	}
 	return out
+}
+
+// intakeShareOfGrowth is how much of the growth of TPOT from the baseline
+// to the knee lies in steps that took in new prompts (EvPromptIntake's
+// shares of the time between tokens, applied to EvTPOTRatio's two TPOTs).
+// Below a third, the per-step host work is the overhead and profiling it
+// comes first; from a third, bounding the prompts per step does. Measured:
+// 0.44-0.71 at the knees of llama.cpp on GPUs (11 runs), 0.14-0.19 on
+// transformers' continuous batching, whose step is host work.
+func intakeShareOfGrowth(ev []Evidence) (float64, bool) {
+	var intake, tpot *Evidence
+	for i := range ev {
+		switch ev[i].Kind {
+		case EvPromptIntake:
+			intake = &ev[i]
+		case EvTPOTRatio:
+			tpot = &ev[i]
+		}
+	}
+	if intake == nil || tpot == nil || tpot.Value <= tpot.Ref || tpot.Ref <= 0 {
+		return 0, false
+	}
+	grown := intake.Value*tpot.Value - intake.Ref*tpot.Ref
+	return grown / (tpot.Value - tpot.Ref), true
 }
 
 // preempted reports whether the evidence counts any preemption.

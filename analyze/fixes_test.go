@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -79,5 +80,40 @@ func TestFixAlreadyApplied(t *testing.T) {
 	if len(fs) == 0 || slices.ContainsFunc(fs, func(f Fix) bool { return f.Action == FixCUDAGraphs }) ||
 		fs[0].Action != FixChunkedPrefill || fs[0].Flag != "--ubatch-size" || fs[0].Current != "512" {
 		t.Errorf("llama.cpp engine overhead fixes %+v", fs)
+	}
+}
+
+// The share of TPOT's growth in steps that took in new prompts orders the
+// fixes of engine overhead: below a third, the host's work per step first;
+// from a third, the prompt tokens per step; without the evidence, as before.
+func TestEngineOverheadFixesFollowPromptIntake(t *testing.T) {
+	t.Parallel()
+	wall := func(intake, intakeBase float64) Wall {
+		return Wall{Kind: WallEngineOverhead, Basis: BasisRidge, Evidence: []Evidence{
+			{Kind: EvTPOTRatio, Value: 0.020, Ref: 0.010},
+			{Kind: EvPromptIntake, Value: intake, Ref: intakeBase},
+		}}
+	}
+	for _, tt := range []struct {
+		intake, base, share float64
+		first               string
+	}{
+		{0.10, 0, 0.2, FixProfileHost},       // 2 of the 10 ms added
+		{0.40, 0.10, 0.7, FixChunkedPrefill}, // 8 - 1 of 10 ms
+		{0.25, 0.05, 0.45, FixChunkedPrefill},
+	} {
+		w := wall(tt.intake, tt.base)
+		share, ok := intakeShareOfGrowth(w.Evidence)
+		fs := fixesFor(w, "vllm", []string{"vllm", "serve", "m", "--enforce-eager"}, OperatingPoint{})
+		if !ok || math.Abs(share-tt.share) > 1e-9 || len(fs) == 0 || fs[0].Action != tt.first {
+			t.Errorf("intake %.2f (base %.2f): share %.3f (want %.2f), fixes %+v: want %s first", tt.intake, tt.base, share, tt.share, fs, tt.first)
+		}
+	}
+	w := Wall{Kind: WallEngineOverhead, Basis: BasisRidge, Evidence: []Evidence{{Kind: EvTPOTRatio, Value: 0.020, Ref: 0.010}}}
+	if _, ok := intakeShareOfGrowth(w.Evidence); ok {
+		t.Error("a share without the prompt-intake evidence")
+	}
+	if fs := fixesFor(w, "vllm", []string{"vllm", "serve", "m", "--enforce-eager"}, OperatingPoint{}); len(fs) == 0 || fs[0].Action != FixCUDAGraphs {
+		t.Errorf("without the evidence: %+v, want CUDA graphs first as before", fs)
 	}
 }

@@ -236,6 +236,10 @@ func TestGPUScenarioMatrix(t *testing.T) {
 			if !hasEvidence(w.Evidence, EvPromptIntake, func(e Evidence) bool { return e.Value >= 0.2 && e.Value >= 2*e.Ref }) {
 				t.Errorf("%s: engine overhead without prompt intake at its knee: %+v", r.dir, w.Evidence)
 			}
+			// and the first fix bounds the prompt tokens per step.
+			if len(w.Fixes) == 0 || w.Fixes[0].Action != FixChunkedPrefill || w.Fixes[0].Flag != "--ubatch-size" {
+				t.Errorf("%s: fixes %+v, want --ubatch-size first", r.dir, w.Fixes)
+			}
 		}
 	}
 	t.Logf("%d of %d verdicts as expected before recording", right, len(runs))
@@ -252,6 +256,10 @@ func TestPromptIntakeOnTransformers(t *testing.T) {
 	w := sw.Diagnosis.Primary
 	if w.Kind != WallEngineOverhead || !hasEvidence(w.Evidence, EvPromptIntake, func(e Evidence) bool { return e.Value < 0.1 && e.Ref < 0.01 }) {
 		t.Errorf("wall %s, evidence %+v: want engine overhead with under 10%% prompt intake", w.Kind, w.Evidence)
+	}
+	// So the host's work per step is what to look at first.
+	if share, ok := intakeShareOfGrowth(w.Evidence); !ok || share >= 1.0/3 || len(w.Fixes) == 0 || w.Fixes[0].Action != FixProfileHost {
+		t.Errorf("prompts %.2f of the growth, fixes %+v: want the host profiled first", share, w.Fixes)
 	}
 }
 
