@@ -135,14 +135,11 @@ func fixesFor(w Wall, engine string, flags []string, op OperatingPoint) []Fix {
 	}
 	var out []Fix
 	for _, a := range actions {
-		if a == FixCUDAGraphs && graphsBuiltIn[eng] {
-			continue
-		}
 		f := Fix{Action: a, Flag: engineFlags[eng][a], Value: fixValues[eng][a]}
 		if a == FixAdmissionControl && op.At.Valid() {
 			f.Value, f.Axis = strconv.FormatFloat(op.At.Value(), 'g', 4, 64), op.At.Axis
 		}
-		if applied(f, flags) {
+		if applied(f, eng, flags) {
 			continue
 		}
 		if f.Flag != "" && f.Value == "" {
@@ -186,11 +183,18 @@ func preempted(ev []Evidence) bool {
 	})
 }
 
-// applied reports whether a fix with a suggested value is already in the
-// server's flags: CUDA graphs already on (transformers-cb --cuda-graph on),
-// or, for vLLM's --enforce-eager (the fix is to remove it), not there.
-func applied(f Fix, flags []string) bool {
-	if f.Action != FixCUDAGraphs || f.Flag == "" {
+// applied reports whether a fix is already in effect: CUDA graphs on by
+// the engine's default (graphsBuiltIn) or by its flags (transformers-cb
+// --cuda-graph on), or, for vLLM's --enforce-eager (the fix is to remove
+// it), that flag not there.
+func applied(f Fix, eng serverlog.Engine, flags []string) bool {
+	if f.Action != FixCUDAGraphs {
+		return false
+	}
+	if graphsBuiltIn[eng] {
+		return true
+	}
+	if f.Flag == "" {
 		return false
 	}
 	v, ok := flagValue(flags, f.Flag)

@@ -6,8 +6,6 @@ import (
 	"testing"
 )
 
-// llamacppRun loads one run of examples/runs/h200-llamacpp (llama.cpp's
-// llama-server on the H200, recorded 2026-12-01).
 // llamacppH200 holds the bundled llama.cpp runs on the H200; llamacppH100,
 // the same engine, models and plan on an H100 (with --cache-ram 0).
 var (
@@ -15,9 +13,12 @@ var (
 	llamacppH100 = filepath.Join("..", "testdata", "h100-llamacpp")
 )
 
-func llamacppRun(t *testing.T, name string) *Run { return llamacppRunIn(t, llamacppH200, name) }
+// llamacppRun loads one run of examples/runs/h200-llamacpp (llama.cpp's
+// llama-server on the H200, recorded 2026-12-01).
+func llamacppRun(t *testing.T, name string) *Run { return runIn(t, llamacppH200, name) }
 
-func llamacppRunIn(t *testing.T, root, name string) *Run {
+// runIn loads run name of the folder root.
+func runIn(t *testing.T, root, name string) *Run {
 	t.Helper()
 	run, err := Load(filepath.Join(root, name))
 	if err != nil {
@@ -27,10 +28,11 @@ func llamacppRunIn(t *testing.T, root, name string) *Run {
 }
 
 func llamacppConfig(t *testing.T, name string) *ModelSpec {
-	return llamacppConfigIn(t, llamacppH200, name)
+	return modelConfigIn(t, llamacppH200, name)
 }
 
-func llamacppConfigIn(t *testing.T, root, name string) *ModelSpec {
+// modelConfigIn reads the model config name of the folder root.
+func modelConfigIn(t *testing.T, root, name string) *ModelSpec {
 	t.Helper()
 	m, err := ReadModelConfig(filepath.Join(root, name))
 	if err != nil {

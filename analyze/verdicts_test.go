@@ -252,7 +252,7 @@ func TestGPUScenarioMatrix(t *testing.T) {
 // above) a fifth or more.
 func TestPromptIntakeOnTransformers(t *testing.T) {
 	t.Parallel()
-	sw, _ := analyzeExample(t, "h200", "config-8b.json", "sweep-kv768")
+	sw := analyzeWithProbe(t, filepath.Join("..", "examples", "runs", "h200"), "sweep-kv768", "config-8b.json")
 	w := sw.Diagnosis.Primary
 	if w.Kind != WallEngineOverhead || !hasEvidence(w.Evidence, EvPromptIntake, func(e Evidence) bool { return e.Value < 0.1 && e.Ref < 0.01 }) {
 		t.Errorf("wall %s, evidence %+v: want engine overhead with under 10%% prompt intake", w.Kind, w.Evidence)

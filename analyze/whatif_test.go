@@ -7,14 +7,16 @@ import (
 )
 
 func analyzeLlamacpp(t *testing.T, sweep, config string) *SweepAnalysis {
-	return analyzeLlamacppIn(t, llamacppH200, sweep, config)
+	return analyzeWithProbe(t, llamacppH200, sweep, config)
 }
 
-func analyzeLlamacppIn(t *testing.T, root, sweep, config string) *SweepAnalysis {
+// analyzeWithProbe analyzes the sweep in root with the probe beside it and
+// the model config in root.
+func analyzeWithProbe(t *testing.T, root, sweep, config string) *SweepAnalysis {
 	t.Helper()
 	set := testSettings()
-	set.Model = llamacppConfigIn(t, root, config)
-	rep, err := Analyze([]*Run{llamacppRunIn(t, root, "probe"), llamacppRunIn(t, root, sweep)}, set)
+	set.Model = modelConfigIn(t, root, config)
+	rep, err := Analyze([]*Run{runIn(t, root, "probe"), runIn(t, root, sweep)}, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func TestPredictQ4FromF16(t *testing.T) {
 // method predicts too little for both formats (the quantized kernels'
 // extra cost grows with the batch), pinned so a change shows.
 func TestPredictFromF16OnH100(t *testing.T) {
-	f16 := analyzeLlamacppIn(t, llamacppH100, "sweep-f16", "config-8b-f16.json")
+	f16 := analyzeWithProbe(t, llamacppH100, "sweep-f16", "config-8b-f16.json")
 	for _, tt := range []struct {
 		quant string
 		worst float64 // largest judged error, %
@@ -117,9 +119,9 @@ func TestPredictFromF16OnH100(t *testing.T) {
 		{"q4_0", 16.4},
 	} {
 		config := "config-8b-" + tt.quant + ".json"
-		spec := llamacppConfigIn(t, llamacppH100, config)
-		measured := analyzeLlamacppIn(t, llamacppH100, "sweep-"+tt.quant, config)
-		p, err := Predict("f16", f16, llamacppConfigIn(t, llamacppH100, "config-8b-f16.json"),
+		spec := modelConfigIn(t, llamacppH100, config)
+		measured := analyzeWithProbe(t, llamacppH100, "sweep-"+tt.quant, config)
+		p, err := Predict("f16", f16, modelConfigIn(t, llamacppH100, "config-8b-f16.json"),
 			Variant{Label: tt.quant, Model: spec, KVCapacityTokens: 163840, Slots: 128}, tt.quant, measured)
 		if err != nil {
 			t.Fatal(err)
@@ -155,32 +157,6 @@ func TestPredictFromF16OnH100(t *testing.T) {
 	}
 }
 
-// analyzeExample analyzes a bundled example's sweep with its probe and
-// model config, and returns the sweep's analysis with the model.
-func analyzeExample(t *testing.T, example, config, sweep string) (*SweepAnalysis, *ModelSpec) {
-	t.Helper()
-	dir := filepath.Join("..", "examples", "runs", example)
-	m, err := ReadModelConfig(filepath.Join(dir, config))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var runs []*Run
-	for _, name := range []string{"probe", sweep} {
-		r, err := Load(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
-	}
-	set := testSettings()
-	set.Model = m
-	rep, err := Analyze(runs, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep.Runs[1].Sweep, m
-}
-
 // TestPredictAcrossShapesTransformers: on transformers' continuous batching
 // (examples h200 and h200-1b, the same engine and card), the 1B shape
 // predicted from the 8B shape. The engine's time per step is mostly host
@@ -190,8 +166,9 @@ func analyzeExample(t *testing.T, example, config, sweep string) (*SweepAnalysis
 // says the shapes differ. Pinned so that a method that claims to carry
 // across shapes has to show it here.
 func TestPredictAcrossShapesTransformers(t *testing.T) {
-	ref, m8 := analyzeExample(t, "h200", "config-8b.json", "sweep-kv256")
-	meas, m1 := analyzeExample(t, "h200-1b", "config-1b.json", "sweep-kv256")
+	dir8b, dir1b := filepath.Join("..", "examples", "runs", "h200"), filepath.Join("..", "examples", "runs", "h200-1b")
+	ref, m8 := analyzeWithProbe(t, dir8b, "sweep-kv256", "config-8b.json"), modelConfigIn(t, dir8b, "config-8b.json")
+	meas, m1 := analyzeWithProbe(t, dir1b, "sweep-kv256", "config-1b.json"), modelConfigIn(t, dir1b, "config-1b.json")
 	p, err := Predict("8b", ref, m8, Variant{Label: "1b", Model: m1}, "1b", meas)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/internal/testengine"
 	"github.com/headroom-llm/headroom/rundir"
 )
@@ -137,7 +138,7 @@ func TestVLLMBenchCommandLinesAgainstTestEngine(t *testing.T) {
 		if r.Status != rundir.StatusOK || !matched || r.ServerPromptTokens == nil || *r.ServerPromptTokens != r.PromptTokensTarget ||
 			r.ServerCompletionTokens == nil || *r.ServerCompletionTokens != r.OutputTokensTarget {
 			t.Errorf("custom %s: %s %q, prompt %d (server %v), output %d (server %v)", r.RequestID, r.Status, r.Error,
-				r.PromptTokensTarget, deref(r.ServerPromptTokens), r.OutputTokensTarget, deref(r.ServerCompletionTokens))
+				r.PromptTokensTarget, runtest.Count(r.ServerPromptTokens), r.OutputTokensTarget, runtest.Count(r.ServerCompletionTokens))
 		}
 	}
 
@@ -176,15 +177,7 @@ func TestVLLMBenchCommandLinesAgainstTestEngine(t *testing.T) {
 			r.PromptTokensTarget != want.in || r.ServerPromptTokens == nil || *r.ServerPromptTokens != want.in ||
 			r.OutputTokensTarget != want.out || r.ServerCompletionTokens == nil || *r.ServerCompletionTokens != want.out {
 			t.Errorf("burstgpt request %d: intended at %v (want %v), %s %q, prompt %d/%v (want %d), output %d/%v (want %d)", i, at, want.at,
-				r.Status, r.Error, r.PromptTokensTarget, deref(r.ServerPromptTokens), want.in, r.OutputTokensTarget, deref(r.ServerCompletionTokens), want.out)
+				r.Status, r.Error, r.PromptTokensTarget, runtest.Count(r.ServerPromptTokens), want.in, r.OutputTokensTarget, runtest.Count(r.ServerCompletionTokens), want.out)
 		}
 	}
-}
-
-// deref shows a server's count, or none.
-func deref(p *int64) any {
-	if p == nil {
-		return "none"
-	}
-	return *p
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -195,15 +196,8 @@ func TestResendWhenServerClosesKeptAliveConnection(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if resent := sink.last.Resent; served != 4 || resent == nil || *resent != 1 {
-		t.Errorf("server saw %d requests, client samples count %v sent again; want 4 and 1", served, deref(resent))
+		t.Errorf("server saw %d requests, client samples count %v sent again; want 4 and 1", served, runtest.Count(resent))
 	}
-}
-
-func deref(p *int64) any {
-	if p == nil {
-		return "none"
-	}
-	return *p
 }
 
 // RunLevel runs one level for a caller that picks the next from the last.

@@ -157,9 +157,7 @@ func TestProcessCaptureReadyStop(t *testing.T) {
 	}
 	// The health check answers at once, so the shell may not have printed
 	// yet (a loaded CI machine took over 100 ms): stop once both lines are in.
-	for deadline := time.Now().Add(10 * time.Second); seen.Load() < 2 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, 10*time.Second, func() bool { return seen.Load() >= 2 })
 	stopping := time.Now()
 	if err := p.Stop(2 * time.Second); err != nil {
 		t.Fatal(err)

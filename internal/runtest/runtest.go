@@ -57,3 +57,12 @@ func Text(tb testing.TB, dir string) map[string]string {
 	}
 	return out
 }
+
+// Count shows a nullable count of a run's row in a test's message: its
+// value, or "none" when the row has none.
+func Count(p *int64) any {
+	if p == nil {
+		return "none"
+	}
+	return *p
+}
