@@ -27,6 +27,10 @@ var logVerdictMismatches = map[string]string{
 	"vllm-0.10.1.1-v1-a100-7b-c50-kv96.log": "labelled kv_cache (96% full); under the rules a full cache with nothing waiting " +
 		"and nothing preempted is tight, not yet a wall: a batch of 49 running, compute (unconfirmed)",
 	"vllm-0.2.x-llm_engine-stats.log": "labelled kv_cache (97.3% full); the same rule: tight, and one request running: none",
+	"llamacpp-b1-80fb11a-h100-kvunified-idle-purge.log": "labelled none (c=4 of a sweep whose TPOT is still flat there); " +
+		"the rule reads four slots running with nothing waiting and no cache pressure as a batch: compute (unconfirmed)",
+	"llamacpp-talkie-metal-kvunified-idle-purge.log": "labelled none (an idle slot's prompt dropped for room); " +
+		"the three lines show no request, so the verdict has no load to judge: unknown",
 }
 
 // wallLabels reads the wall= label of every file of a labels.tsv.

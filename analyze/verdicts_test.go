@@ -165,13 +165,14 @@ func checkScenario(t *testing.T, r labelled, sw *SweepAnalysis) {
 
 // The GPU rows of the matrix: llama.cpp's llama-server (CUDA) on an H100
 // serving a random-weight Llama-3.1-8B shape in f16, three scenarios
-// recorded three times each (testdata/verdicts-gpu/README.md). Two of the
-// three expectations written before recording did not survive the data:
-// with 512-token prompts and 32-token answers the engine's TPOT bends from
-// c=2 on, at a GPU 68-85 % busy and a batch far below the ridge, because
+// recorded three times each (testdata/verdicts-gpu/README.md). The
+// expectations written before recording did not survive the data: with
+// 512-token prompts and 32-token answers the engine's TPOT bends from c=2
+// to c=8, at a GPU 68-86 % busy and a batch far below the ridge, because
 // each step that takes in a new prompt holds every running answer up. That
 // is engine overhead by the verdict's own definition, and it comes before
-// the slot cap (kv-large) or instead of nothing (membound). What each
+// the KV wall (kv-small), before the slot cap (kv-large) or instead of
+// nothing (membound). What each
 // scenario was built to show is pinned here; the confusion against the
 // expectations is logged, and docs/validation.md discusses it.
 func TestGPUScenarioMatrix(t *testing.T) {
@@ -198,11 +199,14 @@ func TestGPUScenarioMatrix(t *testing.T) {
 		}
 		switch r.scenario {
 		case "kv-small":
-			// -c 6144 shared by 32 slots: the log says the cache is full,
-			// and c=16 (8,704 tokens) is refused by the server.
+			// -c 6144 shared by 32 slots (--kv-unified): c=8 (4,352 tokens)
+			// fits, c=16 (8,704 tokens) does not, and the server refuses
+			// it. Below c=16 the log's "failed to find a memory slot"
+			// lines are answered by dropping an idle slot's cached prompt:
+			// room made, no request held back, no wall.
 			w, ok := find(WallKVCache)
-			if d.Wall != WallKVCache || !ok || !hasEvidence(w.Evidence, EvKVFullLog, func(Evidence) bool { return true }) {
-				t.Errorf("%s: kv wall %+v", r.dir, w)
+			if !ok || w.At.Concurrency != 16 || !hasEvidence(w.Evidence, EvKVFullLog, func(e Evidence) bool { return e.Concurrency == 16 }) {
+				t.Errorf("%s: kv wall %+v, want it at c=16 from the log", r.dir, w)
 			}
 			if top := sw[r.dir].Levels[len(sw[r.dir].Levels)-1]; top.Concurrency != 16 || top.ErrorsByClass[rundir.StatusServerError] < 8 {
 				t.Errorf("%s: top level c=%d, errors %v: want the server refusing c=16", r.dir, top.Concurrency, top.ErrorsByClass)

@@ -115,6 +115,9 @@ func LogSummary(w io.Writer, li *analyze.LogInspection) error {
 		row("slot tasks", fmt.Sprintf("%d launched, %d released", s.SlotLaunches, s.SlotReleases))
 		row("context shifts", s.ContextShifts)
 		row("KV cache full", s.KVFull)
+		if s.KVEvictions > 0 {
+			row("idle slots' caches dropped", s.KVEvictions)
+		}
 		if s.PromptMS > 0 {
 			row("prompt eval", fmt.Sprintf("%d tokens in %.1f s (%.1f tok/s)", s.PromptTokens, s.PromptMS/1000, float64(s.PromptTokens)/(s.PromptMS/1000)))
 		}

@@ -36,6 +36,8 @@ func summaryValue(s *Summary, key string) (string, bool) {
 		return strconv.Itoa(s.SlotLaunches), true
 	case "kv_full":
 		return strconv.Itoa(s.KVFull), true
+	case "kv_evict":
+		return strconv.Itoa(s.KVEvictions), true
 	case "timeouts":
 		return strconv.Itoa(s.Errors[ProblemTimeout]), true
 	case "version":

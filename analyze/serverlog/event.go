@@ -70,9 +70,15 @@ const (
 	KindContextShift      // llama.cpp context shift (Event.ContextShift)
 	KindKVFull            // llama.cpp found no free KV cache cells (Event.Problem, Event.Slot)
 	KindRequest           // request lifecycle and HTTP access lines (Event.Request)
+	// KindKVEvict: llama.cpp (--kv-unified) found no free KV cache cells
+	// and made room by dropping an idle slot's cached prompt (Event.Slot:
+	// the slot and the prompt's tokens in PromptTokens). No running request
+	// gave way, so it is not pressure on the cache; the allocation failure
+	// and the retry that surround it are not KindKVFull events.
+	KindKVEvict
 )
 
-var kindNames = [...]string{"unknown", "stats", "preemption", "config", "error", "warning", "slot", "timing", "context_shift", "kv_full", "request"}
+var kindNames = [...]string{"unknown", "stats", "preemption", "config", "error", "warning", "slot", "timing", "context_shift", "kv_full", "request", "kv_evict"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -151,7 +157,7 @@ type Event struct {
 	Preemption   Preemption   // KindPreemption
 	Facts        []Fact       // KindConfig
 	Problem      Problem      // KindError, KindWarning, KindKVFull
-	Slot         Slot         // KindSlot, KindKVFull
+	Slot         Slot         // KindSlot, KindKVFull, KindKVEvict
 	Timing       Timing       // KindTiming
 	ContextShift ContextShift // KindContextShift
 	Request      Request      // KindRequest
@@ -374,7 +380,7 @@ type Slot struct {
 	Task         int
 	PromptTokens int  // new prompt: tokens in the prompt
 	NCtxSlot     int  // new prompt: context of the slot
-	NPast        int  // release: tokens in the slot's cache
+	NPast        int  // release, KindKVEvict: tokens in the slot's cache
 	Truncated    bool // release: the prompt was truncated
 	Busy         int  // data: slots processing a task
 }

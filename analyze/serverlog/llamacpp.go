@@ -168,6 +168,8 @@ func (s *Scanner) llamaSrvLine(lvl Level, rest []byte) status {
 		return s.fact(FactListening, string(firstField(v)))
 	case bytes.HasPrefix(msg, []byte("done request: ")):
 		return s.llamaAccess(msg[len("done request: "):])
+	case bytes.HasPrefix(msg, []byte("purging slot ")):
+		return s.kvEvict(msg)
 	case fn == "send_error":
 		e := msg
 		if v, ok := after(msg, "error: "); ok {
@@ -441,9 +443,30 @@ func (s *Scanner) contextShift(slot, task int, msg []byte) status {
 }
 
 func (s *Scanner) kvFull(slot, task int, msg []byte) status {
+	if s.evictedAt > 0 && s.line-s.evictedAt <= 2 && contains(msg, "retrying") {
+		// the server's retry after it dropped an idle slot's prompt
+		s.evictedAt = 0
+		return stIgnored
+	}
 	s.ev.Kind = KindKVFull
 	s.ev.Problem = Problem{Class: ProblemKVFull, Message: string(msg)}
 	s.ev.Slot = Slot{ID: slot, Task: task, PromptTokens: -1, NCtxSlot: -1, NPast: -1}
+	return stEvent
+}
+
+// kvEvict reads "purging slot 3 with 544 tokens": with --kv-unified,
+// llama-server makes room for a batch that found no free cells by
+// dropping an idle slot's cached prompt before it shrinks the batch
+// (try_clear_idle_slots in tools/server/server-context.cpp).
+func (s *Scanner) kvEvict(msg []byte) status {
+	id, rest, ok := intAfter(msg, "purging slot ")
+	n, _, ok2 := intAfter(rest, "with ")
+	if !ok || !ok2 {
+		return s.bad("llama.cpp purge: expected \"purging slot N with N tokens\", found %q", clip(msg))
+	}
+	s.ev.Kind = KindKVEvict
+	s.ev.Slot = Slot{ID: id, Task: -1, PromptTokens: -1, NCtxSlot: -1, NPast: n}
+	s.evictedAt = s.line
 	return stEvent
 }
 

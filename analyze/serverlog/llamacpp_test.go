@@ -391,3 +391,39 @@ func TestLlamaPromptCacheAndCancel(t *testing.T) {
 		t.Fatalf("events %+v", evs)
 	}
 }
+
+// With --kv-unified, llama-server answers an allocation that found no free
+// cells by dropping an idle slot's cached prompt, and only when no idle
+// slot holds one does it halve the batch (try_clear_idle_slots). The drop
+// is one kv_evict event; the failed allocation before it and the retry
+// after it are not kv_full. A halving without a drop still is.
+func TestLlamaIdleSlotPurgeIsNotKVFull(t *testing.T) {
+	evs, s := scanFile(t, "llamacpp-b1-80fb11a-h100-kvunified-idle-purge.log", Options{})
+	for _, want := range []struct{ line, slot int64 }{{10, 0}, {13, 2}} {
+		ev := wantEvent(t, evs, want.line, KindKVEvict)
+		if ev.Slot.ID != int(want.slot) || ev.Slot.NPast != 544 || ev.Level != LevelWarning {
+			t.Errorf("line %d: %+v", want.line, ev.Slot)
+		}
+	}
+	for _, l := range []int64{9, 11, 12, 14} {
+		if ev, ok := evs[l]; ok {
+			t.Errorf("line %d: %s event, want none (part of a purge)", l, ev.Kind)
+		}
+	}
+	if c := s.Counts(); c.Lines != 34 || c.Bad != 0 || c.Unknown != 0 {
+		t.Errorf("counts %+v", c)
+	}
+
+	// The same engine's halving, from the same recording at c=16.
+	halving, _ := scanString(t, "0.41.683.688 W decode: failed to find a memory slot for batch of size 2048\n"+
+		"0.41.683.749 W srv        decode: failed to find free space in the KV cache, retrying with smaller batch size, off = 0, n_batch = 1024, ret = 1\n"+
+		"0.41.684.452 W decode: failed to find a memory slot for batch of size 1024\n", Options{Engine: EngineLlamaCpp})
+	if len(halving) != 3 {
+		t.Fatalf("%d events, want 3 kv_full", len(halving))
+	}
+	for _, ev := range halving {
+		if ev.Kind != KindKVFull {
+			t.Errorf("line %d: %s, want kv_full", ev.Line, ev.Kind)
+		}
+	}
+}

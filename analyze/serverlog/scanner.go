@@ -128,6 +128,8 @@ type Scanner struct {
 	// llama.cpp: the slot/task of an open multi-line timing block
 	timingSlot, timingTask int
 	timingOpen             bool
+	// llama.cpp: the line that dropped an idle slot's prompt (kvEvict)
+	evictedAt int64
 
 	// tbTop: the entry point of the current Python traceback was reported.
 	tbTop bool
@@ -345,6 +347,12 @@ func (s *Scanner) Scan() bool {
 				s.genSeen = s.ev.Generation
 			}
 			s.finishEvent(raw)
+			if s.ev.Kind == KindKVFull && s.engine == EngineLlamaCpp && s.purgeFollows() {
+				// the allocation the server answers by dropping an idle
+				// slot's prompt: the purge line is the event (kvEvict)
+				s.counts.Ignored++
+				continue
+			}
 			if s.duplicate() {
 				s.counts.Duplicates++
 				continue
@@ -365,6 +373,20 @@ func (s *Scanner) Scan() bool {
 			s.counts.Unknown++
 		}
 	}
+}
+
+// purgeFollows peeks at the next line: does llama-server drop an idle
+// slot's prompt there? raw must not be used after this call.
+func (s *Scanner) purgeFollows() bool {
+	if s.peeked != nil {
+		return contains(s.peeked, "purging slot ")
+	}
+	next, ok := s.nextLine()
+	if !ok {
+		return false
+	}
+	s.peeked = next
+	return contains(next, "purging slot ")
 }
 
 // Event returns the event found by the last call to Scan. The Event is

@@ -71,8 +71,11 @@ type Summary struct {
 	// llama.cpp
 	SlotLaunches, SlotReleases int
 	ContextShifts, KVFull      int
-	PromptTokens, EvalTokens   int     // summed over "prompt eval" and "eval" timing lines
-	PromptMS, EvalMS           float64 // time spent on them
+	// KVEvictions are idle slots' cached prompts dropped to make room
+	// (KindKVEvict): cache reuse lost, not requests held back.
+	KVEvictions              int
+	PromptTokens, EvalTokens int     // summed over "prompt eval" and "eval" timing lines
+	PromptMS, EvalMS         float64 // time spent on them
 
 	HTTPStatus map[int]int    // HTTP status counts from access lines
 	Requests   map[string]int // request lifecycle lines by action
@@ -177,6 +180,8 @@ func (z *Summarizer) Add(ev *Event) {
 		s.ContextShifts++
 	case KindKVFull:
 		s.KVFull++
+	case KindKVEvict:
+		s.KVEvictions++
 	case KindTiming:
 		t := &ev.Timing
 		switch t.Phase {
