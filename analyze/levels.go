@@ -94,6 +94,10 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 				ls.Canceled++
 				continue
 			}
+			if closedIdleConn(r) {
+				ls.NotSent++
+				continue
+			}
 			ls.Requests++
 			if r.Status != rundir.StatusOK {
 				ls.Errors++
@@ -113,6 +117,9 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 		if ls.Canceled > 0 {
 			ls.Notes = append(ls.Notes, Note{Kind: NoteIncompleteRequests, Count: ls.Canceled})
 		}
+		if ls.NotSent > 0 {
+			ls.Notes = append(ls.Notes, Note{Kind: NoteClosedIdle, Count: ls.NotSent})
+		}
 		if !hasRow && len(ts) > 0 {
 			ls.StartNS, ls.WarmupEndNS, ls.EndNS = measuredSpan(ts)
 		}
@@ -125,6 +132,17 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 		out = append(out, ls)
 	}
 	return out, timings, counting
+}
+
+// closedIdleConn reports a request that Go's HTTP client could not send:
+// the server closed the kept-alive connection as the request went out
+// (net/http's errServerClosedIdle, "http: server closed idle connection",
+// returned only for a pooled connection). The server never saw it, and
+// clients that pool connections, the OpenAI SDKs and this load generator
+// since client_samples.resent included, send it again on a new connection.
+// Runs recorded before then hold it as a connection error.
+func closedIdleConn(r *rundir.RequestRow) bool {
+	return r.Status == rundir.StatusConnect && strings.HasSuffix(r.Error, "http: server closed idle connection")
 }
 
 // timeRequest derives the latencies of one successful request.

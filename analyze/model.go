@@ -166,6 +166,11 @@ type LevelStats struct {
 	// cut at the level's end, or cancelled on purpose): counted neither in
 	// Requests nor as errors.
 	Canceled int `json:"canceled,omitempty"`
+	// NotSent requests never reached the server: the server had closed the
+	// kept-alive connection they went out on (closedIdleConn). A client
+	// that pools connections sends them again; they are counted neither in
+	// Requests nor as errors.
+	NotSent int `json:"not_sent,omitempty"`
 	// Sustained is false for a level that did not complete or whose share
 	// of failed requests is above Settings.MaxErrorFraction: its throughput
 	// is not what the server sustains, and the report says so beside it.

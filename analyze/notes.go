@@ -55,6 +55,7 @@ const (
 	NoteNoLevelsTable      = "no_levels_table"     // a level's window taken from its requests
 	NoteSourcePercentile   = "source_percentiles"  // Text: the imported source's percentile method
 	NoteIncompleteRequests = "incomplete_requests" // Count requests the load tool stopped itself (unfinished when it ended, or cancelled on purpose): neither completed nor failed
+	NoteClosedIdle         = "closed_idle_conn"    // Count requests that never reached the server: it had closed the kept-alive connection they went out on
 
 	// A run's rows as read (inputs.go): Table, Count of Of rows.
 	NoteNonFinite       = "non_finite"        // rows with NaN or ±Inf (a Prometheus sample may be NaN): left out, or a nullable value cleared

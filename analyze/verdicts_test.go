@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headroom-llm/headroom/internal/runtest"
 	"github.com/headroom-llm/headroom/rundir"
 )
 
@@ -302,5 +303,41 @@ func TestSaturatedQueueIsTheEngineCap(t *testing.T) {
 	}
 	if top := sw.Levels[len(sw.Levels)-1]; top.Concurrency != 128 || top.Server.WaitingMax < 100 {
 		t.Fatalf("recording: top level c=%d with %v waiting", top.Concurrency, top.Server.WaitingMax)
+	}
+}
+
+// In the H100 recordings, llama-server closed kept-alive connections as
+// requests went out. Go's client reports those it could not send as "http:
+// server closed idle connection": the server never saw them, so they are
+// left out of the level (NotSent, with a note), not counted against it. An
+// "EOF" on a connection is not known to be the same race and still counts.
+func TestClosedIdleConnectionIsNotTheServers(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "testdata", "verdicts-gpu", "kv-large", "2")
+	sw := analyzeMatrix(t, []labelled{{dir: dir}})[dir]
+	reqs := runtest.Table[rundir.RequestRow](t, dir, rundir.TableRequests)
+	idle, eof := map[int]int{}, map[int]int{}
+	for _, r := range reqs {
+		switch {
+		case r.Warmup || r.Status != rundir.StatusConnect:
+		case strings.HasSuffix(r.Error, ": http: server closed idle connection"):
+			idle[int(r.LevelIndex)]++
+		case strings.HasSuffix(r.Error, ": EOF"):
+			eof[int(r.LevelIndex)]++
+		}
+	}
+	if idle[2] != 10 || eof[3] != 1 {
+		t.Fatalf("recording: closed idle connections %v, EOFs %v by level", idle, eof)
+	}
+	for _, l := range sw.Levels {
+		noted := slices.ContainsFunc(l.Notes, func(n Note) bool { return n.Kind == NoteClosedIdle && n.Count == idle[l.LevelIndex] })
+		if l.NotSent != idle[l.LevelIndex] || l.Errors != eof[l.LevelIndex] || l.Requests+l.NotSent != 100 || noted != (idle[l.LevelIndex] > 0) {
+			t.Errorf("c=%d: %d requests, %d errors, %d not sent, notes %+v; want %d not sent and %d errors of 100",
+				l.Concurrency, l.Requests, l.Errors, l.NotSent, l.Notes, idle[l.LevelIndex], eof[l.LevelIndex])
+		}
+	}
+	// c=8 lost 10 % to the race and was not sustained; it is now.
+	if l := sw.Levels[2]; !l.Sustained || l.Concurrency != 8 {
+		t.Errorf("c=%d sustained %v", l.Concurrency, l.Sustained)
 	}
 }

@@ -53,6 +53,8 @@ func noteText(n analyze.Note) string {
 		return "Percentiles as the source computed them: " + n.Text + "."
 	case analyze.NoteIncompleteRequests:
 		return fmt.Sprintf("%s requests were stopped by the load tool itself (unfinished when its benchmark ended, or cancelled on purpose): counted neither completed nor failed.", integer(n.Count))
+	case analyze.NoteClosedIdle:
+		return fmt.Sprintf("%s requests never reached the server: it had closed the kept-alive connection they went out on. A client that pools connections sends such a request again, as headroom's load generator now does, so they are counted neither completed nor failed.", integer(n.Count))
 	case analyze.NoteNonFinite:
 		return fmt.Sprintf("%s of %s rows of %s held a value that is not a number (NaN or infinite): the analysis left those values out.", integer(n.Count), integer(n.Of), n.Table)
 	case analyze.NoteBadTimes:
