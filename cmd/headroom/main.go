@@ -25,7 +25,7 @@ func main() {
 	go watchSignals(sigs, cancel, os.Stderr, func() {
 		server.KillAll()
 		os.Exit(130)
-	})
+	}, time.Now)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -46,16 +46,16 @@ const sameSignalWindow = 50 * time.Millisecond
 // supervisor or timeout, escalates to SIGKILL by itself), and a SIGINT
 // within sameSignalWindow of the first signal is its copy. The loop does
 // nothing but receive, so that a copy is timed as close to its arrival as
-// possible.
-func watchSignals(sigs <-chan os.Signal, cancel context.CancelFunc, stderr io.Writer, quit func()) {
+// possible. now is the clock (time.Now; a test's own).
+func watchSignals(sigs <-chan os.Signal, cancel context.CancelFunc, stderr io.Writer, quit func(), now func() time.Time) {
 	sig := <-sigs
-	first := time.Now()
+	first := now()
 	go func() {
 		fmt.Fprintf(stderr, "\nheadroom: %s: stopping and writing what was measured (Ctrl-C again quits at once)\n", sigName(sig))
 		cancel()
 	}()
 	for sig := range sigs {
-		if sig != os.Interrupt || time.Since(first) < sameSignalWindow {
+		if sig != os.Interrupt || now().Sub(first) < sameSignalWindow {
 			continue
 		}
 		fmt.Fprintf(stderr, "headroom: %s again: quitting now; the run keeps every level already written\n", sigName(sig))

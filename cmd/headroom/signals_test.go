@@ -604,26 +604,40 @@ func TestKill9LeavesNoServerRunning(t *testing.T) {
 // a second Ctrl-C; a SIGTERM never quits at once; a second Ctrl-C later
 // does.
 func TestSameSignalTwiceIsOne(t *testing.T) {
-	sigs := make(chan os.Signal, 8)
+	// Unbuffered: a send returns once the watcher has taken the signal,
+	// which it does only after it has dealt with the one before. The clock
+	// is the test's, so a loaded machine cannot stretch a copy's delay.
+	sigs := make(chan os.Signal)
+	var clock atomic.Int64
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
 	var stderr syncBuffer
 	canceled, quit := make(chan struct{}), make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		watchSignals(sigs, func() { close(canceled) }, &stderr, func() { close(quit) })
+		watchSignals(sigs, func() { close(canceled) }, &stderr, func() { close(quit) }, now)
 	}()
-	sigs <- syscall.SIGINT
-	sigs <- syscall.SIGINT // the group's copy
+	send := func(sig os.Signal) {
+		t.Helper()
+		select {
+		case sigs <- sig:
+		case <-done:
+			t.Fatalf("the watcher quit before %s:\n%s", sig, stderr.String())
+		}
+	}
+	send(syscall.SIGINT)
+	send(syscall.SIGINT)  // the group's copy, at the same time
+	send(syscall.SIGTERM) // taken once the copy was dealt with, at that time too
 	<-canceled
-	time.Sleep(2 * sameSignalWindow)
-	sigs <- syscall.SIGTERM // a supervisor's, later: it escalates by itself
-	time.Sleep(sameSignalWindow)
+	clock.Add(int64(2 * sameSignalWindow))
+	send(syscall.SIGTERM) // a supervisor's, later: it escalates by itself
+	send(syscall.SIGTERM) // taken: neither the copy nor a SIGTERM quit
 	select {
 	case <-quit:
 		t.Fatalf("one signal delivered twice quit at once:\n%s", stderr.String())
 	default:
 	}
-	sigs <- syscall.SIGINT // a real second Ctrl-C
+	send(syscall.SIGINT) // a real second Ctrl-C
 	select {
 	case <-quit:
 	case <-time.After(5 * time.Second):
