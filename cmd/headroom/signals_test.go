@@ -82,10 +82,18 @@ type pacedServer struct {
 	tokenDelay time.Duration
 	inFlight   atomic.Int64
 	started    atomic.Int64
+	// holdAfter, when set, holds every request for holdTokens tokens (the
+	// plan's, not the sweep's preparation) after the first holdAfter,
+	// before its first byte, until release is closed or the client goes:
+	// a level is then sure to be under way, not over, when a test acts.
+	holdTokens int
+	holdAfter  int64
+	planned    atomic.Int64
+	release    chan struct{}
 }
 
 func newPacedServer(t *testing.T, tokenDelay time.Duration) *pacedServer {
-	p := &pacedServer{tokenDelay: tokenDelay}
+	p := &pacedServer{tokenDelay: tokenDelay, release: make(chan struct{})}
 	p.Server = httptest.NewServer(fakeserver.Handler("paced", p.handle))
 	t.Cleanup(p.Close)
 	return p
@@ -95,6 +103,13 @@ func (p *pacedServer) handle(w http.ResponseWriter, r *http.Request, body fakese
 	p.started.Add(1)
 	p.inFlight.Add(1)
 	defer p.inFlight.Add(-1)
+	if p.holdAfter > 0 && body.MaxTokens == p.holdTokens && p.planned.Add(1) > p.holdAfter {
+		select {
+		case <-p.release:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	fakeserver.Stream(w, r, fakeserver.Reply{Tokens: body.MaxTokens, PromptTokens: len(strings.Fields(body.Prompt)), Delay: p.tokenDelay})
 }
 
@@ -263,15 +278,19 @@ func TestSignalsDuringSweep(t *testing.T) {
 func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 	t.Parallel() // waits on binaries it runs: see TestMain
 	srv := newPacedServer(t, 5*time.Millisecond)
+	// Two whole levels are answered; level 2's requests are held, so the
+	// kill finds it under way however slowly this test gets to it.
+	srv.holdTokens, srv.holdAfter = 20, 2*12
 	dir := filepath.Join(t.TempDir(), "run")
 	p := startHeadroom(t, nil, "sweep", "--base-url", srv.URL, "--concurrency", "1,2,4", "--requests-per-level", "12",
 		"--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "--no-gpu", "--metrics-interval", "0", "-o", dir)
-	waitFor(t, "level 3 under way", 60*time.Second, func() bool {
+	waitFor(t, "level 3 under way (levels 1 and 2 on disk, level 3's requests held by the server)", 60*time.Second, func() bool {
 		parts, _ := rundir.TableParts(dir, rundir.TableLevels)
 		return len(parts) == 2 && srv.inFlight.Load() > 0
 	})
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.wait(t, 10*time.Second)
+	close(srv.release)
 
 	run, err := rundir.Open(dir)
 	if err != nil {
@@ -300,7 +319,7 @@ func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 	if len(levels) != 2 || !levels[0].Complete || !levels[1].Complete || perLevel[0] != 12 || perLevel[1] != 12 || perLevel[2] != 0 {
 		t.Fatalf("after kill -9: levels %+v, requests per level %v; want levels 0 and 1 whole and nothing of level 2", levels, perLevel)
 	}
-	lost := srv.started.Load() - 1 - 24 // less the preparation and the two levels kept
+	lost := srv.planned.Load() - 24 // less the two levels kept
 	t.Logf("kill -9 during level 2: levels 0 and 1 kept (24 requests), %d requests of level 2 lost", lost)
 
 	if code, _, errs := headroom(t, "report", dir); code != 0 {
