@@ -185,6 +185,7 @@ func analyzeSweep(run *Run, probe *Roofline, probeDir string, set Settings) (*Sw
 	src.Engine, src.Flags, src.Decode, src.PerRequest = eng.Name, eng.Flags, sw.Decode, sw.Source == SourceRequests
 	src.Accelerated = len(run.Manifest.GPUs) > 0 || src.GPU
 	sw.Diagnosis = diagnose(sw.Levels, samples, obs.perLevel, sw.Knees, src, set, sw.Operating)
+	sw.Operating.Beyond = wallBeyond(sw.Diagnosis, sw.Operating)
 	cost, err := costOf(run, sw.Levels, sw.Knees, sw.Goodput, set, eng)
 	if err != nil {
 		return nil, eng, err

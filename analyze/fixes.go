@@ -18,12 +18,12 @@ import (
 // engine lacks is absent.
 var engineFlags = map[serverlog.Engine]map[string]string{
 	serverlog.EngineVLLM: {
-		FixLowerContext: "--max-model-len", FixMoreKVMemory: "--gpu-memory-utilization", FixQuantizeKV: "--kv-cache-dtype",
+		FixMoreKVMemory: "--gpu-memory-utilization", FixQuantizeKV: "--kv-cache-dtype",
 		FixFewerSequences: "--max-num-seqs", FixSwapPreempted: "--swap-space", FixRaiseSequenceCap: "--max-num-seqs",
 		FixChunkedPrefill: "--max-num-batched-tokens", FixCUDAGraphs: "--enforce-eager", FixMoreCompute: "--tensor-parallel-size",
 	},
 	serverlog.EngineSGLang: {
-		FixLowerContext: "--context-length", FixMoreKVMemory: "--mem-fraction-static", FixQuantizeKV: "--kv-cache-dtype",
+		FixMoreKVMemory: "--mem-fraction-static", FixQuantizeKV: "--kv-cache-dtype",
 		FixFewerSequences: "--max-running-requests", FixRaiseSequenceCap: "--max-running-requests",
 		FixChunkedPrefill: "--chunked-prefill-size", FixCUDAGraphs: "--cuda-graph-max-bs", FixMoreCompute: "--tp-size",
 	},
@@ -32,7 +32,7 @@ var engineFlags = map[serverlog.Engine]map[string]string{
 		FixRaiseSequenceCap: "--parallel", FixMoreThreads: "--threads", FixChunkedPrefill: "--ubatch-size",
 	},
 	serverlog.EngineTransformersCB: {
-		FixLowerContext: "--max-model-len", FixMoreKVMemory: "--kv-blocks", FixSwapPreempted: "--cpu-offload-gib",
+		FixMoreKVMemory: "--kv-blocks", FixSwapPreempted: "--cpu-offload-gib",
 		FixChunkedPrefill: "--max-batch-tokens", FixCUDAGraphs: "--cuda-graph",
 	},
 	serverlog.EngineNodeLlamaCpp: {
@@ -100,7 +100,12 @@ func fixesFor(w Wall, engine string, flags []string, op OperatingPoint) []Fix {
 			actions = []string{FixKVBudget}
 			break
 		}
-		actions = []string{FixLowerContext, FixMoreKVMemory, FixQuantizeKV, FixFewerSequences}
+		// Paged engines (vLLM, SGLang, transformers) take KV cells as
+		// tokens arrive, and llama.cpp's --ctx-size is the whole cache: a
+		// shorter longest context frees nothing for more requests. vLLM's
+		// own advice on preemption (docs: Optimization and Tuning) is more
+		// memory for the cache first, then fewer sequences at once.
+		actions = []string{FixMoreKVMemory, FixQuantizeKV, FixFewerSequences}
 		if preempted(w.Evidence) {
 			actions = append(actions, FixSwapPreempted)
 		}

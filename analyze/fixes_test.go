@@ -8,7 +8,9 @@ import (
 )
 
 // Each engine's fixes name its own flags and none of another engine's; an
-// unknown engine gets the same actions without flags.
+// unknown engine gets the same actions without flags. A KV wall's fixes
+// never lower the longest context: no engine here reserves a sequence's
+// cache by it.
 func TestFixesPerEngine(t *testing.T) {
 	t.Parallel()
 	preempting := Wall{Kind: WallKVCache, Evidence: []Evidence{{Kind: EvPreemptions, Value: 3}}}
@@ -19,12 +21,12 @@ func TestFixesPerEngine(t *testing.T) {
 		want    []string // flags
 		notWant []string
 	}{
-		{"vllm", preempting, []string{"--max-model-len", "--gpu-memory-utilization", "--kv-cache-dtype", "--max-num-seqs", "--swap-space"}, []string{"--mem-fraction-static", "--kv-blocks"}},
+		{"vllm", preempting, []string{"--gpu-memory-utilization", "--kv-cache-dtype", "--max-num-seqs", "--swap-space"}, []string{"--mem-fraction-static", "--kv-blocks", "--max-model-len"}},
 		{"vllm", capped, []string{"--gpu-memory-utilization"}, []string{"--swap-space"}},
-		{"sglang", preempting, []string{"--mem-fraction-static", "--max-running-requests", "--context-length", "--kv-cache-dtype"}, []string{"--gpu-memory-utilization", "--max-num-seqs"}},
+		{"sglang", preempting, []string{"--mem-fraction-static", "--max-running-requests", "--kv-cache-dtype"}, []string{"--gpu-memory-utilization", "--max-num-seqs", "--context-length"}},
 		{"llamacpp", preempting, []string{"--ctx-size", "--parallel", "--cache-type-k"}, []string{"--max-model-len", "--max-num-seqs"}},
 		{"llama.cpp", preempting, []string{"--ctx-size", "--parallel"}, []string{"--max-num-seqs"}},
-		{"transformers-cb", preempting, []string{"--kv-blocks", "--max-model-len", "--cpu-offload-gib"}, []string{"--gpu-memory-utilization"}},
+		{"transformers-cb", preempting, []string{"--kv-blocks", "--cpu-offload-gib"}, []string{"--gpu-memory-utilization", "--max-model-len"}},
 		{"transformers-cb", capped, []string{"--kv-blocks"}, []string{"--cpu-offload-gib"}},
 		{"node-llama-cpp", preempting, []string{"--kv-budget-tokens"}, []string{"--max-model-len"}},
 		{"", preempting, nil, []string{"--"}},

@@ -160,3 +160,28 @@ func requestMeets(t requestTiming, slo *SLO) bool {
 	}
 	return true
 }
+
+// wallBeyond is the wall that holds the load at the operating point: of
+// the verdict's walls (primary and secondary), the highest on the load axis
+// at or below the first level that fails the SLO (the primary on a tie). That level failed with
+// it in force, so its fixes are what lets the load go further. The primary
+// wall can sit lower and hold nothing back that the SLO judges (TPOT bent
+// but inside its bound, say), and then its fixes would not move the
+// operating point. "" when every level meets the SLO, or no wall is at or
+// below the first failing level.
+func wallBeyond(d Diagnosis, op OperatingPoint) string {
+	if !op.FirstFailing.Valid() {
+		return ""
+	}
+	beyond, at := "", -1.0
+	for _, w := range append([]Wall{d.Primary}, d.Secondary...) {
+		switch w.Kind {
+		case WallNone, WallInconclusive, "":
+			continue
+		}
+		if v := w.At.Value(); w.At.Valid() && v <= op.FirstFailing.Value() && v > at {
+			beyond, at = w.Kind, v
+		}
+	}
+	return beyond
+}

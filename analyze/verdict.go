@@ -247,7 +247,6 @@ type Fix struct {
 
 // Fix actions.
 const (
-	FixLowerContext      = "lower_context"      // less KV cache per sequence
 	FixMoreKVMemory      = "more_kv_memory"     // more memory for the KV cache
 	FixQuantizeKV        = "quantize_kv"        // a quantised KV cache
 	FixFewerSequences    = "fewer_sequences"    // fewer sequences competing for the cache
@@ -321,6 +320,11 @@ type OperatingPoint struct {
 	// FreeTo is the end of the flat-TPOT region ("free concurrency"), from
 	// Knees; LevelIndex -1 without a TPOT.
 	FreeTo LoadPoint `json:"free_to"`
+	// Beyond is the kind of the wall that holds the load at the operating
+	// point (wallBeyond); its fixes are what lets the load go further. ""
+	// when every level meets the SLO or no wall of the verdict is at or
+	// below the first failing level.
+	Beyond string `json:"beyond,omitempty"`
 }
 
 // SLO sources and the TTFT an SLO is judged on.

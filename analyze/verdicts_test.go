@@ -341,3 +341,34 @@ func TestClosedIdleConnectionIsNotTheServers(t *testing.T) {
 		t.Errorf("c=%d sustained %v", l.Concurrency, l.Sustained)
 	}
 }
+
+// The fix that lets the load go past the operating point is the one of
+// the wall the first failing level met, not of a lower primary wall whose
+// bend the SLO let pass. On the H100 matrix: engine overhead from c=8 is
+// the primary in kv-small and kv-large, but c=16 fails against the KV
+// cache (kv-small/1) and c=32 against the 8 slots (kv-large/1); the 1B
+// model on the H200 fails at c=64 against its 256 KV blocks. Where every
+// level meets the SLO there is no such wall.
+func TestBeyondIsTheWallTheFirstFailingLevelMet(t *testing.T) {
+	t.Parallel()
+	gpu := filepath.Join("..", "testdata", "verdicts-gpu")
+	for _, tt := range []struct {
+		dir, primary, beyond string
+		failing              int
+	}{
+		{filepath.Join(gpu, "kv-small", "1"), WallEngineOverhead, WallKVCache, 16},
+		{filepath.Join(gpu, "kv-large", "1"), WallEngineOverhead, WallEngineCap, 32},
+		{filepath.Join("..", "examples", "runs", "h200-1b", "sweep-kv256"), WallEngineOverhead, WallKVCache, 64},
+		{filepath.Join("..", "testdata", "verdicts", "kv", "1"), WallKVCache, "", -1},
+	} {
+		sw := analyzeMatrix(t, []labelled{{dir: tt.dir}})[tt.dir]
+		op := sw.Operating
+		got := -1
+		if op.FirstFailing.Valid() {
+			got = op.FirstFailing.Concurrency
+		}
+		if sw.Diagnosis.Wall != tt.primary || op.Beyond != tt.beyond || got != tt.failing {
+			t.Errorf("%s: primary %s, first failing c=%d, beyond %q; want %s, c=%d, %q", tt.dir, sw.Diagnosis.Wall, got, op.Beyond, tt.primary, tt.failing, tt.beyond)
+		}
+	}
+}

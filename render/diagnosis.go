@@ -237,8 +237,6 @@ func fixText(f analyze.Fix) string {
 		return without
 	}
 	switch f.Action {
-	case analyze.FixLowerContext:
-		return flag("lower %s (less KV cache per sequence)", "lower the server's longest accepted context (less KV cache per sequence)")
 	case analyze.FixMoreKVMemory:
 		return flag("raise %s (more memory for the KV cache)", "give the KV cache more memory (the engine's memory-fraction or cache-size setting)")
 	case analyze.FixQuantizeKV:

@@ -153,6 +153,11 @@ func answerSentences(rep *analyze.Report, r *analyze.RunAnalysis) []string {
 	default:
 		set = "No load meets the SLO: change the configuration before serving it"
 	}
+	if b := beyondWall(sw.Diagnosis, op); b != nil {
+		// The wall the first failing level met, not a lower primary
+		// whose bend the SLO let pass: its fixes move the load.
+		w = *b
+	}
 	switch {
 	case !hit:
 		// The wall sentence already says how far to raise the load or
@@ -168,6 +173,16 @@ func answerSentences(rep *analyze.Report, r *analyze.RunAnalysis) []string {
 	}
 	out = append(out, sentence(set), costSentence(rep, r))
 	return out
+}
+
+// beyondWall is the verdict's wall that op.Beyond names; nil for none.
+func beyondWall(d analyze.Diagnosis, op analyze.OperatingPoint) *analyze.Wall {
+	for _, w := range append([]analyze.Wall{d.Primary}, d.Secondary...) {
+		if op.Beyond != "" && w.Kind == op.Beyond {
+			return &w
+		}
+	}
+	return nil
 }
 
 // sloWords names the SLO the operating point was judged against, saying
