@@ -219,7 +219,6 @@ func evidenceText(e analyze.Evidence) string {
 	return e.Kind
 }
 
-// fixText says one fix in words, in the engine's flag where it has one.
 // fixLoad says a fix's load value on its axis: "c=16" or "4 req/s".
 func fixLoad(f analyze.Fix) string {
 	v, err := strconv.ParseFloat(f.Value, 64)
@@ -229,6 +228,7 @@ func fixLoad(f analyze.Fix) string {
 	return pointName(analyze.LoadPoint{Axis: f.Axis, Concurrency: int(math.Round(v)), RateRPS: v})
 }
 
+// fixText says one fix in words, in the engine's flag where it has one.
 func fixText(f analyze.Fix) string {
 	flag := func(with, without string) string {
 		if f.Flag != "" {
@@ -236,24 +236,32 @@ func fixText(f analyze.Fix) string {
 		}
 		return without
 	}
+	// setting is a flag to raise or lower, with the value in use when the
+	// server's arguments gave it: "--parallel from its 8".
+	setting := func(with, without string) string {
+		if f.Flag != "" && f.Current != "" {
+			return fmt.Sprintf(with, f.Flag+" from its "+f.Current)
+		}
+		return flag(with, without)
+	}
 	switch f.Action {
 	case analyze.FixMoreKVMemory:
-		return flag("raise %s (more memory for the KV cache)", "give the KV cache more memory (the engine's memory-fraction or cache-size setting)")
+		return setting("raise %s (more memory for the KV cache)", "give the KV cache more memory (the engine's memory-fraction or cache-size setting)")
 	case analyze.FixQuantizeKV:
 		if f.Flag != "" && f.Value != "" {
 			return fmt.Sprintf("quantise the KV cache (%s %s)", f.Flag, f.Value)
 		}
 		return "quantise the KV cache (fp8 or 8-bit), if the engine supports it"
 	case analyze.FixFewerSequences:
-		return flag("lower %s (fewer sequences competing for the cache, fewer preemptions)", "cap the number of sequences running at once")
+		return setting("lower %s (fewer sequences competing for the cache, fewer preemptions)", "cap the number of sequences running at once")
 	case analyze.FixSwapPreempted:
 		return flag("give preempted requests a CPU swap space (%s) instead of recomputing them", "swap preempted requests' cache to CPU memory instead of recomputing them")
 	case analyze.FixSmallerModel:
 		return "serve a smaller model, or one with fewer KV heads (grouped-query attention)"
 	case analyze.FixKVBudget:
-		return flag("raise %s: the test engine's admission budget of tokens across sequences, not GPU memory", "raise the engine's KV budget")
+		return setting("raise %s: the test engine's admission budget of tokens across sequences, not GPU memory", "raise the engine's KV budget")
 	case analyze.FixRaiseSequenceCap:
-		return flag("raise %s (more sequences at once): the KV cache had room", "raise the engine's cap on running sequences: the KV cache had room")
+		return setting("raise %s (more sequences at once): the KV cache had room", "raise the engine's cap on running sequences: the KV cache had room")
 	case analyze.FixAdmissionControl:
 		if f.Value != "" {
 			return "put admission control in front of the server at about " + fixLoad(f) + ", the operating point; a bigger GPU will not help"
