@@ -93,7 +93,17 @@ type pacedServer struct {
 }
 
 func newPacedServer(t *testing.T, tokenDelay time.Duration) *pacedServer {
-	p := &pacedServer{tokenDelay: tokenDelay, release: make(chan struct{})}
+	return startPaced(t, &pacedServer{tokenDelay: tokenDelay})
+}
+
+// newHoldingServer is a paced server that holds the plan's requests
+// (those for holdTokens tokens) after the first holdAfter (pacedServer).
+func newHoldingServer(t *testing.T, tokenDelay time.Duration, holdTokens int, holdAfter int64) *pacedServer {
+	return startPaced(t, &pacedServer{tokenDelay: tokenDelay, holdTokens: holdTokens, holdAfter: holdAfter})
+}
+
+func startPaced(t *testing.T, p *pacedServer) *pacedServer {
+	p.release = make(chan struct{})
 	p.Server = httptest.NewServer(fakeserver.Handler("paced", p.handle))
 	t.Cleanup(p.Close)
 	return p
@@ -277,10 +287,9 @@ func TestSignalsDuringSweep(t *testing.T) {
 // reports, and --resume completes it with the same workload.
 func TestKill9LosesAtMostTheCurrentLevel(t *testing.T) {
 	t.Parallel() // waits on binaries it runs: see TestMain
-	srv := newPacedServer(t, 5*time.Millisecond)
 	// Two whole levels are answered; level 2's requests are held, so the
 	// kill finds it under way however slowly this test gets to it.
-	srv.holdTokens, srv.holdAfter = 20, 2*12
+	srv := newHoldingServer(t, 5*time.Millisecond, 20, 2*12)
 	dir := filepath.Join(t.TempDir(), "run")
 	p := startHeadroom(t, nil, "sweep", "--base-url", srv.URL, "--concurrency", "1,2,4", "--requests-per-level", "12",
 		"--warmup", "0", "--prompt-tokens", "20", "--output-tokens", "20", "--no-gpu", "--metrics-interval", "0", "-o", dir)
