@@ -162,13 +162,13 @@ func requestMeets(t requestTiming, slo *SLO) bool {
 }
 
 // wallBeyond is the wall that holds the load at the operating point: of
-// the verdict's walls (primary and secondary), the highest on the load axis
-// at or below the first level that fails the SLO (the primary on a tie). That level failed with
-// it in force, so its fixes are what lets the load go further. The primary
-// wall can sit lower and hold nothing back that the SLO judges (TPOT bent
-// but inside its bound, say), and then its fixes would not move the
-// operating point. "" when every level meets the SLO, or no wall is at or
-// below the first failing level.
+// the verdict's walls (primary and secondary), the highest on the load
+// axis at or below the first level that fails the SLO (the primary on a
+// tie). That level failed with it in force, so its fixes are what lets the
+// load go further. The primary wall can sit lower and hold nothing back
+// that the SLO judges (TPOT bent but inside its bound, say), and then its
+// fixes would not move the operating point. "" when every level meets the
+// SLO, or no wall is at or below the first failing level.
 func wallBeyond(d Diagnosis, op OperatingPoint) string {
 	if !op.FirstFailing.Valid() {
 		return ""

@@ -138,9 +138,10 @@ func levelStatsFromRequests(run *Run, set Settings) ([]LevelStats, map[int][]req
 // the server closed the kept-alive connection as the request went out
 // (net/http's errServerClosedIdle, "http: server closed idle connection",
 // returned only for a pooled connection). The server never saw it, and
-// clients that pool connections, the OpenAI SDKs and this load generator
-// since client_samples.resent included, send it again on a new connection.
-// Runs recorded before then hold it as a connection error.
+// clients that pool connections send it again on a new connection: the
+// OpenAI SDKs do, and so does the load generator since it counts such
+// requests in client_samples.resent. Runs recorded before that hold it as
+// a connection error.
 func closedIdleConn(r *rundir.RequestRow) bool {
 	return r.Status == rundir.StatusConnect && strings.HasSuffix(r.Error, "http: server closed idle connection")
 }

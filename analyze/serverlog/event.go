@@ -72,7 +72,7 @@ const (
 	KindRequest           // request lifecycle and HTTP access lines (Event.Request)
 	// KindKVEvict: llama.cpp (--kv-unified) found no free KV cache cells
 	// and made room by dropping an idle slot's cached prompt (Event.Slot:
-	// the slot and the prompt's tokens in PromptTokens). No running request
+	// the slot in ID, the prompt's tokens in NPast). No running request
 	// gave way, so it is not pressure on the cache; the allocation failure
 	// and the retry that surround it are not KindKVFull events.
 	KindKVEvict
