@@ -248,6 +248,27 @@ func TestGPUScenarioMatrix(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d verdicts as expected before recording", right, len(runs))
+	// Each scenario's recordings agree on the verdict, and where no level
+	// lost a request to a connection EOF (membound/2 did at c=4: one of
+	// 94, over the 1 % a level may lose) on operating points within one
+	// level.
+	ops := map[string][]int{}
+	walls := map[string]string{}
+	for _, r := range runs {
+		s := sw[r.dir]
+		if w, ok := walls[r.scenario]; ok && w != s.Diagnosis.Wall {
+			t.Errorf("%s: verdict %s, unlike the scenario's other recordings (%s)", r.dir, s.Diagnosis.Wall, w)
+		}
+		walls[r.scenario] = s.Diagnosis.Wall
+		ops[r.scenario] = append(ops[r.scenario], levelPos(s.Levels, s.Operating.At.LevelIndex))
+	}
+	for scen, ps := range ops {
+		spread := slices.Max(ps) - slices.Min(ps)
+		t.Logf("%s: operating points at level positions %v", scen, ps)
+		if scen != "membound" && spread > 1 {
+			t.Errorf("%s: operating points %d levels apart", scen, spread)
+		}
+	}
 }
 
 // The share of decode time in steps that took in a new prompt tells the
