@@ -32,6 +32,10 @@ func TestRealImportsReportTheirToolsHeadline(t *testing.T) {
 		{"imports/aiperf/run1/profile_export_aiperf.csv", "at most 2,321 tok/s"},
 		{"imports/guidellm/repo-assets-f1dfdc6/benchmarks_stripped.json", "at most 198 tok/s"},
 		{"imports/guidellm/repo-assets-f1dfdc6/benchmarks_stripped.yaml", "at most 198 tok/s"},
+		// guidellm 0.5 with warm-up and cool-down requests in the lists:
+		// the window ends with the last measured request, not the cool-down.
+		{"imports/guidellm/korat-8f24116/openai_gpt-oss-20b_tp4_quant-none_benchmarks.json", "at most 33.4 tok/s"},
+		{"imports/guidellm/korat-8f24116/Qwen_Qwen3-30B-A3B_tp4_quant-fp8_benchmarks.json", "at most 25.9 tok/s"},
 		// The seed's script 02 on the H200 (its console: peak 255 tok/s at c=64).
 		{"h200-e2e/large-serving_sweep_large.json", "at most 255 tok/s"},
 	}

@@ -207,7 +207,11 @@ func writeRequestTables(dir, runID string, levels []sourceLevel, endpoint string
 	levelRows := make([]rundir.LevelRow, 0, len(levels))
 	for li, l := range levels {
 		lr := rundir.LevelRow{LevelIndex: int32(li), Concurrency: l.concurrency, RateRPS: l.rateRPS, Complete: true}
-		start, warmEnd, end := int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MinInt64)
+		// The measured window runs from the first measured send to the last
+		// measured end: requests a tool ran after its measurement (guidellm's
+		// cool-down, requests cut off at its end) stay in the level, marked
+		// warm-up, but do not stretch the window its rates are taken over.
+		start, warmEnd, end, measEnd := int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MinInt64), int64(math.MinInt64)
 		reqs := make([]rundir.RequestRow, 0, len(l.requests))
 		var toks []rundir.TokenRow
 		for seq, r := range l.requests {
@@ -221,6 +225,7 @@ func writeRequestTables(dir, runID string, levels []sourceLevel, endpoint string
 			end = max(end, r.endNS)
 			if !r.warmup {
 				warmEnd = min(warmEnd, r.sendNS)
+				measEnd = max(measEnd, r.endNS)
 				lr.Requests++
 				if r.status != rundir.StatusOK {
 					lr.Errors++
@@ -244,9 +249,9 @@ func writeRequestTables(dir, runID string, levels []sourceLevel, endpoint string
 			continue
 		}
 		if warmEnd == math.MaxInt64 {
-			warmEnd = end
+			warmEnd, measEnd = end, end
 		}
-		lr.StartNS, lr.WarmupEndNS, lr.EndNS = start, warmEnd, end
+		lr.StartNS, lr.WarmupEndNS, lr.EndNS = start, warmEnd, measEnd
 		levelRows = append(levelRows, lr)
 		if err := rundir.WriteTable(dir, rundir.TableRequests, reqs); err != nil {
 			return err
