@@ -268,7 +268,7 @@ func methodologySection(id string, rep *analyze.Report) section {
 		}
 		s.Sentences = append(s.Sentences,
 			"Sweep statistics come from "+src+". Warm-up requests of every level are excluded; latencies are over successful requests.",
-			"Percentiles: "+orText(rep.PercentileMethod, "not stated")+". TTFT is send to first non-empty chunk; TPOT is (end − first token) ÷ (output tokens − 1); ITL is the gap between chunks.",
+			"Percentiles: "+orText(rep.PercentileMethod, "not stated")+percentilesOfImports(rep)+". TTFT is send to first non-empty chunk; TPOT is (end − first token) ÷ (output tokens − 1); ITL is the gap between chunks.",
 			fmt.Sprintf("Knees: the TPOT knee is the first level whose p50 TPOT exceeds %s× its value at the lowest level; throughput has plateaued when later levels gain less than %s per doubling of concurrency; a level with more than %s failed requests is not sustained.",
 				sig(set.TPOTKneeFactor), percent(set.PlateauGainPerDoubling), percent(set.MaxErrorFraction)))
 		if set.Confidence > 0 {
@@ -441,4 +441,15 @@ func trimFloat(v float64) string {
 	s := fmt.Sprintf("%.3f", v)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
+}
+
+// percentilesOfImports adds, when a run's percentiles are an imported
+// tool's own, that its tables name their method instead.
+func percentilesOfImports(rep *analyze.Report) string {
+	for i := range rep.Runs {
+		if sw := rep.Runs[i].Sweep; sw != nil && sourceMethod(sw) != "" {
+			return "; an imported run's percentiles are its tool's, as its latency table says"
+		}
+	}
+	return ""
 }

@@ -49,8 +49,23 @@ func sweepSection(id string, r *analyze.RunAnalysis, panels bool, method string)
 	s.Notes = append(s.Notes, kneeNotes(sw)...)
 	s.Notes = append(s.Notes, "Output tokens: "+tokenCountText(sw.TokenCount)+".")
 	s.Notes = append(s.Notes, notesWhere(sw.Notes, unavailable)...)
-	s.Notes = append(s.Notes, levelWarnings(axisOf(sw), sw.Levels)...)
+	s.Notes = append(s.Notes, levelWarnings(axisOf(sw), sw.Levels, sourceMethod(sw))...)
 	return s, nil
+}
+
+// sourceMethod is the percentile method of an imported tool's per-level
+// statistics, when every level states the same one (NoteSourcePercentile):
+// the latency table then names it, once, instead of headroom's own.
+func sourceMethod(sw *analyze.SweepAnalysis) string {
+	method := ""
+	for _, l := range sw.Levels {
+		i := slices.IndexFunc(l.Notes, func(n analyze.Note) bool { return n.Kind == analyze.NoteSourcePercentile })
+		if i < 0 || (method != "" && l.Notes[i].Text != method) {
+			return ""
+		}
+		method = l.Notes[i].Text
+	}
+	return method
 }
 
 // sweepPanels are the seed's three panels: throughput, TPOT and TTFT
@@ -436,6 +451,10 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	source := sourceMethod(sw)
+	if source != "" {
+		method = "as the source computed them: " + source
+	}
 	t.Caption = "Per level: latency percentiles of successful measured requests."
 	if method != "" {
 		t.Caption = "Per level: latency percentiles of successful measured requests (" + method + ")."
@@ -444,14 +463,16 @@ func latencyTable(sw *analyze.SweepAnalysis, method string) table {
 		t.Notes = append(t.Notes, "Open loop: \"from schedule\" is measured from each request's intended send time, so the wait for a free slot under the concurrency cap (the server's backlog) counts, as a user arriving then would feel it.")
 	}
 	if len(thin) > 0 {
-		t.Notes = append(t.Notes, thinFootnote(thin, thinN))
+		t.Notes = append(t.Notes, thinFootnote(thin, thinN, source == ""))
 	}
 	return t
 }
 
 // thinFootnote says once for a table which percentiles rest on too few
-// requests to be a tail estimate, and how many requests would do.
-func thinFootnote(thin map[float64]bool, ns []int) string {
+// requests to be a tail estimate, and how many requests would do. Taken by
+// nearest rank (headroom's own), such a percentile is the largest value
+// seen; a tool's interpolated one is not.
+func thinFootnote(thin map[float64]bool, ns []int, nearestRank bool) string {
 	var need []string
 	most := 0
 	for _, p := range slices.Sorted(maps.Keys(thin)) {
@@ -464,8 +485,12 @@ func thinFootnote(thin map[float64]bool, ns []int) string {
 	if hi != lo {
 		had = fmt.Sprintf("%d to %d", lo, hi)
 	}
-	return fmt.Sprintf("* rests on too few requests to be a tail estimate (%s; the starred levels had %s): it is the largest value seen. Measure at least %d requests per level for every tail.",
-		strings.Join(need, ", "), had, most)
+	largest := ""
+	if nearestRank {
+		largest = ": it is the largest value seen"
+	}
+	return fmt.Sprintf("* rests on too few requests to be a tail estimate (%s; the starred levels had %s)%s. Measure at least %d requests per level for every tail.",
+		strings.Join(need, ", "), had, largest, most)
 }
 
 // reportedPercentiles is the percentiles any level reports for a latency.
@@ -488,12 +513,17 @@ func reportedPercentiles(sw *analyze.SweepAnalysis, get func(analyze.LevelStats)
 	return ps
 }
 
-// levelWarnings lists each distinct level warning once, naming its levels.
-func levelWarnings(a loadAxis, levels []analyze.LevelStats) []string {
+// levelWarnings lists each distinct level warning once, naming its levels;
+// the source's percentile method is left out when the latency table names
+// it (sourceMethod).
+func levelWarnings(a loadAxis, levels []analyze.LevelStats, tableMethod string) []string {
 	var order []string
 	at := map[string][]string{}
 	for _, l := range levels {
 		for _, n := range l.Notes {
+			if n.Kind == analyze.NoteSourcePercentile && n.Text == tableMethod {
+				continue
+			}
 			w := noteText(n)
 			if _, ok := at[w]; !ok {
 				order = append(order, w)

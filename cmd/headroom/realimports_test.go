@@ -21,6 +21,7 @@ func TestRealImportsReportTheirToolsHeadline(t *testing.T) {
 		{"imports/vllm/ascend-0.18-rate1-one-failed.json", "at most 125 tok/s"},
 		{"imports/vllm/ascend-openai-1.0qps-Qwen3-VL-8B-Instruct-20260722-041843.json", "at most 126 tok/s"},
 		{"imports/vllm/llmd-benchmark_serving-10qps.json", "at most 2,249 tok/s"},
+		{"imports/vllm/er0080-bench_serve_v0.25.1.json", "at most 82.9 tok/s"},
 		{"imports/vllm/llmd-benchmark_serving-30qps.json", "at most 5,914 tok/s"},
 		{"imports/vllm/llmd-benchmark_serving-infqps.json", "at most 11,481 tok/s"},
 		{"imports/genai-perf/triton-trtllm-c100-streaming_genai_perf.json", "at most 44,191 tok/s"},
@@ -68,5 +69,34 @@ func TestRealImportsReportTheirToolsHeadline(t *testing.T) {
 				t.Errorf("%s: the answer says %q of a run its tool counted as successful:\n%s", c.file, wrong, answer)
 			}
 		}
+	}
+}
+
+// A tool's per-level percentiles are its own (vLLM's are numpy's linear
+// interpolation): the latency table says so once, instead of headroom's
+// nearest rank, and a p99 over 8 requests is starred as thin but not
+// called the largest value seen, which an interpolated one is not.
+func TestImportedPercentilesKeepTheirToolsMethod(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, _, errs := headroom(t, "import", "../../testdata/imports/vllm/er0080-bench_serve_v0.25.1.json", "-o", dir); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errs)
+	}
+	if code, _, errs := headroom(t, "report", dir, "--format", "md"); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	caption := "latency percentiles of successful measured requests (as the source computed them: numpy.percentile, linear interpolation"
+	if !strings.Contains(md, caption) || strings.Count(md, "numpy.percentile") != 1 {
+		t.Errorf("want the table to name numpy's method once (%q):\n%s", caption, md)
+	}
+	if !strings.Contains(md, `| 734\* |`) {
+		t.Errorf("the p99 over 8 requests is not starred:\n%s", md)
+	}
+	if strings.Contains(md, "largest value seen") {
+		t.Errorf("an interpolated p99 is called the largest value seen:\n%s", md)
 	}
 }
