@@ -116,6 +116,15 @@ func answerSentences(rep *analyze.Report, r *analyze.RunAnalysis) []string {
 			"There is no load sweep in this report, so where a serving engine stops on this card is not measured: run headroom sweep against the server and report both runs together.",
 		}
 	}
+	if failed, all := allFailed(sw.Levels); failed > 0 && failed == all {
+		// Nothing was served: no wall, SLO or cost can be read from it,
+		// and saying which measurement is missing would send the reader
+		// after the wrong thing.
+		return []string{
+			fmt.Sprintf("Every one of the %s measured requests failed, at every level, so this run says nothing about the server's capacity.", integer(all)),
+			"Find out why they failed (the errors in the per-level table, the server's log) and run again.",
+		}
+	}
 	k, op := sw.Knees, sw.Operating
 	stops := "No level finished within the error limit, so the sweep found no sustained throughput."
 	if k.PeakLevel >= 0 && k.PeakOutputTokPerS > 0 {
@@ -183,6 +192,15 @@ func beyondWall(d analyze.Diagnosis, op analyze.OperatingPoint) *analyze.Wall {
 		}
 	}
 	return nil
+}
+
+// allFailed counts the measured requests that failed, of all measured.
+func allFailed(levels []analyze.LevelStats) (failed, all int) {
+	for _, l := range levels {
+		failed += l.Errors
+		all += l.Requests
+	}
+	return failed, all
 }
 
 // sloWords names the SLO the operating point was judged against, saying

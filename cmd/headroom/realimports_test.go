@@ -100,3 +100,31 @@ func TestImportedPercentilesKeepTheirToolsMethod(t *testing.T) {
 		t.Errorf("an interpolated p99 is called the largest value seen:\n%s", md)
 	}
 }
+
+// A result in which every request failed (vLLM's completed 0, failed 8)
+// says so on page one, instead of naming a missing measurement or telling
+// the reader to change the configuration.
+func TestImportWhereEveryRequestFailed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, _, errs := headroom(t, "import", "../../testdata/imports/vllm/er0080-bench_serve_all_requests_failed_v0.25.1.json", "-o", dir); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errs)
+	}
+	if code, _, errs := headroom(t, "report", dir, "--format", "md"); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := string(b)
+	answer = answer[strings.Index(answer, "### The answer"):]
+	answer = answer[:strings.Index(answer, "\n- **Peak")]
+	if !strings.Contains(answer, "Every one of the 8 measured requests failed") {
+		t.Errorf("the answer does not say every request failed:\n%s", answer)
+	}
+	for _, wrong := range []string{"lacks a TPOT", "change the configuration"} {
+		if strings.Contains(answer, wrong) {
+			t.Errorf("the answer says %q of a run whose every request failed:\n%s", wrong, answer)
+		}
+	}
+}
