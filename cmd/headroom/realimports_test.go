@@ -31,6 +31,8 @@ func TestRealImportsReportTheirToolsHeadline(t *testing.T) {
 		{"imports/aiperf/run1-all-records", "at most 2,321 tok/s"},
 		{"imports/aiperf/run1/profile_export_aiperf.json", "at most 2,321 tok/s"},
 		{"imports/aiperf/run1/profile_export_aiperf.csv", "at most 2,321 tok/s"},
+		// AIPerf 0.10: the load is in input_config.phases.
+		{"imports/aiperf/anud18-5090-agent-c16/profile_export_aiperf.json", "at most 1,172 tok/s of output, at c=16"},
 		{"imports/guidellm/repo-assets-f1dfdc6/benchmarks_stripped.json", "at most 198 tok/s"},
 		{"imports/guidellm/repo-assets-f1dfdc6/benchmarks_stripped.yaml", "at most 198 tok/s"},
 		// guidellm 0.5 with warm-up and cool-down requests in the lists:

@@ -14,8 +14,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,6 +125,8 @@ type aiperfConfig struct {
 	// cancelled: the requests AIPerf cancelled on purpose
 	// (--request-cancellation-rate), from its error summary.
 	cancelled int64
+	// phaseProblem says why the phases gave no load (profilingPhase).
+	phaseProblem string
 }
 
 func parseAIPerfRecords(f fileRef) ([]*sweepSource, error) {
@@ -296,7 +300,13 @@ type aiperfSummaryFile struct {
 			Concurrency *int64   `json:"concurrency"`
 			RequestRate *float64 `json:"request_rate"`
 		} `json:"loadgen"`
-		CLICommand string `json:"cli_command"`
+		// AIPerf's config files (0.10 and later) name the load per phase
+		// (phases: a list, or a map by name, in different versions) and
+		// the models under models.items; kept raw so a shape not known
+		// here costs those fields, not the file.
+		Phases     json.RawMessage `json:"phases"`
+		Models     json.RawMessage `json:"models"`
+		CLICommand string          `json:"cli_command"`
 	} `json:"input_config"`
 	CLICommand string `json:"cli_command"`
 	StartTime  string `json:"start_time"`
@@ -342,11 +352,24 @@ func (s *aiperfSummaryFile) config() aiperfConfig {
 	if len(ic.Endpoint.ModelNames) > 0 {
 		c.model = ic.Endpoint.ModelNames[0]
 	}
+	if c.model == "" {
+		var models struct {
+			Items []struct {
+				Name string `json:"name"`
+			} `json:"items"`
+		}
+		if json.Unmarshal(ic.Models, &models) == nil && len(models.Items) > 0 {
+			c.model = models.Items[0].Name
+		}
+	}
 	if ic.Loadgen.Concurrency != nil {
 		c.concurrency = *ic.Loadgen.Concurrency
 	}
 	if ic.Loadgen.RequestRate != nil {
 		c.rateRPS = *ic.Loadgen.RequestRate
+	}
+	if c.concurrency == 0 && c.rateRPS == 0 {
+		c.concurrency, c.rateRPS, c.phaseProblem = profilingPhase(ic.Phases)
 	}
 	c.start, c.end = parseLocalTime(s.StartTime), parseLocalTime(s.EndTime)
 	for _, e := range s.ErrorSummary {
@@ -355,6 +378,62 @@ func (s *aiperfSummaryFile) config() aiperfConfig {
 		}
 	}
 	return c
+}
+
+// aiperfPhase is one phase of an AIPerf config: the results hold the
+// phases not excluded from them (warm-up is); a concurrency phase sets
+// concurrency, a rate phase (constant, poisson, gamma) its rate, with
+// concurrency as its cap.
+type aiperfPhase struct {
+	Name               string   `json:"name"`
+	Kind               string   `json:"kind"`
+	Type               string   `json:"type"`
+	ExcludeFromResults bool     `json:"exclude_from_results"`
+	Concurrency        *int64   `json:"concurrency"`
+	Rate               *float64 `json:"rate"`
+	RequestRate        *float64 `json:"request_rate"`
+}
+
+// profilingPhase reads the load of the one phase in the results; problem
+// says why there is none (no phases, or several, whose loads the
+// aggregates mix).
+func profilingPhase(raw json.RawMessage) (concurrency int64, rateRPS float64, problem string) {
+	var list []aiperfPhase
+	if json.Unmarshal(raw, &list) != nil {
+		var byName map[string]aiperfPhase
+		if json.Unmarshal(raw, &byName) != nil {
+			return 0, 0, ""
+		}
+		for _, name := range slices.Sorted(maps.Keys(byName)) {
+			p := byName[name]
+			p.Name = cmp.Or(p.Name, name)
+			list = append(list, p)
+		}
+	}
+	var in []aiperfPhase
+	for _, p := range list {
+		if !p.ExcludeFromResults && p.Kind != "warmup" {
+			in = append(in, p)
+		}
+	}
+	switch {
+	case len(in) == 0:
+		return 0, 0, ""
+	case len(in) > 1:
+		var names []string
+		for _, p := range in {
+			names = append(names, p.Name)
+		}
+		return 0, 0, fmt.Sprintf("its results hold %d phases (%s), whose loads the aggregates mix", len(in), strings.Join(names, ", "))
+	}
+	p := in[0]
+	if p.Concurrency != nil {
+		concurrency = *p.Concurrency
+	}
+	if r := cmp.Or(p.Rate, p.RequestRate); r != nil && p.Type != "concurrency" {
+		rateRPS = *r
+	}
+	return concurrency, rateRPS, ""
 }
 
 // aiperfCancelled reports whether an AIPerf error type is a request the
@@ -486,7 +565,10 @@ func parseAIPerfSummary(f fileRef) ([]*sweepSource, error) {
 	}
 	level := sourceLevel{origin: f.path, concurrency: cfg.concurrency, rateRPS: cfg.rateRPS, stats: row}
 	if level.concurrency == 0 && level.rateRPS == 0 {
-		return nil, errors.New("input_config has neither loadgen.concurrency nor loadgen.request_rate: the load level is unknown (import profile_export.jsonl instead)")
+		if cfg.phaseProblem != "" {
+			return nil, errors.New("the load level is unknown: " + cfg.phaseProblem + " (import profile_export.jsonl instead)")
+		}
+		return nil, errors.New("input_config names no load (loadgen.concurrency or request_rate, or a phase's concurrency or rate): the load level is unknown (import profile_export.jsonl instead)")
 	}
 	src.levels = []sourceLevel{level}
 	return []*sweepSource{src}, nil

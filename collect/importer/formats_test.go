@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -546,5 +547,31 @@ func TestImportKeepsSecretsOut(t *testing.T) {
 	notes := strings.Join(run.Manifest.Notes, "\n")
 	if !strings.Contains(notes, "--api-key <redacted>") || !strings.Contains(notes, "Authorization: <redacted>") {
 		t.Errorf("notes %q", notes)
+	}
+}
+
+// AIPerf's config files name the load per phase, as a list or (in other
+// versions) a map by name. The one phase in the results decides; warm-up
+// is not in them; several phases in the results mix their loads.
+func TestAIPerfProfilingPhase(t *testing.T) {
+	for _, tt := range []struct {
+		phases      string
+		concurrency int64
+		rate        float64
+		problem     bool
+	}{
+		{`[{"name":"warmup","type":"concurrency","exclude_from_results":true,"requests":16,"concurrency":16},
+		   {"name":"profiling","type":"concurrency","requests":96,"concurrency":16}]`, 16, 0, false},
+		{`[{"type":"gamma","name":"profiling","exclude_from_results":false,"requests":8,"rate":20.0,"concurrency":4}]`, 4, 20, false},
+		{`{"warmup":{"type":"poisson","rate":5,"exclude_from_results":true},"main":{"type":"poisson","rate":10}}`, 0, 10, false},
+		{`[{"name":"a","type":"concurrency","concurrency":1},{"name":"b","type":"concurrency","concurrency":8}]`, 0, 0, true},
+		{`[{"name":"w","kind":"warmup","type":"concurrency","concurrency":2},{"name":"p","kind":"profiling","type":"concurrency","concurrency":8}]`, 8, 0, false},
+		{`"not phases"`, 0, 0, false},
+		{``, 0, 0, false},
+	} {
+		c, r, problem := profilingPhase(json.RawMessage(tt.phases))
+		if c != tt.concurrency || r != tt.rate || (problem != "") != tt.problem {
+			t.Errorf("%s: concurrency %d, rate %g, problem %q; want %d, %g, problem %v", tt.phases, c, r, problem, tt.concurrency, tt.rate, tt.problem)
+		}
 	}
 }
