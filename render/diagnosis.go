@@ -321,7 +321,7 @@ func diagnosisSection(id string, r *analyze.RunAnalysis) section {
 		s.Facts = append(s.Facts, fact{Label: "Then", Value: wallAt(w)})
 	}
 	s.Facts = append(s.Facts, fact{Label: "Confidence", Value: nameOr(confidenceNames, d.Confidence.Level), Note: confidenceNote(d.Confidence)})
-	s.Sentences = append(s.Sentences, verdictSentences(d.Primary)...)
+	s.Sentences = append(s.Sentences, verdictSentences(d)...)
 	for _, f := range d.Checks {
 		v := verdict{Check: nameOr(checkNames, f.Check), Result: nameOr(statusNames, f.Status), Status: f.Status}
 		switch {
@@ -385,13 +385,14 @@ func wallAt(w analyze.Wall) string {
 	return wallTitle(w) + " from " + pointName(w.At)
 }
 
-// verdictSentences explain the primary wall: none says how far to raise
-// the load, inconclusive what is missing and what is most likely.
-func verdictSentences(w analyze.Wall) []string {
+// verdictSentences explain the primary wall: none says what was ruled
+// out and how far to raise the load, inconclusive what is missing and
+// what is most likely.
+func verdictSentences(d analyze.Diagnosis) []string {
+	w := d.Primary
 	switch w.Kind {
 	case analyze.WallNone:
-		return []string{sentence(fmt.Sprintf("No wall was reached up to %s: nothing was preempted, nothing queued, TPOT stayed within its knee factor and the client kept up. %s",
-			pointName(w.At), raiseText(w)))}
+		return []string{sentence(fmt.Sprintf("No wall was reached up to %s: %s. %s", pointName(w.At), ruledOut(d.Checks), raiseText(w)))}
 	case analyze.WallInconclusive:
 		s := "The run lacks " + nameOr(measureNames, w.Deciding) + ", the measurement that would decide"
 		if w.Likely != "" {
@@ -403,6 +404,54 @@ func verdictSentences(w analyze.Wall) []string {
 		return []string{sentence(fmt.Sprintf("The %s shows first at %s: %s", wallTitle(w), pointName(w.At), evidenceText(w.Evidence[0])))}
 	}
 	return nil
+}
+
+// ruledOut says what the checks of a run without a wall found clear, and
+// which of them the run could not decide: an import without the server's
+// log or /metrics cannot say that nothing was preempted.
+func ruledOut(checks []analyze.Finding) string {
+	status := map[string]string{}
+	for _, f := range checks {
+		status[f.Check] = f.Status
+	}
+	var clear, unknown []string
+	for _, c := range []struct {
+		checks         []string
+		clear, unknown string
+	}{
+		{[]string{analyze.WallKVCache}, "nothing was preempted", "preemptions"},
+		{[]string{analyze.WallEngineCap, analyze.WallFrontQueue}, "nothing queued", "queueing"},
+		{[]string{analyze.WallCompute, analyze.WallEngineOverhead}, "TPOT stayed within its knee factor", "TPOT's bend"},
+		{[]string{analyze.WallClientBound}, "the client kept up", "whether the client kept up"},
+	} {
+		decided := true
+		for _, k := range c.checks {
+			if st, ok := status[k]; !ok || st == analyze.StatusUnknown {
+				decided = false
+			}
+		}
+		if decided {
+			clear = append(clear, c.clear)
+		} else {
+			unknown = append(unknown, c.unknown)
+		}
+	}
+	out := andList(clear)
+	if len(unknown) > 0 {
+		if out != "" {
+			out += "; "
+		}
+		out += "the run cannot show " + andList(unknown)
+	}
+	return out
+}
+
+// andList joins "a", "b" and "c" as "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // raiseText says how far to raise the load of a sweep that reached no wall.

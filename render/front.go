@@ -219,7 +219,7 @@ func wallSentence(d analyze.Diagnosis) string {
 	var s string
 	switch w.Kind {
 	case analyze.WallNone, analyze.WallInconclusive:
-		if v := verdictSentences(w); len(v) > 0 {
+		if v := verdictSentences(d); len(v) > 0 {
 			s = v[0]
 		} else {
 			s = sentence(wallAt(w))
@@ -337,7 +337,7 @@ func frontWall(r *analyze.RunAnalysis, run int) *section {
 		v.Status = analyze.StatusUnknown
 		v.Check = "Inconclusive"
 	}
-	v.Summary = strings.Join(verdictSentences(w), " ")
+	v.Summary = strings.Join(verdictSentences(d), " ")
 	if len(w.Evidence) > 0 {
 		e := evidenceView(w.Evidence[0])
 		switch {

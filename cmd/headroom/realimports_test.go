@@ -71,6 +71,13 @@ func TestRealImportsReportTheirToolsHeadline(t *testing.T) {
 				t.Errorf("%s: the answer says %q of a run its tool counted as successful:\n%s", c.file, wrong, answer)
 			}
 		}
+		// None of these files has the server's log or /metrics: the
+		// answer cannot know that nothing was preempted or queued.
+		for _, unknown := range []string{"nothing was preempted", "nothing queued"} {
+			if strings.Contains(answer, unknown) {
+				t.Errorf("%s: the answer says %q without the server's log or /metrics:\n%s", c.file, unknown, answer)
+			}
+		}
 	}
 }
 
