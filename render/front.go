@@ -186,8 +186,11 @@ func answerSentences(rep *analyze.Report, r *analyze.RunAnalysis) []string {
 
 // beyondWall is the verdict's wall that op.Beyond names; nil for none.
 func beyondWall(d analyze.Diagnosis, op analyze.OperatingPoint) *analyze.Wall {
+	if op.Beyond == "" {
+		return nil
+	}
 	for _, w := range append([]analyze.Wall{d.Primary}, d.Secondary...) {
-		if op.Beyond != "" && w.Kind == op.Beyond {
+		if w.Kind == op.Beyond {
 			return &w
 		}
 	}
