@@ -23,8 +23,8 @@ var logWallNames = map[string]string{
 var logBasisText = map[string]string{
 	analyze.LogBasisFatal:       "the engine failed: a fatal error decides before any wall",
 	analyze.LogBasisRules:       "the sweep's verdict rules, over the file's readings cut into windows by load",
-	analyze.LogBasisEngineQueue: "requests waited in the engine while its KV cache had room (the sweep's rules would also want TTFT to grow with the load, which only client latencies show)",
-	analyze.LogBasisBatch:       "a batch of requests ran with nothing waiting and no cache pressure: decode speed is the limit, which the accelerator's telemetry would confirm",
+	analyze.LogBasisEngineQueue: "requests waited in the engine with no sign of a full KV cache: nothing preempted, no cache reading at the wall (the sweep's rules would also want TTFT to grow with the load, which only client latencies show)",
+	analyze.LogBasisBatch:       "a batch of requests ran with nothing waiting and nothing preempted (a cache nearly full without either is tight, not yet a wall): decode speed is the limit, which the accelerator's telemetry would confirm",
 	analyze.LogBasisPromptCache: "the server's host-RAM prompt cache evicted an entry for every request it started while others ran: each start copies a slot's cache to host memory while the batch waits, so the engine's host side sets the pace (llama-server: --cache-ram 0 turns the prompt cache off)",
 	analyze.LogBasisIdle:        "at most one request ran at a time: the server never reached a wall",
 	analyze.LogBasisNoLoad:      "the file shows no running or waiting counts, no cache pressure and no request",

@@ -165,6 +165,10 @@ var problemMarkers = [...]problemMarker{
 	{ProblemEngineDead, "EngineCore hit an exception", true, true},
 	{ProblemEngineDead, "Engine background task failed", true, true},
 	{ProblemEngineDead, "Background loop has errored", true, false},
+	// llama.cpp's server inside Ollama (2024): "unexpected error in llama
+	// server update_slots - exiting main loop", after which it served
+	// nothing (ollama/ollama#2048).
+	{ProblemEngineDead, "- exiting main loop", true, true},
 	{ProblemEngineDead, "Task finished unexpectedly", true, false},
 	{ProblemEngineDead, "Scheduler hit an exception", true, true},
 	{ProblemEngineDead, "Received sigquit from a child", true, true},

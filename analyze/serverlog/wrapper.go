@@ -110,12 +110,18 @@ func (u *unwrapper) unwrap(line []byte) (msg []byte, st stamp, kinds int) {
 		}
 		kinds |= wrapCR
 	}
-	if bytes.IndexByte(msg, 0x1b) >= 0 {
+	if bytes.IndexByte(msg, 0x1b) >= 0 || bytes.Contains(msg, lostEscCSI) {
 		msg = u.stripANSI(msg)
 		kinds |= wrapANSI
 	}
 	return msg, st, kinds
 }
+
+// lostEscCSI is a colour code whose escape byte became U+FFFD, as it does
+// in a log copied from a web page or through a tool that replaced the
+// byte ("\uFFFD[34m2.53.771.328\uFFFD[0m \uFFFD[32mI ..." in
+// ggml-org/llama.cpp#23210).
+var lostEscCSI = []byte("\uFFFD[")
 
 // dockerJSON unwraps Docker's json-file format (also what Kubernetes wrote
 // before CRI): {"log":"INFO ...\n","stream":"stderr","time":"2024-...Z"}.
@@ -467,6 +473,11 @@ func (u *unwrapper) stripANSI(b []byte) []byte {
 	out := u.ansiBuf[:0]
 	for i := 0; i < len(b); i++ {
 		c := b[i]
+		if bytes.HasPrefix(b[i:], lostEscCSI) {
+			// read as ESC [: skip the replacement character's other bytes
+			i += len(lostEscCSI) - 2
+			c = 0x1b
+		}
 		if c != 0x1b {
 			out = append(out, c)
 			continue
