@@ -43,26 +43,11 @@ func TestRealImportsReportTheirToolsHeadline(t *testing.T) {
 		{"h200-e2e/large-serving_sweep_large.json", "at most 255 tok/s"},
 	}
 	for _, c := range cases {
-		dir := filepath.Join(t.TempDir(), "run")
-		if code, _, errs := headroom(t, "import", testdata+c.file, "-o", dir); code != 0 {
-			t.Errorf("%s: import: exit %d: %s", c.file, code, errs)
+		md, ok := importedReport(t, testdata+c.file)
+		if !ok {
 			continue
 		}
-		if code, _, errs := headroom(t, "report", dir, "--format", "md"); code != 0 {
-			t.Errorf("%s: report: exit %d: %s", c.file, code, errs)
-			continue
-		}
-		md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		answer := string(md)
-		if i := strings.Index(answer, "### The answer"); i >= 0 {
-			answer = answer[i:]
-		}
-		if i := strings.Index(answer, "\n- **Peak"); i >= 0 {
-			answer = answer[:i]
-		}
+		answer := answerOf(md)
 		if !strings.Contains(answer, c.peak) {
 			t.Errorf("%s: the answer lacks %q:\n%s", c.file, c.peak, answer)
 		}
@@ -86,18 +71,10 @@ func TestRealImportsReportTheirToolsHeadline(t *testing.T) {
 // nearest rank, and a p99 over 8 requests is starred as thin but not
 // called the largest value seen, which an interpolated one is not.
 func TestImportedPercentilesKeepTheirToolsMethod(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	if code, _, errs := headroom(t, "import", "../../testdata/imports/vllm/er0080-bench_serve_v0.25.1.json", "-o", dir); code != 0 {
-		t.Fatalf("import: exit %d: %s", code, errs)
+	md, ok := importedReport(t, "../../testdata/imports/vllm/er0080-bench_serve_v0.25.1.json")
+	if !ok {
+		return
 	}
-	if code, _, errs := headroom(t, "report", dir, "--format", "md"); code != 0 {
-		t.Fatalf("report: exit %d: %s", code, errs)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	md := string(b)
 	caption := "latency percentiles of successful measured requests (as the source computed them: numpy.percentile, linear interpolation"
 	if !strings.Contains(md, caption) || strings.Count(md, "numpy.percentile") != 1 {
 		t.Errorf("want the table to name numpy's method once (%q):\n%s", caption, md)
@@ -114,20 +91,11 @@ func TestImportedPercentilesKeepTheirToolsMethod(t *testing.T) {
 // says so on page one, instead of naming a missing measurement or telling
 // the reader to change the configuration.
 func TestImportWhereEveryRequestFailed(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	if code, _, errs := headroom(t, "import", "../../testdata/imports/vllm/er0080-bench_serve_all_requests_failed_v0.25.1.json", "-o", dir); code != 0 {
-		t.Fatalf("import: exit %d: %s", code, errs)
+	md, ok := importedReport(t, "../../testdata/imports/vllm/er0080-bench_serve_all_requests_failed_v0.25.1.json")
+	if !ok {
+		return
 	}
-	if code, _, errs := headroom(t, "report", dir, "--format", "md"); code != 0 {
-		t.Fatalf("report: exit %d: %s", code, errs)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	answer := string(b)
-	answer = answer[strings.Index(answer, "### The answer"):]
-	answer = answer[:strings.Index(answer, "\n- **Peak")]
+	answer := answerOf(md)
 	if !strings.Contains(answer, "Every one of the 8 measured requests failed") {
 		t.Errorf("the answer does not say every request failed:\n%s", answer)
 	}
@@ -136,4 +104,35 @@ func TestImportWhereEveryRequestFailed(t *testing.T) {
 			t.Errorf("the answer says %q of a run whose every request failed:\n%s", wrong, answer)
 		}
 	}
+}
+
+// importedReport imports a result file, reports it and returns report.md;
+// ok is false, with the failure reported, when either command failed.
+func importedReport(t *testing.T, file string) (md string, ok bool) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, _, errs := headroom(t, "import", file, "-o", dir); code != 0 {
+		t.Errorf("%s: import: exit %d: %s", file, code, errs)
+		return "", false
+	}
+	if code, _, errs := headroom(t, "report", dir, "--format", "md"); code != 0 {
+		t.Errorf("%s: report: exit %d: %s", file, code, errs)
+		return "", false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), true
+}
+
+// answerOf is page one's answer: from its heading to the facts below it.
+func answerOf(md string) string {
+	if i := strings.Index(md, "### The answer"); i >= 0 {
+		md = md[i:]
+	}
+	if i := strings.Index(md, "\n- **Peak"); i >= 0 {
+		md = md[:i]
+	}
+	return md
 }
