@@ -81,7 +81,7 @@ func TestBundledRunsVerdicts(t *testing.T) {
 			if !slices.Equal(then, tt.then) || !slices.Equal(kinds, tt.thenKinds) {
 				t.Errorf("secondary %v %v, want %v %v", kinds, then, tt.thenKinds, tt.then)
 			}
-			for _, w := range append([]Wall{d.Primary}, d.Secondary...) {
+			for _, w := range d.Walls() {
 				if len(w.Evidence) == 0 {
 					t.Errorf("%s: no evidence", w.Kind)
 				}
@@ -115,7 +115,7 @@ func TestDemoVerdictIsOneWall(t *testing.T) {
 		for _, l := range ra.Sweep.Levels {
 			preempted += l.Server.Preemptions
 		}
-		for _, w := range append([]Wall{d.Primary}, d.Secondary...) {
+		for _, w := range d.Walls() {
 			if hasFix(w.Fixes, FixSwapPreempted, "--cpu-offload-gib") && preempted == 0 {
 				t.Errorf("%s: %s suggests a swap pool for preempted requests with %d preemptions", ra.Dir, w.Kind, preempted)
 			}

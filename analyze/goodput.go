@@ -174,7 +174,7 @@ func wallBeyond(d Diagnosis, op OperatingPoint) string {
 		return ""
 	}
 	beyond, at := "", -1.0
-	for _, w := range append([]Wall{d.Primary}, d.Secondary...) {
+	for _, w := range d.Walls() {
 		switch w.Kind {
 		case WallNone, WallInconclusive, "":
 			continue

@@ -19,6 +19,11 @@ type Diagnosis struct {
 	Missing []string `json:"missing,omitempty"`
 }
 
+// Walls are the primary wall and the secondary ones, in load order.
+func (d Diagnosis) Walls() []Wall {
+	return append([]Wall{d.Primary}, d.Secondary...)
+}
+
 // Wall kinds. A check is named by the wall it looks for.
 const (
 	WallKVCache        = "kv_cache"        // preemptions, a full cache, admission stopped for want of cache

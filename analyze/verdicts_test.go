@@ -190,7 +190,7 @@ func TestGPUScenarioMatrix(t *testing.T) {
 			right++
 		}
 		t.Logf("%s: expected %s, verdict %s at c=%d", r.dir, r.want, d.Wall, d.Primary.At.Concurrency)
-		walls := append([]Wall{d.Primary}, d.Secondary...)
+		walls := d.Walls()
 		find := func(kind string) (Wall, bool) {
 			i := slices.IndexFunc(walls, func(w Wall) bool { return w.Kind == kind })
 			if i < 0 {
@@ -313,7 +313,7 @@ func TestSaturatedQueueIsTheEngineCap(t *testing.T) {
 	if !hasEvidence(cap.Evidence, EvLittle, func(e Evidence) bool { return e.Ratio > 0.5 && e.Ratio < 2 }) {
 		t.Errorf("Little's law does not agree: %+v", cap.Evidence)
 	}
-	walls := append([]Wall{d.Primary}, d.Secondary...)
+	walls := d.Walls()
 	if !slices.ContainsFunc(walls, func(w Wall) bool { return w.Kind == WallEngineCap }) {
 		t.Errorf("the verdict's walls %+v lack the engine cap", walls)
 	}

@@ -141,7 +141,7 @@ func operatingChange(b, r *analyze.SweepAnalysis) string {
 // hitWalls lists the walls a sweep hit with where each shows first.
 func hitWalls(sw *analyze.SweepAnalysis) map[string]analyze.LoadPoint {
 	out := map[string]analyze.LoadPoint{}
-	for _, w := range append([]analyze.Wall{sw.Diagnosis.Primary}, sw.Diagnosis.Secondary...) {
+	for _, w := range sw.Diagnosis.Walls() {
 		if w.Kind != analyze.WallNone && w.Kind != analyze.WallInconclusive {
 			out[w.Kind] = w.At
 		}

@@ -327,7 +327,7 @@ func diagnosisSection(id string, r *analyze.RunAnalysis) section {
 		switch {
 		case f.Status == analyze.StatusHit:
 			v.Summary = sentence("from " + pointName(f.At))
-			for _, w := range append([]analyze.Wall{d.Primary}, d.Secondary...) {
+			for _, w := range d.Walls() {
 				if w.Kind == f.Check {
 					for _, fx := range w.Fixes {
 						v.Fixes = append(v.Fixes, fixText(fx))

@@ -189,7 +189,7 @@ func beyondWall(d analyze.Diagnosis, op analyze.OperatingPoint) *analyze.Wall {
 	if op.Beyond == "" {
 		return nil
 	}
-	for _, w := range append([]analyze.Wall{d.Primary}, d.Secondary...) {
+	for _, w := range d.Walls() {
 		if w.Kind == op.Beyond {
 			return &w
 		}
