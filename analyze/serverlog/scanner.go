@@ -375,12 +375,10 @@ func (s *Scanner) Scan() bool {
 	}
 }
 
-// purgeFollows peeks at the next line: does llama-server drop an idle
-// slot's prompt there? raw must not be used after this call.
+// purgeFollows peeks at the next line (kept for the next Scan): does
+// llama-server drop an idle slot's prompt there? raw must not be used
+// after this call.
 func (s *Scanner) purgeFollows() bool {
-	if s.peeked != nil {
-		return contains(s.peeked, "purging slot ")
-	}
 	next, ok := s.nextLine()
 	if !ok {
 		return false
